@@ -1,0 +1,269 @@
+"""Integer confusion counts and the class index.
+
+Counts form a group: ``merge`` (``+``) adds, ``evict`` (``-``) subtracts and
+never goes below zero, the empty ``ConfusionCounts()`` is the identity. That is
+what lets replicas or partitions be combined exactly.
+
+Labels are any hashable value except ``None`` and NaN; they are compared like
+dict keys, so ``1``, ``1.0``, ``True`` and ``numpy.int64(1)`` are the same
+class. NumPy scalars are stored as the equivalent Python value.
+
+>>> a = ConfusionCounts(["legit", "fraud"], [[90, 10], [2, 8]])
+>>> b = ConfusionCounts(["fraud", "spam"], [[1, 0], [0, 3]])
+>>> (a + b).labels
+('legit', 'fraud', 'spam')
+>>> (a + b - b) == a
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+IntMatrix = npt.NDArray[np.int64]
+
+DEFAULT_MAX_CLASSES = 256
+HARD_MAX_CLASSES = 46_340  # cell ids i*S+j must fit in int32
+
+
+def check_label(label: Any) -> Hashable:
+    """Validate one class label and return its canonical form.
+
+    >>> check_label(np.int64(3)), check_label("fraud")
+    (3, 'fraud')
+    >>> check_label(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: label nan is not a valid class: expected a hashable value that is not None or NaN
+    >>> check_label([1])
+    Traceback (most recent call last):
+    ...
+    TypeError: label [1] (list) is not hashable: expected a hashable class label such as a str, int or bool
+    """
+    if isinstance(label, np.generic):
+        label = label.item()
+    if label is None or (isinstance(label, float) and math.isnan(label)):
+        raise ValueError(
+            f"label {label!r} is not a valid class: expected a hashable value that is not None or NaN"
+        )
+    try:
+        hash(label)
+    except TypeError:
+        raise TypeError(
+            f"label {label!r} ({type(label).__name__}) is not hashable: "
+            "expected a hashable class label such as a str, int or bool"
+        ) from None
+    return label  # type: ignore[no-any-return]
+
+
+class ClassIndex:
+    """Maps labels to row/column indices in first-seen order, up to ``max_classes``.
+
+    >>> idx = ClassIndex(max_classes=3)
+    >>> idx.register(["b", "a", "b"])
+    >>> idx.labels, idx.get("a")
+    (('b', 'a'), 1)
+    >>> idx.register(["c", "d"])
+    Traceback (most recent call last):
+    ...
+    ValueError: too many classes: 2 new label(s) ['c', 'd'] would make 4 > max_classes=3
+    """
+
+    __slots__ = ("_ids", "_labels", "max_classes")
+
+    def __init__(self, labels: Iterable[Any] = (), *, max_classes: int = DEFAULT_MAX_CLASSES) -> None:
+        if isinstance(max_classes, bool) or not isinstance(max_classes, int):
+            raise TypeError(f"max_classes must be an int, got {max_classes!r}")
+        if not 2 <= max_classes <= HARD_MAX_CLASSES:
+            raise ValueError(f"max_classes must be in [2, {HARD_MAX_CLASSES}], got {max_classes}")
+        self.max_classes = max_classes
+        self._ids: dict[Hashable, int] = {}
+        self._labels: list[Hashable] = []
+        self.register(labels)
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        """The labels in index order."""
+        return tuple(self._labels)
+
+    @property
+    def ids(self) -> Mapping[Hashable, int]:
+        """The label → index mapping (live; do not mutate)."""
+        return self._ids
+
+    def get(self, label: Any) -> int | None:
+        """The index of a known label, None for a new or invalid one."""
+        try:
+            return self._ids.get(label)
+        except TypeError:
+            return None
+
+    def new_labels(self, labels: Iterable[Any]) -> list[Hashable]:
+        """Validate ``labels`` and return the unknown ones in first-seen order.
+
+        Raises if any label is invalid or if registering them would pass the cap;
+        changes nothing either way.
+        """
+        fresh: dict[Hashable, None] = {}
+        for label in labels:
+            if self.get(label) is None:
+                fresh[check_label(label)] = None
+        new = list(fresh)
+        if len(self._labels) + len(new) > self.max_classes:
+            raise ValueError(
+                f"too many classes: {len(new)} new label(s) {new[:5]!r} would make "
+                f"{len(self._labels) + len(new)} > max_classes={self.max_classes}"
+            )
+        return new
+
+    def register(self, labels: Iterable[Any]) -> None:
+        """Add the unknown labels (all or nothing)."""
+        for label in self.new_labels(labels):
+            self._ids[label] = len(self._labels)
+            self._labels.append(label)
+
+
+def _as_count_matrix(matrix: Any, k: int) -> IntMatrix:
+    m = np.asarray(matrix)
+    if m.shape != (k, k):
+        raise ValueError(f"matrix must be {k}×{k} for {k} labels, got shape {m.shape}")
+    integral = m.dtype.kind in "iub" or (
+        m.dtype.kind == "f" and bool(np.all(np.isfinite(m))) and bool(np.all(m == np.round(m)))
+    )
+    if not integral:
+        raise TypeError(f"counts must be integers, got dtype {m.dtype}")
+    if np.any(m < 0):
+        raise ValueError("counts must be >= 0")
+    return m.astype(np.int64)
+
+
+class ConfusionCounts:
+    """A label-aware integer confusion matrix (rows = true class, columns = predicted).
+
+    >>> c = ConfusionCounts()
+    >>> c.add("cat", "dog"); c.add("cat", "cat", count=3)
+    >>> c.n, c.to_dict()
+    (4, {'cat': {'cat': 3, 'dog': 1}})
+    >>> c.evict("dog", "dog")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot evict 1 sample(s) of (true='dog', pred='dog'): only 0 counted
+    """
+
+    __slots__ = ("_index", "_m")
+
+    def __init__(self, labels: Iterable[Any] = (), matrix: Any = None) -> None:
+        given = list(labels)
+        self._index = ClassIndex(given, max_classes=HARD_MAX_CLASSES)
+        k = len(self._index)
+        if k != len(given):
+            raise ValueError(f"labels must be distinct, got {given!r}")
+        self._m: IntMatrix = (
+            np.zeros((k, k), np.int64) if matrix is None else _as_count_matrix(matrix, k)
+        )
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        """The class labels in row/column order."""
+        return self._index.labels
+
+    @property
+    def matrix(self) -> IntMatrix:
+        """A copy of the K×K integer counts."""
+        return self._m.copy()
+
+    @property
+    def n(self) -> int:
+        """The number of samples counted."""
+        return int(self._m.sum())
+
+    def _grow_to(self, labels: Iterable[Any]) -> None:
+        self._index.register(labels)
+        k = len(self._index)
+        if k > self._m.shape[0]:
+            grown = np.zeros((k, k), np.int64)
+            old = self._m.shape[0]
+            grown[:old, :old] = self._m
+            self._m = grown
+
+    def add(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
+        """Count ``count`` samples of class ``y_true`` predicted as ``y_pred``."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"count must be an int >= 0, got {count!r}")
+        self._grow_to([y_true, y_pred])
+        self._m[self._index.ids[check_label(y_true)], self._index.ids[check_label(y_pred)]] += count
+
+    def evict(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
+        """Remove samples counted before; evicting what was never added raises."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise ValueError(f"count must be an int >= 0, got {count!r}")
+        i, j = self._index.get(y_true), self._index.get(y_pred)
+        have = 0 if i is None or j is None else int(self._m[i, j])
+        if have < count:
+            raise ValueError(
+                f"cannot evict {count} sample(s) of (true={y_true!r}, pred={y_pred!r}): only {have} counted"
+            )
+        if i is not None and j is not None:
+            self._m[i, j] -= count
+
+    def _aligned(self, other: ConfusionCounts) -> tuple[tuple[Hashable, ...], IntMatrix, IntMatrix]:
+        merged = ClassIndex(self.labels, max_classes=HARD_MAX_CLASSES)
+        merged.register(other.labels)
+        k = len(merged)
+        mine = np.zeros((k, k), np.int64)
+        theirs = np.zeros((k, k), np.int64)
+        mine[: self._m.shape[0], : self._m.shape[0]] = self._m
+        pos = np.array([merged.ids[label] for label in other.labels], dtype=np.intp)
+        theirs[np.ix_(pos, pos)] = other._m
+        return merged.labels, mine, theirs
+
+    def merge(self, other: ConfusionCounts) -> ConfusionCounts:
+        """The sum of two count matrices, aligned by label (a new object)."""
+        labels, mine, theirs = self._aligned(other)
+        return ConfusionCounts(labels, mine + theirs)
+
+    def subtract(self, other: ConfusionCounts) -> ConfusionCounts:
+        """``self − other``; raises if any cell would go below zero."""
+        labels, mine, theirs = self._aligned(other)
+        diff = mine - theirs
+        if np.any(diff < 0):
+            raise ValueError("cannot subtract counts that were never added (a cell would go below 0)")
+        return ConfusionCounts(labels, diff)
+
+    def __add__(self, other: ConfusionCounts) -> ConfusionCounts:
+        return self.merge(other)
+
+    def __sub__(self, other: ConfusionCounts) -> ConfusionCounts:
+        return self.subtract(other)
+
+    def cells(self) -> dict[tuple[Hashable, Hashable], int]:
+        """The non-zero cells as ``{(true, pred): count}``."""
+        labels = self.labels
+        rows, cols = np.nonzero(self._m)
+        return {(labels[i], labels[j]): int(self._m[i, j]) for i, j in zip(rows, cols, strict=True)}
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when every (true, pred) cell has the same count; zero classes do not matter."""
+        if not isinstance(other, ConfusionCounts):
+            return NotImplemented
+        return self.cells() == other.cells()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[Hashable, dict[Hashable, int]]:
+        """Non-zero counts as ``{true: {pred: count}}``."""
+        out: dict[Hashable, dict[Hashable, int]] = {}
+        for (t, p), count in self.cells().items():
+            out.setdefault(t, {})[p] = count
+        return out
+
+    def __repr__(self) -> str:
+        return f"ConfusionCounts(labels={list(self.labels)!r}, n={self.n})"

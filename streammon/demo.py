@@ -1,0 +1,73 @@
+"""The embedded synthetic production stream behind ``streammon demo``.
+
+A fixed fraud classifier (recall 0.85 on fraud, 0.95 on legit) watched through
+four phases:
+
+1. ``steady`` — the training mix (5 % fraud);
+2. ``mix_drift`` — fraud prevalence climbs to 30 %, the model unchanged: only
+   the mix moved, so precision, F1, accuracy and MCC drift and are Type-1-flagged
+   while recall-based scores hold still;
+3. ``degradation`` — fraud recall falls to 0.50 at the drifted mix: the model got
+   worse, and the class-conditional scores drop;
+4. ``new_class`` — a third class, ``chargeback``, appears: the class set changed,
+   and AUROC-OVO / AUROC-OVA are Type-2-flagged.
+
+>>> stream = SyntheticStream(seed=1, phase_length=100)
+>>> [stream.phase_at(i) for i in (0, 100, 200, 300)]
+['steady', 'mix_drift', 'degradation', 'new_class']
+>>> len(list(stream.samples(0, 50)))
+50
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+PHASES = ("steady", "mix_drift", "degradation", "new_class")
+REFERENCE = {"legit": 95_000, "fraud": 5_000}
+
+
+@dataclass
+class SyntheticStream:
+    """Deterministic labelled predictions for the demo (``seed`` fixes every draw)."""
+
+    seed: int = 7
+    phase_length: int = 20_000
+
+    def phase_at(self, i: int) -> str:
+        """The phase of sample ``i`` (the last phase lasts forever)."""
+        return PHASES[min(i // self.phase_length, len(PHASES) - 1)]
+
+    def _fraud_share(self, i: np.ndarray) -> np.ndarray:
+        phase = np.minimum(i // self.phase_length, len(PHASES) - 1)
+        progress = np.minimum(1.0, (i % self.phase_length) / (self.phase_length / 2))
+        return np.where(phase == 0, 0.05, np.where(phase == 1, 0.05 + 0.25 * progress, 0.30))
+
+    def samples(self, start: int, stop: int) -> Iterator[tuple[str, str]]:
+        """``(y_true, y_pred)`` for samples ``start`` to ``stop``.
+
+        Reproducible for the same ``(seed, start, stop)``; drawn with numpy in one go.
+        """
+        truth, preds = self.arrays(start, stop)
+        yield from zip(truth.tolist(), preds.tolist(), strict=True)
+
+    def arrays(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Samples ``start`` to ``stop`` as two label arrays."""
+        i = np.arange(start, stop)
+        rng = np.random.default_rng((self.seed, start, stop))
+        u_class, u_pred = rng.random(len(i)), rng.random(len(i))
+        phase = np.minimum(i // self.phase_length, len(PHASES) - 1)
+        new_class = phase == 3
+        fraud_share = np.where(new_class, 0.25, self._fraud_share(i))
+        chargeback_share = np.where(new_class, 0.15, 0.0)
+        other = np.where(u_class < fraud_share + chargeback_share, "chargeback", "legit")
+        truth = np.where(u_class < fraud_share, "fraud", other)
+        fraud_recall = np.where(phase >= 2, 0.50, 0.85)
+        preds = np.where(u_pred < 0.95, "legit", "fraud")  # legit rows: 95 % right
+        preds = np.where(truth == "fraud", np.where(u_pred < fraud_recall, "fraud", "legit"), preds)
+        chargeback_pred = np.where(u_pred < 0.7, "chargeback", np.where(u_pred < 0.9, "fraud", "legit"))
+        preds = np.where(truth == "chargeback", chargeback_pred, preds)
+        return truth, preds

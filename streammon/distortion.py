@@ -1,0 +1,130 @@
+"""Distortion flags: which scores not to trust in a window, by how much, and why.
+
+Thin: reads the catalog's Condition 1/2/3 facts and the window's numbers.
+
+- **Type 1** — the metric violates Condition 1, its measured distortion
+  ``|f − f_π|`` exceeds ``type1_tolerance`` (default 0.01, in the metric's own
+  units), **and** the window's class mix differs from the reference beyond
+  sampling noise (the chi-square test of ``shift`` rejects at ``shift_alpha``).
+  Without the last condition a small window at the reference mix would flag
+  precision for the few samples its mix is off by chance. A Condition-1 metric
+  is never Type-1-flagged.
+- **Type 2** — the number of classes present differs from the reference's and
+  the metric violates Condition 2 (seed 004: AUROC-OVO, AUROC-OVA). The
+  magnitude is how far the metric's lower bound moved.
+- **Condition 3** — a present class's recall is at most ``collapse_recall``
+  (default 0.05) while another class is present, and the metric is a mean that
+  violates Condition 3 (G-mean, H-mean, minimum recall, Hölder p ≤ 0). The
+  magnitude is the same index over the other classes minus the index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from streammon.counts import IntMatrix
+from streammon.metrics import Confusion, spec
+from streammon.report import CONDITION3, TYPE1, TYPE2, Flag
+
+DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {"holder": MappingProxyType({"p": 0.5})}
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Tolerances and metric parameters used when reports are built.
+
+    ``metric_params`` gives parameters per metric (default: ``holder`` at
+    p = 0.5, between the a-mean and the g-mean, which keeps Condition 3).
+    """
+
+    type1_tolerance: float = 0.01
+    collapse_recall: float = 0.05
+    shift_alpha: float = 0.01
+    shift_min_js: float = 0.01
+    metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
+
+    def params(self, metric: str) -> Mapping[str, Any]:
+        """The parameters for ``metric`` (empty when it takes none)."""
+        return self.metric_params.get(metric, MappingProxyType({}))
+
+
+def type1_flags(
+    scores: Mapping[str, float],
+    corrected: Mapping[str, float],
+    distortion: Mapping[str, float],
+    *,
+    rrt: float,
+    ir: float,
+    tolerance: float,
+    mix_differs: bool,
+) -> list[Flag]:
+    """Type 1: Condition-1 violators whose distortion is material while the mix really differs."""
+    if not mix_differs:
+        return []
+    flags = []
+    for metric, d in distortion.items():
+        if spec(metric).condition1 or math.isnan(d) or abs(d) <= tolerance:
+            continue
+        reason = (
+            f"{metric} reads {scores[metric]:.3f} but would read {corrected[metric]:.3f} at the "
+            f"reference class mix: {d:+.3f} comes from the mix (RRT {rrt:.3g} vs IR {ir:.3g}), "
+            "not from the model"
+        )
+        flags.append(Flag(metric, TYPE1, d, reason))
+    return flags
+
+
+def type2_flags(scores: Mapping[str, float], *, present: int, reference: int) -> list[Flag]:
+    """Type 2: Condition-2 violators when the number of classes present changed."""
+    if present == reference or present < 2 or reference < 2:
+        return []
+    flags = []
+    for metric in scores:
+        s = spec(metric)
+        if s.condition2 is not False or s.lower_bound is None:
+            continue
+        before, now = s.lower_bound(reference), s.lower_bound(present)
+        reason = (
+            f"{present} classes present instead of the reference's {reference}: the floor of "
+            f"{metric} moved from {before:.3f} to {now:.3f}, so its values are not comparable"
+        )
+        flags.append(Flag(metric, TYPE2, now - before, reason))
+    return flags
+
+
+def condition3_flags(
+    scores: Mapping[str, float],
+    counts: IntMatrix,
+    labels: Sequence[Hashable],
+    policy: Policy,
+) -> list[Flag]:
+    """Condition 3: a collapsed class recall wiping out a G-mean-like index."""
+    c = Confusion.of(counts)
+    collapsed = c.present & ~np.isnan(c.recalls) & (c.recalls <= policy.collapse_recall)
+    if not collapsed.any() or c.n_present - int(collapsed.sum()) < 1:
+        return []
+    others = counts.copy()
+    others[collapsed, :] = 0
+    rest = Confusion.of(others)
+    names = ", ".join(f"{labels[int(i)]!r} ({c.recalls[i]:.3f})" for i in np.flatnonzero(collapsed))
+    flags = []
+    for metric, value in scores.items():
+        s = spec(metric)
+        params = policy.params(metric)
+        if s.kind != "multiclass" or s.satisfies_condition3(params) is not False:
+            continue
+        over_rest = s.evaluate(rest, **params)
+        reason = (
+            f"{metric} reads {value:.3f} because the recall of {names} collapsed; "
+            f"over the other classes it reads {over_rest:.3f}"
+        )
+        flags.append(Flag(metric, CONDITION3, over_rest - value, reason))
+    return flags

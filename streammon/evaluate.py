@@ -1,0 +1,139 @@
+"""Turn one window's integer counts into a frozen ``WindowReport`` (pure, no state).
+
+>>> from streammon.reference import Reference
+>>> ref = Reference.of({"neg": 900, "pos": 100})
+>>> w = evaluate_window("w", "sliding", np.array([[450, 50], [100, 400]]),
+...                     ("neg", "pos"), ref, positive=1, policy=Policy())
+>>> round(w.rrt, 2), round(w.scores["precision"], 3), round(w.corrected["precision"], 3)
+(1.0, 0.889, 0.471)
+>>> w.flagged("type1")  # doctest: +NORMALIZE_WHITESPACE
+('npv', 'f1', 'optimized_precision', 'hmnc', 'aurpc', 'precision', 'aurpc_ova',
+ 'accuracy', 'mcc', 'kappa', 'macro_f1')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from types import MappingProxyType
+
+import numpy as np
+
+from streammon.counts import ConfusionCounts, IntMatrix
+from streammon.distortion import Policy, condition3_flags, type1_flags, type2_flags
+from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
+from streammon.reference import Reference
+from streammon.report import WindowReport
+from streammon.shift import PriorShift, prior_shift
+
+
+def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,
+               positive: int | None) -> float:
+    """RRT (seed 004, Definition 2) of a window.
+
+    Binary: ``n(majority) / n(minority)`` with the reference's naming (or, before
+    a reference exists, ``positive`` as the minority); it drops below 1 when the
+    mix flips and is inf when the minority is absent. Otherwise ``max n_i / min
+    n_j`` over the classes present. NaN for an empty window.
+    """
+    if true_counts.sum() == 0:
+        return math.nan
+    if len(labels) == 2:
+        if reference is not None and set(labels) == set(reference.labels):
+            minority = labels.index(reference.minority)
+        elif positive is not None:
+            minority = positive
+        else:
+            minority = None
+        if minority is not None:
+            low, high = float(true_counts[minority]), float(true_counts[1 - minority])
+            return math.inf if low == 0 else high / low
+    present = true_counts[true_counts > 0]
+    return float(present.max() / present.min())
+
+
+def evaluate_window(
+    name: str,
+    kind: str,
+    counts: IntMatrix,
+    labels: Sequence[Hashable],
+    reference: Reference | None,
+    *,
+    positive: int | None,
+    policy: Policy,
+) -> WindowReport:
+    """Scores, prior correction, shift and flags of one window's K×K counts."""
+    labels = tuple(labels)
+    k = len(labels)
+    c = Confusion.of(counts)
+    n = int(counts.sum())
+    true_counts = counts.sum(axis=1)
+    present_mask = true_counts > 0
+    scores: dict[str, float] = {}
+    for metric, s in catalog().items():
+        if not s.applies_to(k) or (s.kind != "multiclass" and (k != 2 or positive is None)):
+            continue
+        scores[metric] = s.evaluate(c, positive=positive or 0, **policy.params(metric))
+
+    priors = None if reference is None else reference.aligned(labels)
+    reference_classes = 0 if priors is None else int((priors > 0).sum())
+    same_classes = priors is not None and bool(np.array_equal(present_mask, priors > 0))
+    corrected_c = Confusion.of(reweight(counts, priors)) if priors is not None and n > 0 else None
+    corrected: dict[str, float] = {}
+    for metric, value in scores.items():
+        s = catalog()[metric]
+        if s.condition1 and same_classes:
+            corrected[metric] = value  # invariant by theorem (seed 004); probed in the tests
+        elif corrected_c is None:
+            corrected[metric] = math.nan
+        else:
+            corrected[metric] = s.evaluate(corrected_c, positive=positive or 0, **policy.params(metric))
+    distortion = {m: scores[m] - corrected[m] for m in scores}
+
+    rrt = window_rrt(true_counts, labels, reference, positive)
+    ir = math.nan if reference is None else reference.ir
+    shift: PriorShift | None = None
+    if priors is not None:
+        shift = prior_shift(true_counts, priors, alpha=policy.shift_alpha, min_js=policy.shift_min_js)
+
+    mix_differs = shift is not None and shift.p_value < policy.shift_alpha
+    flags = type1_flags(
+        scores, corrected, distortion, rrt=rrt, ir=ir, tolerance=policy.type1_tolerance, mix_differs=mix_differs
+    )
+    if n > 0 and priors is not None:
+        flags += type2_flags(scores, present=int(present_mask.sum()), reference=reference_classes)
+    flags += condition3_flags(scores, counts, labels, policy)
+
+    holder_scores = {}
+    for metric, value in scores.items():
+        p = catalog()[metric].hoelder_exponent(policy.params(metric))
+        if p is not None:
+            holder_scores[metric] = competitiveness(value, p=p, k=int(present_mask.sum()))
+
+    predicted = counts.sum(axis=0)
+    return WindowReport(
+        name=name,
+        kind=kind,
+        n=n,
+        labels=labels,
+        confusion=ConfusionCounts(labels, counts),
+        counts=MappingProxyType({lab: int(true_counts[i]) for i, lab in enumerate(labels)}),
+        predicted=MappingProxyType({lab: int(predicted[i]) for i, lab in enumerate(labels)}),
+        priors=MappingProxyType({lab: safe_divide(float(true_counts[i]), n) for i, lab in enumerate(labels)}),
+        present=tuple(lab for i, lab in enumerate(labels) if present_mask[i]),
+        absent=tuple(lab for i, lab in enumerate(labels) if not present_mask[i]),
+        positive=None if positive is None else labels[positive],
+        rrt=rrt,
+        ir=ir,
+        prior_shift=shift,
+        recall=MappingProxyType({lab: float(c.recalls[i]) for i, lab in enumerate(labels)}),
+        precision=MappingProxyType(
+            {lab: safe_divide(float(counts[i, i]), float(predicted[i])) for i, lab in enumerate(labels)}
+        ),
+        scores=MappingProxyType(scores),
+        corrected=MappingProxyType(corrected),
+        distortion=MappingProxyType(distortion),
+        competitiveness=MappingProxyType(holder_scores),
+        flags=tuple(flags),
+    )
+

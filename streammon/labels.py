@@ -1,0 +1,157 @@
+"""Batch label handling: validate label arrays and map them to class indices with numpy.
+
+Integer and boolean arrays go through a lookup table (one gather per array);
+string and float arrays through ``np.unique``; only object arrays of mixed types
+fall back to a per-element dictionary lookup. Nothing here mutates the class
+index: new labels are returned, in first-seen order, with the indices they will
+get once registered.
+
+>>> idx = ClassIndex(["a"])
+>>> t, p, new = map_labels(np.array(["a", "b"]), np.array(["b", "c"]), idx)
+>>> t.tolist(), p.tolist(), new
+([0, 1], [1, 2], ['b', 'c'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.counts import ClassIndex, check_label
+
+IndexArray = npt.NDArray[np.intp]
+_HOMOGENEOUS = {int: np.int64, bool: np.bool_, float: np.float64, str: np.str_}
+_LUT_SPAN = 1 << 16
+
+
+def as_label_array(values: Any, what: str) -> np.ndarray:
+    """A 1-D array of labels from a sequence or array, keeping each label's type.
+
+    >>> as_label_array([1, "1"], "y_true").dtype
+    dtype('O')
+    >>> as_label_array(np.array([[1, 2]]), "y_true")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true must be 1-D (one label per sample), got shape (1, 2)
+    """
+    if isinstance(values, (str, bytes)) or (np.ndim(values) == 0 and not hasattr(values, "__len__")):
+        raise TypeError(f"{what} must be a sequence or 1-D array of labels, got {values!r}")
+    if isinstance(values, np.ndarray):
+        arr = values
+    else:
+        items = list(values)
+        kinds = set(map(type, items))
+        target = _HOMOGENEOUS.get(kinds.pop()) if len(kinds) == 1 else None
+        converted: np.ndarray | None = None
+        try:
+            converted = np.array(items, dtype=target) if target is not None else None
+        except (OverflowError, ValueError):
+            converted = None
+        if converted is None or converted.ndim != 1:
+            converted = np.empty(len(items), dtype=object)
+            converted[:] = _rows(items)
+        arr = converted
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D (one label per sample), got shape {arr.shape}")
+    if arr.dtype.kind not in "biufUSO":
+        raise TypeError(f"{what} has dtype {arr.dtype}: expected labels (int, bool, float, str or objects)")
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        bad = int(np.flatnonzero(np.isnan(arr))[0])
+        raise ValueError(f"{what}[{bad}] is NaN: expected a class label (NaN is not a class)")
+    return arr
+
+
+def _rows(items: list[Any]) -> list[Any]:
+    for position, item in enumerate(items):
+        if np.ndim(item) != 0:
+            raise ValueError(
+                f"labels must be scalars (one per sample), got {item!r} at position {position}"
+            )
+    return items
+
+
+def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> IndexArray | None:
+    """Map an integer/bool array through a lookup table; None when its range is too wide."""
+    if arr.dtype.kind == "b":
+        values = arr.astype(np.intp)
+        lo, hi = 0, 1
+    else:
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi - lo >= max(_LUT_SPAN, 2 * len(arr)):
+            return None
+        values = arr.astype(np.intp) - lo
+    lut = np.full(hi - lo + 1, -1, np.intp)
+    for label, i in index.ids.items():
+        if isinstance(label, (int, float)) and label == int(label) and lo <= label <= hi:
+            lut[int(label) - lo] = i
+    return lut[values]
+
+
+def _python_value(value: Any, kind: str) -> Hashable:
+    item = value.item() if isinstance(value, np.generic) else value
+    label: Hashable = bool(item) if kind == "b" else item
+    return label
+
+
+def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
+    """Indices for one array; unknown labels get provisional ids in ``pending``."""
+    kind = arr.dtype.kind
+    known = len(index)
+    if kind in "biu":
+        out = _lookup_integers(arr, index)
+        if out is not None and not (out < 0).any():
+            return out  # every label known: the common case, one gather
+    if kind == "O":
+        out = np.empty(len(arr), np.intp)
+        ids = index.ids
+        for position, value in enumerate(arr):
+            i = index.get(value)
+            if i is None:
+                label = check_label(value)
+                i = ids.get(label)
+                if i is None:
+                    i = pending.setdefault(label, known + len(pending))
+            out[position] = i
+        return out
+    uniques, first, inverse = np.unique(arr, return_index=True, return_inverse=True)
+    ids_of = np.empty(len(uniques), np.intp)
+    for u in np.argsort(first, kind="stable"):
+        label = _python_value(uniques[u], kind)
+        i = index.get(label)
+        ids_of[u] = i if i is not None else pending.setdefault(label, known + len(pending))
+    return ids_of[inverse.reshape(-1)]
+
+
+def map_labels(
+    truth: np.ndarray, preds: np.ndarray, index: ClassIndex
+) -> tuple[IndexArray, IndexArray, list[Hashable]]:
+    """Class indices of two label arrays, and the new labels (validated, in first-seen order).
+
+    New labels are ordered as ``update`` would see them one sample at a time
+    (true label, then predicted label, sample by sample); their indices are the
+    ones ``ClassIndex.register(new)`` will assign. Raises (changing nothing) on an
+    invalid label or when the new labels would pass ``max_classes``.
+    """
+    pending: dict[Hashable, int] = {}
+    true_idx = _map_one(truth, index, pending)
+    pred_idx = _map_one(preds, index, pending)
+    if not pending:
+        return true_idx, pred_idx, []
+    known = len(index)
+    first_seen = {}
+    for label, provisional in pending.items():
+        in_true = np.flatnonzero(true_idx == provisional)
+        in_pred = np.flatnonzero(pred_idx == provisional)
+        first_seen[label] = min(
+            2 * int(in_true[0]) if len(in_true) else np.inf,
+            2 * int(in_pred[0]) + 1 if len(in_pred) else np.inf,
+        )
+    order = sorted(pending, key=first_seen.__getitem__)
+    new = index.new_labels(order)  # validates and checks the cap
+    remap = np.arange(known + len(pending), dtype=np.intp)
+    for rank, label in enumerate(order):
+        remap[pending[label]] = known + rank
+    return remap[true_idx], remap[pred_idx], new

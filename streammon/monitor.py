@@ -1,0 +1,327 @@
+"""The monitor: per-sample confusion counts in several windows at once.
+
+``update`` appends one sample to a small buffer (no numpy on the per-sample
+path); the buffer is flushed into every window's count matrix before any read
+and whenever it fills, so reads always see every sample already given.
+``update_many`` validates a whole batch, maps labels with numpy and counts it
+with one ``bincount`` shared by the windows. A rejected sample or batch raises
+``ValueError``/``TypeError`` and changes nothing.
+
+>>> m = Monitor([Cumulative(), Sliding(4)], reference={"legit": 900, "fraud": 100})
+>>> m.update_many(["legit"] * 6 + ["fraud"] * 2, ["legit"] * 5 + ["fraud"] * 3)
+>>> r = m.report()
+>>> r.positive, r.windows["cumulative"].n, r.windows["sliding_4"].n
+('fraud', 8, 4)
+>>> r.windows["cumulative"].scores["tpr"], round(r.windows["cumulative"].scores["tnr"], 3)
+(1.0, 0.833)
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from numbers import Real
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex
+from streammon.distortion import Policy
+from streammon.evaluate import evaluate_window
+from streammon.labels import as_label_array, map_labels
+from streammon.reference import Reference
+from streammon.report import Report
+from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
+
+FLUSH_EVERY = 4096
+DEFAULT_WARMUP = 1000
+
+
+def default_windows() -> list[Window]:
+    """cumulative, sliding_1000, sliding_10000 and timed_3600s."""
+    return [Cumulative(), Sliding(1000), Sliding(10_000), Timed(3600)]
+
+
+def _capacity_for(k: int) -> int:
+    return max(2, 1 << (k - 1).bit_length())
+
+
+class Monitor:
+    """Confusion counts of a live classifier in several windows, and their reports.
+
+    Parameters
+    ----------
+    windows
+        The windows to keep (default: ``default_windows()``). Names must be unique.
+    reference
+        The training class mix as counts or priors per label. It defines IR, the
+        priors for prior correction, and for binary problems the positive class
+        (the reference minority unless ``positive`` names one). Without it the
+        reference is learned from the true labels of the first ``warmup`` samples
+        (every known class included, zeros too); until then reference-based
+        values are NaN and the binary positive class is the warm-up minority so far.
+    positive
+        The label of the positive class for binary metrics.
+    classes
+        Labels to register up front (in this order), so K is known before data.
+    warmup
+        Samples used to learn the reference when none is given.
+    max_classes
+        Cap on distinct labels (default 256): a new label beyond it is rejected.
+    clock
+        Time source for samples given without ``t`` (default ``time.time``).
+    policy
+        Tolerances and metric parameters (``Policy``).
+
+    Samples carry an optional time ``t`` (seconds); times must never decrease.
+    Timed windows follow the sample times when given, else the clock — then a
+    quiet period empties them too.
+    """
+
+    def __init__(
+        self,
+        windows: Iterable[Window] | None = None,
+        *,
+        reference: Mapping[Any, Any] | None = None,
+        positive: Any = None,
+        classes: Iterable[Any] | None = None,
+        warmup: int = DEFAULT_WARMUP,
+        max_classes: int = DEFAULT_MAX_CLASSES,
+        clock: Callable[[], float] = time.time,
+        policy: Policy | None = None,
+    ) -> None:
+        self._windows = list(default_windows() if windows is None else windows)
+        if not self._windows:
+            raise ValueError("a monitor needs at least one window")
+        for w in self._windows:
+            if not isinstance(w, Window):
+                raise TypeError(f"windows must be Window objects (Cumulative, Sliding, Timed), got {w!r}")
+        names = [w.name for w in self._windows]
+        if len(set(names)) != len(names):
+            raise ValueError(f"window names must be unique, got {names}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+            raise ValueError(f"warmup must be an int >= 1, got {warmup!r}")
+        if not callable(clock):
+            raise TypeError(f"clock must be a callable returning seconds, got {clock!r}")
+        self._policy = policy or Policy()
+        self._clock = clock
+        self._index = ClassIndex(max_classes=max_classes)
+        self._reference = None if reference is None else Reference.of(reference)
+        initial: list[Any] = list(self._reference.labels) if self._reference else []
+        initial += list(classes or [])
+        if positive is not None:
+            initial.append(positive)
+        self._index.register(initial)
+        self._positive = None if positive is None else self._index.labels[self._index.ids[positive]]
+        self._stride = max_classes
+        self._capacity = _capacity_for(max(len(self._index), 2))
+        for w in self._windows:
+            w.attach(self._stride, self._capacity)
+        self._timed = any(isinstance(w, Timed) for w in self._windows)
+        self._lock = threading.Lock()
+        self._cells: list[int] = []
+        self._times: list[float] = []
+        self._last_t = -math.inf
+        self._clock_driven = False
+        self._samples = 0
+        self._warmup_left = 0 if self._reference else warmup
+        self._warm_counts = np.zeros(self._capacity, np.int64)
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        """The known classes in index order."""
+        return self._index.labels
+
+    @property
+    def window_names(self) -> tuple[str, ...]:
+        """The windows' names, in order."""
+        return tuple(w.name for w in self._windows)
+
+    @property
+    def reference(self) -> Reference | None:
+        """The reference mix (None while it is still being learned)."""
+        return self._reference
+
+    @property
+    def max_classes(self) -> int:
+        """The cap on distinct labels."""
+        return self._index.max_classes
+
+    # -- validation helpers (change nothing) -------------------------------------------------
+
+    def _resolve_time(self, t: Any) -> float:
+        if t is None:
+            return max(float(self._clock()), self._last_t) if self._timed else self._last_t
+        if isinstance(t, bool) or not isinstance(t, (Real, np.integer, np.floating)):
+            raise TypeError(f"t must be a real number of seconds or None, got {t!r}")
+        value = float(t)
+        if not math.isfinite(value):
+            raise ValueError(f"t must be finite, got {t!r}")
+        if value < self._last_t:
+            raise ValueError(
+                f"t={value!r} is earlier than the last sample time {self._last_t!r}: "
+                "sample times must never decrease (timed windows are ordered by time)"
+            )
+        return value
+
+    def _register(self, labels: Sequence[Any]) -> None:
+        """Register new labels (validated, all or nothing) and grow every window."""
+        self._index.register(labels)
+        needed = _capacity_for(len(self._index))
+        if needed > self._capacity:
+            for w in self._windows:
+                w.grow(needed)
+            grown = np.zeros(needed, np.int64)
+            grown[: self._capacity] = self._warm_counts
+            self._warm_counts = grown
+            self._capacity = needed
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def update(self, y_true: Any, y_pred: Any, t: float | None = None) -> None:
+        """Count one labelled prediction (``t``: its time in seconds, optional)."""
+        with self._lock:
+            ids = self._index.ids
+            time_value = self._resolve_time(t)
+            try:
+                i, j = ids.get(y_true), ids.get(y_pred)
+            except TypeError:
+                i = j = None
+            if i is None or j is None:
+                self._register(self._index.new_labels((y_true, y_pred)))
+                i, j = ids[y_true], ids[y_pred]
+            if t is None:
+                self._clock_driven = True
+            self._last_t = time_value
+            self._cells.append(i * self._stride + j)
+            if self._timed:
+                self._times.append(time_value)
+            self._samples += 1
+            if len(self._cells) >= FLUSH_EVERY:
+                self._flush()
+
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+        """Count a batch: two equal-length 1-D sequences or arrays of labels.
+
+        ``t`` is None (the clock, once for the batch), one time for the whole
+        batch, or one non-decreasing time per sample. The batch is validated in
+        full before anything is counted; an empty batch is a no-op.
+        """
+        truth = as_label_array(y_true, "y_true")
+        preds = as_label_array(y_pred, "y_pred")
+        if len(truth) != len(preds):
+            raise ValueError(f"y_true and y_pred must have the same length, got {len(truth)} and {len(preds)}")
+        size = len(truth)
+        times = None if t is None or np.ndim(t) == 0 else np.asarray(t)
+        if times is not None and (times.ndim != 1 or len(times) != size):
+            raise ValueError(f"t must be None, a scalar or one time per sample ({size}), got shape {times.shape}")
+        if times is not None and times.dtype.kind not in "iuf":
+            raise TypeError(f"t must hold real numbers of seconds, got dtype {times.dtype}")
+        if size == 0:
+            return
+        with self._lock:
+            if times is None:
+                stamp = self._resolve_time(t)
+                batch_times = np.full(size, stamp) if self._timed else None
+                last = stamp
+            else:
+                batch_times = times.astype(np.float64)
+                self._check_times(batch_times)
+                last = float(batch_times[-1])
+            true_idx, pred_idx, new = map_labels(truth, preds, self._index)  # validates; changes nothing
+            self._register(new)  # gives the new labels the indices map_labels announced
+            if t is None:
+                self._clock_driven = True
+            self._last_t = last
+            self._flush()
+            self._samples += size
+            self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
+
+    def _check_times(self, times: np.ndarray) -> None:
+        if not np.all(np.isfinite(times)):
+            bad = int(np.flatnonzero(~np.isfinite(times))[0])
+            raise ValueError(f"t must be finite, got {times[bad]!r} at position {bad}")
+        if times[0] < self._last_t:
+            raise ValueError(
+                f"t[0]={times[0]!r} is earlier than the last sample time {self._last_t!r}: "
+                "sample times must never decrease"
+            )
+        if len(times) > 1 and np.any(np.diff(times) < 0):
+            bad = int(np.flatnonzero(np.diff(times) < 0)[0]) + 1
+            raise ValueError(
+                f"t must never decrease, but t[{bad}]={times[bad]!r} < t[{bad - 1}]={times[bad - 1]!r}"
+            )
+
+    def _flush(self) -> None:
+        """Move the per-sample buffer into every window (caller holds the lock)."""
+        if not self._cells:
+            return
+        cells = np.array(self._cells, dtype=np.intp)
+        times = np.array(self._times, dtype=np.float64) if self._timed else None
+        self._cells, self._times = [], []
+        true_idx, pred_idx = np.divmod(cells, self._stride)
+        self._ingest(Batch(true_idx, pred_idx, times, self._stride))
+
+    def _ingest(self, batch: Batch) -> None:
+        if self._warmup_left:
+            take = min(self._warmup_left, len(batch))
+            self._warm_counts += np.bincount(batch.true[:take], minlength=self._capacity)
+            self._warmup_left -= take
+            if not self._warmup_left:
+                counts = {label: int(self._warm_counts[i]) for i, label in enumerate(self._index.labels)}
+                self._reference = Reference.of(counts, source="warmup")
+        for w in self._windows:
+            w.ingest(batch)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _positive_index(self, labels: tuple[Hashable, ...]) -> int | None:
+        if len(labels) != 2:
+            return None
+        if self._positive is not None:
+            return labels.index(self._positive)
+        if self._reference is not None:
+            priors = self._reference.aligned(labels)
+        else:
+            priors = self._warm_counts[:2].astype(np.float64)
+        return 0 if priors[0] < priors[1] else 1
+
+    def report(self) -> Report:
+        """A frozen report of every window (counts copied under the lock, math outside it)."""
+        with self._lock:
+            self._flush()
+            if self._clock_driven:
+                now: float | None = max(float(self._clock()), self._last_t)
+            else:
+                now = None if self._last_t == -math.inf else self._last_t
+            k = len(self._index)
+            snapshots = [(w.name, w.kind, w.snapshot(now)[:k, :k].copy()) for w in self._windows]
+            labels = self._index.labels
+            reference = self._reference
+            positive = self._positive_index(labels)
+            samples = self._samples
+            warmup_left = self._warmup_left
+        windows = {
+            name: evaluate_window(name, kind, counts, labels, reference, positive=positive, policy=self._policy)
+            for name, kind, counts in snapshots
+        }
+        return Report(
+            windows=_frozen(windows),
+            labels=labels,
+            reference=reference,
+            positive=None if positive is None else labels[positive],
+            samples=samples,
+            warmup_remaining=warmup_left,
+        )
+
+    def __repr__(self) -> str:
+        return f"Monitor(windows={self.window_names!r}, classes={len(self._index)}, samples={self._samples})"
+
+
+def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(mapping)

@@ -1,0 +1,77 @@
+"""The reference (training) class mix: priors, imbalance ratio, minority class.
+
+Given as counts (``{"legit": 99_000, "fraud": 1_000}``) or as priors
+(``{"legit": 0.99, "fraud": 0.01}``); weights are normalised to sum to 1.
+
+>>> ref = Reference.of({"legit": 99_000, "fraud": 1_000})
+>>> ref.ir, ref.minority, ref.majority
+(99.0, 'fraud', 'legit')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Real
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from streammon.counts import check_label
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A class mix: labels, their priors (summing to 1), and where it came from."""
+
+    priors: Mapping[Hashable, float]
+    source: str  # "given" or "warmup"
+
+    @classmethod
+    def of(cls, mix: Mapping[Any, Any], *, source: str = "given") -> Reference:
+        """Validate a label → count (or prior) mapping."""
+        if not isinstance(mix, Mapping) or not mix:
+            raise TypeError(
+                f"reference must be a non-empty mapping of label -> count or prior, got {mix!r}"
+            )
+        weights: dict[Hashable, float] = {}
+        for label, weight in mix.items():
+            key = check_label(label)
+            if isinstance(weight, bool) or not isinstance(weight, (Real, np.number)):
+                raise TypeError(f"reference weight for {label!r} must be a number, got {weight!r}")
+            w = float(weight)
+            if not math.isfinite(w) or w < 0:
+                raise ValueError(f"reference weight for {label!r} must be finite and >= 0, got {weight!r}")
+            weights[key] = w
+        total = math.fsum(weights.values())
+        if total <= 0:
+            raise ValueError(f"reference weights must not all be 0, got {mix!r}")
+        return cls(MappingProxyType({k: w / total for k, w in weights.items()}), source)
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        """The reference classes, in the order given."""
+        return tuple(self.priors)
+
+    @property
+    def ir(self) -> float:
+        """Imbalance ratio ``max π / min π`` (seed 004, Definition 1); inf if a prior is 0."""
+        values = list(self.priors.values())
+        low = min(values)
+        return math.inf if low == 0 else max(values) / low
+
+    @property
+    def minority(self) -> Hashable:
+        """The class with the smallest prior (ties: the later one, sklearn's positive)."""
+        return min(reversed(self.labels), key=lambda label: self.priors[label])
+
+    @property
+    def majority(self) -> Hashable:
+        """The class with the largest prior (ties: the earlier one)."""
+        return max(self.labels, key=lambda label: self.priors[label])
+
+    def aligned(self, labels: Sequence[Hashable]) -> np.ndarray:
+        """Priors in the order of ``labels`` (0 for a class the reference lacks)."""
+        return np.array([self.priors.get(label, 0.0) for label in labels], dtype=np.float64)

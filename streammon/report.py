@@ -1,0 +1,85 @@
+"""Frozen reports: what a ``Monitor`` knows at one moment, safe to share and keep.
+
+Every mapping is read-only; undefined values are NaN. See ``Monitor.report``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+from streammon.counts import ConfusionCounts
+from streammon.reference import Reference
+from streammon.shift import PriorShift
+
+TYPE1 = "type1"
+TYPE2 = "type2"
+CONDITION3 = "condition3"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A metric not to trust in this window, by how much, and why.
+
+    ``kind`` is ``"type1"`` (prior shift distorts a metric that violates
+    Condition 1; magnitude = measured distortion ``f − f_π``), ``"type2"`` (the
+    number of classes present differs from the reference and the metric violates
+    Condition 2; magnitude = how far the metric's floor moved), or
+    ``"condition3"`` (a class's recall collapsed and a mean that violates
+    Condition 3 lost the information about the other classes; magnitude = the
+    index over the other classes minus the index).
+    """
+
+    metric: str
+    kind: str
+    magnitude: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class WindowReport:
+    """One window: counts, class mix, scores, prior correction and flags.
+
+    ``scores`` holds every catalog metric that applies to the window's K (binary
+    metrics only for K = 2, about ``positive``); ``corrected`` each of them at the
+    reference mix (``f_π``), ``distortion`` their difference (Type 1 distortion,
+    exactly 0 for Condition-1 metrics). ``recall`` and ``precision`` are per class.
+    """
+
+    name: str
+    kind: str
+    n: int
+    labels: tuple[Hashable, ...]
+    confusion: ConfusionCounts
+    counts: Mapping[Hashable, int]
+    predicted: Mapping[Hashable, int]
+    priors: Mapping[Hashable, float]
+    present: tuple[Hashable, ...]
+    absent: tuple[Hashable, ...]
+    positive: Hashable | None
+    rrt: float
+    ir: float
+    prior_shift: PriorShift | None
+    recall: Mapping[Hashable, float]
+    precision: Mapping[Hashable, float]
+    scores: Mapping[str, float]
+    corrected: Mapping[str, float]
+    distortion: Mapping[str, float]
+    competitiveness: Mapping[str, str]
+    flags: tuple[Flag, ...]
+
+    def flagged(self, kind: str | None = None) -> tuple[str, ...]:
+        """The names of the flagged metrics (of one ``kind`` if given)."""
+        return tuple(dict.fromkeys(f.metric for f in self.flags if kind in (None, f.kind)))
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a monitor knows now: one ``WindowReport`` per window."""
+
+    windows: Mapping[str, WindowReport]
+    labels: tuple[Hashable, ...]
+    reference: Reference | None
+    positive: Hashable | None
+    samples: int
+    warmup_remaining: int

@@ -1,0 +1,257 @@
+"""Windows over the labelled stream: cumulative, sliding by count, sliding by time.
+
+Every window keeps one integer count matrix; every score is read from it. A
+window is fed ``Batch`` objects by its ``Monitor`` (never directly) and answers
+``snapshot(now)`` with a copy of its counts.
+
+- ``Cumulative()`` — every sample since start (or reset). Name ``cumulative``.
+- ``Sliding(size)`` — exactly the last ``size`` samples: a ring of cell ids
+  (4 bytes a sample) and one subtraction per evicted sample. Name ``sliding_<size>``.
+- ``Timed(seconds, buckets=60)`` — the samples whose time lies in the last
+  ``seconds``, to one bucket's width (``seconds / buckets``): a ring of per-bucket
+  count matrices, so memory depends on K and ``buckets``, never on throughput.
+  Name ``timed_<seconds>s``. Time is the sample's ``t`` or the monitor's clock.
+
+>>> Sliding(1000).name, Timed(3600).name, Cumulative().name
+('sliding_1000', 'timed_3600s', 'cumulative')
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.counts import IntMatrix
+
+IndexArray = npt.NDArray[np.intp]
+
+
+def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
+    """Count (true, pred) index pairs into a ``capacity × capacity`` matrix."""
+    flat = np.bincount(true * capacity + pred, minlength=capacity * capacity)
+    return flat.reshape(capacity, capacity).astype(np.int64, copy=False)
+
+
+class Batch:
+    """Validated samples in arrival order, as class indices (and times)."""
+
+    __slots__ = ("_delta", "pred", "stride", "times", "true")
+
+    def __init__(
+        self,
+        true: IndexArray,
+        pred: IndexArray,
+        times: npt.NDArray[np.float64] | None,
+        stride: int,
+    ) -> None:
+        self.true = true
+        self.pred = pred
+        self.times = times
+        self.stride = stride  # cell id = true * stride + pred
+        self._delta: tuple[int, IntMatrix] | None = None
+
+    def __len__(self) -> int:
+        return len(self.true)
+
+    def delta(self, capacity: int) -> IntMatrix:
+        """The whole batch counted once and shared by every window that needs it."""
+        if self._delta is None or self._delta[0] != capacity:
+            self._delta = (capacity, count_pairs(self.true, self.pred, capacity))
+        return self._delta[1]
+
+    def cells(self, start: int, stop: int | None = None) -> npt.NDArray[np.int32]:
+        """Cell ids ``true * stride + pred`` of samples ``start:stop``."""
+        t, p = self.true[start:stop], self.pred[start:stop]
+        return (t * self.stride + p).astype(np.int32)
+
+
+class Window:
+    """Base class: one count matrix fed by a monitor. Subclasses route, math lives elsewhere."""
+
+    kind = "window"
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"window name must be a non-empty str, got {name!r}")
+        self.name = name
+        self._capacity = 0
+        self._stride = 0
+        self._counts: IntMatrix = np.zeros((0, 0), np.int64)
+
+    def attach(self, stride: int, capacity: int) -> None:
+        """Allocate for a monitor; a window serves one monitor only."""
+        if self._stride:
+            raise ValueError(f"window {self.name!r} already belongs to a monitor; make a new one")
+        self._stride = stride
+        self._capacity = capacity
+        self._counts = np.zeros((capacity, capacity), np.int64)
+
+    @staticmethod
+    def _embed(m: IntMatrix, capacity: int) -> IntMatrix:
+        grown = np.zeros((capacity, capacity), np.int64)
+        grown[: m.shape[0], : m.shape[1]] = m
+        return grown
+
+    def grow(self, capacity: int) -> None:
+        """Make room for more classes, keeping every count."""
+        self._counts = self._embed(self._counts, capacity)
+        self._capacity = capacity
+
+    def ingest(self, batch: Batch) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def snapshot(self, now: float | None) -> IntMatrix:
+        """A copy of the counts (``capacity × capacity``) as of ``now``."""
+        return self._counts.copy()
+
+    def describe(self) -> dict[str, Any]:
+        """The window's kind and parameters, for reports and exporters."""
+        return {"kind": self.kind, "name": self.name}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "kind")
+        return f"{type(self).__name__}({params})"
+
+
+class Cumulative(Window):
+    """Every sample seen.
+
+    >>> Cumulative(name="all").describe()
+    {'kind': 'cumulative', 'name': 'all'}
+    """
+
+    kind = "cumulative"
+
+    def __init__(self, *, name: str = "cumulative") -> None:
+        super().__init__(name)
+
+    def ingest(self, batch: Batch) -> None:
+        self._counts += batch.delta(self._capacity)
+
+
+class Sliding(Window):
+    """Exactly the last ``size`` samples.
+
+    >>> Sliding(500).describe()
+    {'kind': 'sliding', 'name': 'sliding_500', 'size': 500}
+    """
+
+    kind = "sliding"
+
+    def __init__(self, size: int, *, name: str | None = None) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"Sliding size must be an int >= 1, got {size!r}")
+        super().__init__(name or f"sliding_{size}")
+        self.size = size
+        self._ring = np.zeros(size, np.int32)
+        self._head = 0  # next position to write
+        self._filled = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "size": self.size}
+
+    def _count_cells(self, cells: npt.NDArray[np.int32]) -> IntMatrix:
+        rows, cols = np.divmod(cells.astype(np.intp), self._stride)
+        return count_pairs(rows, cols, self._capacity)
+
+    def ingest(self, batch: Batch) -> None:
+        m = len(batch)
+        if m == 0:
+            return
+        size = self.size
+        if m >= size:
+            new = batch.cells(m - size)
+            self._ring[:] = new
+            self._head, self._filled = 0, size
+            self._counts = self._count_cells(new)
+            return
+        new = batch.cells(0)
+        evict = self._filled + m - size
+        if evict > 0:
+            oldest = self._head if self._filled == size else 0
+            self._counts -= self._count_cells(self._ring[(oldest + np.arange(evict)) % size])
+        self._ring[(self._head + np.arange(m)) % size] = new
+        self._head = (self._head + m) % size
+        self._filled = min(size, self._filled + m)
+        self._counts += batch.delta(self._capacity)
+
+
+class Timed(Window):
+    """The samples of the last ``seconds``, in ``buckets`` buckets of ``seconds/buckets``.
+
+    The window at time ``now`` holds the buckets that overlap
+    ``(now − seconds, now]``: exact to one bucket's width.
+
+    >>> Timed(60, buckets=6).describe()
+    {'kind': 'timed', 'name': 'timed_60s', 'seconds': 60.0, 'buckets': 6}
+    """
+
+    kind = "timed"
+
+    def __init__(self, seconds: float, *, buckets: int = 60, name: str | None = None) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"Timed seconds must be a number, got {seconds!r}")
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"Timed seconds must be finite and > 0, got {seconds!r}")
+        if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+            raise ValueError(f"Timed buckets must be an int >= 1, got {buckets!r}")
+        super().__init__(name or f"timed_{seconds:g}s")
+        self.seconds = float(seconds)
+        self.buckets = buckets
+        self.width = self.seconds / buckets
+        self._ids = np.full(buckets, np.iinfo(np.int64).min, np.int64)  # bucket id in each slot
+        self._slots: list[IntMatrix | None] = [None] * buckets
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "seconds": self.seconds, "buckets": self.buckets}
+
+    def grow(self, capacity: int) -> None:
+        super().grow(capacity)
+        self._slots = [None if s is None else self._embed(s, capacity) for s in self._slots]
+
+    def _bucket_of(self, t: float) -> int:
+        return math.floor(t / self.width)
+
+    def _expire(self, newest: int) -> None:
+        """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
+        for slot in np.flatnonzero(self._ids <= newest - self.buckets):
+            matrix = self._slots[slot]
+            if matrix is not None:
+                self._counts -= matrix
+                self._slots[slot] = None
+            self._ids[slot] = np.iinfo(np.int64).min
+
+    def _add(self, bucket: int, delta: IntMatrix) -> None:
+        self._expire(bucket)
+        slot = bucket % self.buckets
+        matrix = self._slots[slot]
+        if matrix is None:
+            matrix = np.zeros((self._capacity, self._capacity), np.int64)
+            self._slots[slot] = matrix
+        self._ids[slot] = bucket
+        matrix += delta
+        self._counts += delta
+
+    def ingest(self, batch: Batch) -> None:
+        if len(batch) == 0:
+            return
+        if batch.times is None:
+            raise ValueError(f"timed window {self.name!r} needs sample times")
+        ids = np.floor(batch.times / self.width).astype(np.int64)
+        if ids[0] == ids[-1]:  # times never decrease: one bucket
+            self._add(int(ids[0]), batch.delta(self._capacity))
+            return
+        starts = np.flatnonzero(np.diff(ids)) + 1
+        bounds = [0, *starts.tolist(), len(ids)]
+        for lo, hi in itertools.pairwise(bounds):
+            delta = count_pairs(batch.true[lo:hi], batch.pred[lo:hi], self._capacity)
+            self._add(int(ids[lo]), delta)
+
+    def snapshot(self, now: float | None) -> IntMatrix:
+        if now is not None:
+            self._expire(self._bucket_of(now))
+        return self._counts.copy()

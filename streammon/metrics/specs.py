@@ -57,6 +57,11 @@ class MetricSpec:
     lower_bound: Callable[[int], float] | None = field(default=None, repr=False)
 
     @property
+    def seed(self) -> str:
+        """The seed paper that defines the metric (the first of ``seeds``; see shared/seeds/README.md)."""
+        return self.seeds[0]
+
+    @property
     def binary_only(self) -> bool:
         """True when the metric is defined for K = 2 only."""
         return self.kind == "binary"
@@ -115,7 +120,7 @@ def _specs() -> tuple[MetricSpec, ...]:
     pc = "per_class"
     a = MetricSpec
     return (
-        a("tpr", "True positive rate", "TP/(TP+FN)", b, True, None, None, True, ("000", "002", "003", "004"), binary.tpr),
+        a("tpr", "True positive rate", "TP/(TP+FN)", b, True, None, None, True, ("004", "000", "002", "003"), binary.tpr),
         a("tnr", "True negative rate", "TN/(TN+FP)", b, True, None, None, True, ("000", "002", "003"), binary.tnr),
         a("npv", "Negative predictive value", "TN/(TN+FN)", b, False, None, None, True, ("002",), binary.npv),
         a("f1", "F1 score", "2·precision·tpr/(precision+tpr)", b, False, None, None, True, ("002", "003"), binary.f1),
@@ -131,9 +136,9 @@ def _specs() -> tuple[MetricSpec, ...]:
         a("mprecision", "mPrecision", "TPR/(TPR+FPR)", b, True, None, None, True, ("004",), binary.mprecision),
         a("maurpc", "mAURPC", "(TPR+mPrecision)/2", b, True, None, None, True, ("004",), binary.maurpc),
         a("recall", "Recall of a class", "m_ii/n_i", pc, True, True, None, True, ("001", "004"), multiclass.recall),
-        a("precision", "Precision of a class", "m_ii/k_i", pc, False, True, None, True, ("001", "003", "004"), multiclass.class_precision),
+        a("precision", "Precision of a class", "m_ii/k_i", pc, False, True, None, True, ("004", "001", "003"), multiclass.class_precision),
         a("acsa", "Average class-specific accuracy", "(1/C)Σr_i", m, True, True, True, True, ("001", "004"), multiclass.acsa, holder_p=1.0),
-        a("gmean", "Geometric mean of recalls", "(Πr_i)^(1/C)", m, True, True, False, True, ("000", "001", "003", "004"), multiclass.gmean, holder_p=0.0),
+        a("gmean", "Geometric mean of recalls", "(Πr_i)^(1/C)", m, True, True, False, True, ("004", "000", "001", "003"), multiclass.gmean, holder_p=0.0),
         a("hmean", "Harmonic mean of recalls", "C/Σ(1/r_i)", m, True, True, False, True, ("001",), multiclass.hmean, holder_p=-1.0),
         a("min_recall", "Minimum recall", "min r_i", m, True, True, False, True, ("001",), multiclass.min_recall, holder_p=-math.inf),
         a("max_recall", "Maximum recall", "max r_i", m, True, True, True, True, ("001",), multiclass.max_recall, holder_p=math.inf),

@@ -1,0 +1,62 @@
+"""Prior-shift statistics agree with scipy, and the significance test holds its false-alarm rate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.spatial import distance
+
+from streammon.shift import chi2_sf, js_divergence, prior_shift
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 10, 31, 99, 255])
+def test_chi2_tail_matches_scipy(df: int) -> None:
+    """The chi-square survival function equals scipy.stats.chi2.sf over its whole range."""
+    for x in np.concatenate([np.linspace(0.01, 3 * df, 40), [df * 10.0, df * 40.0]]):
+        expected = stats.chi2.sf(x, df)
+        assert chi2_sf(float(x), df) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_js_divergence_matches_scipy() -> None:
+    """JS divergence (bits) is the square of scipy's Jensen–Shannon distance with base 2."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p, q = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+        assert js_divergence(p, q) == pytest.approx(distance.jensenshannon(p, q, base=2) ** 2, abs=1e-12)
+
+
+def test_prior_shift_matches_scipy_chisquare_and_total_variation() -> None:
+    """The statistic and p-value equal scipy's chisquare goodness-of-fit; TV is half the L1 distance."""
+    counts, reference = np.array([30, 50, 20]), np.array([0.5, 0.3, 0.2])
+    shift = prior_shift(counts, reference)
+    expected = stats.chisquare(counts, reference * counts.sum())
+    assert shift.chi2 == pytest.approx(expected.statistic) and shift.p_value == pytest.approx(expected.pvalue)
+    assert shift.tv == pytest.approx(0.2) and shift.df == 2
+
+
+def test_null_false_alarm_rate_is_held() -> None:
+    """Windows drawn at the reference mix are declared shifted in at most ~alpha of trials (alpha = 0.01)."""
+    rng = np.random.default_rng(1)
+    reference = np.array([0.7, 0.2, 0.1])
+    shifted = sum(
+        prior_shift(rng.multinomial(n, reference), reference, min_js=0.0).shifted
+        for n in (50, 200, 1000)
+        for _ in range(1000)
+    )
+    assert shifted / 3000 <= 0.02
+
+
+def test_small_windows_do_not_cry_wolf_and_large_shifts_are_found() -> None:
+    """A 20-sample window with a modest shift is not significant; a 2 000-sample one is."""
+    reference = np.array([0.9, 0.1])
+    assert not prior_shift([16, 4], reference).shifted
+    assert prior_shift([1600, 400], reference).shifted
+
+
+def test_a_class_the_reference_never_saw_is_a_certain_shift() -> None:
+    """Observed samples of a zero-prior class make the statistic infinite (p = 0)."""
+    shift = prior_shift([50, 50, 5], [0.5, 0.5, 0.0])
+    assert math.isinf(shift.chi2) and shift.p_value == 0.0 and shift.shifted

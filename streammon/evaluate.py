@@ -22,6 +22,7 @@ import numpy as np
 from streammon.counts import ConfusionCounts, IntMatrix
 from streammon.distortion import Policy, condition3_flags, type1_flags, type2_flags
 from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
+from streammon.metrics.multiclass import class_precision
 from streammon.reference import Reference
 from streammon.report import WindowReport
 from streammon.shift import PriorShift, prior_shift
@@ -130,6 +131,9 @@ def evaluate_window(
         precision=MappingProxyType(
             {lab: safe_divide(float(counts[i, i]), float(predicted[i])) for i, lab in enumerate(labels)}
         ),
+        corrected_precision=MappingProxyType({
+            lab: math.nan if corrected_c is None else class_precision(corrected_c, i) for i, lab in enumerate(labels)
+        }),
         scores=MappingProxyType(scores),
         corrected=MappingProxyType(corrected),
         distortion=MappingProxyType(distortion),

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex
+from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
 from streammon.labels import as_label_array, map_labels
@@ -118,7 +118,8 @@ class Monitor:
         self._positive = None if positive is None else self._index.labels[self._index.ids[positive]]
         self._stride = max_classes
         self._capacity = _capacity_for(max(len(self._index), 2))
-        for w in self._windows:
+        self._lifetime = Cumulative(name="lifetime")  # every sample ever: the exported _total counters
+        for w in [*self._windows, self._lifetime]:
             w.attach(self._stride, self._capacity)
         self._timed = any(isinstance(w, Timed) for w in self._windows)
         self._lock = threading.Lock()
@@ -174,7 +175,7 @@ class Monitor:
         self._index.register(labels)
         needed = _capacity_for(len(self._index))
         if needed > self._capacity:
-            for w in self._windows:
+            for w in [*self._windows, self._lifetime]:
                 w.grow(needed)
             grown = np.zeros(needed, np.int64)
             grown[: self._capacity] = self._warm_counts
@@ -277,6 +278,7 @@ class Monitor:
                 self._reference = Reference.of(counts, source="warmup")
         for w in self._windows:
             w.ingest(batch)
+        self._lifetime.ingest(batch)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -301,6 +303,7 @@ class Monitor:
                 now = None if self._last_t == -math.inf else self._last_t
             k = len(self._index)
             snapshots = [(w.name, w.kind, w.snapshot(now)[:k, :k].copy()) for w in self._windows]
+            lifetime = self._lifetime.snapshot(now)[:k, :k].copy()
             labels = self._index.labels
             reference = self._reference
             positive = self._positive_index(labels)
@@ -317,6 +320,7 @@ class Monitor:
             positive=None if positive is None else labels[positive],
             samples=samples,
             warmup_remaining=warmup_left,
+            totals=ConfusionCounts(labels, lifetime),
         )
 
     def __repr__(self) -> str:

@@ -43,7 +43,8 @@ class WindowReport:
     ``scores`` holds every catalog metric that applies to the window's K (binary
     metrics only for K = 2, about ``positive``); ``corrected`` each of them at the
     reference mix (``f_π``), ``distortion`` their difference (Type 1 distortion,
-    exactly 0 for Condition-1 metrics). ``recall`` and ``precision`` are per class.
+    exactly 0 for Condition-1 metrics). ``recall`` and ``precision`` are per class;
+    ``corrected_precision`` is each class's precision at the reference mix.
     """
 
     name: str
@@ -62,6 +63,7 @@ class WindowReport:
     prior_shift: PriorShift | None
     recall: Mapping[Hashable, float]
     precision: Mapping[Hashable, float]
+    corrected_precision: Mapping[Hashable, float]
     scores: Mapping[str, float]
     corrected: Mapping[str, float]
     distortion: Mapping[str, float]
@@ -75,7 +77,11 @@ class WindowReport:
 
 @dataclass(frozen=True)
 class Report:
-    """Everything a monitor knows now: one ``WindowReport`` per window."""
+    """Everything a monitor knows now: one ``WindowReport`` per window.
+
+    ``totals`` counts every sample since the monitor started, whatever the
+    windows: the source of the mergeable counters exported to Prometheus.
+    """
 
     windows: Mapping[str, WindowReport]
     labels: tuple[Hashable, ...]
@@ -83,3 +89,4 @@ class Report:
     positive: Hashable | None
     samples: int
     warmup_remaining: int
+    totals: ConfusionCounts

@@ -1,0 +1,251 @@
+"""Prometheus export: a custom collector that reads ``Monitor.report()`` on every scrape.
+
+Nothing is registered at import. Build a ``MonitorCollector`` with one or more
+monitors (the ``model`` label tells them apart) and register it with your own
+``CollectorRegistry`` — or use ``streammon.server.serve``.
+
+Families (names and labels are public; dashboards and rules depend on them):
+
+======================================================  ====================================================
+``streammon_score{model,window,metric}``                Condition-1-invariant scores only (safe under prior shift)
+``streammon_distortion_prone_score{...}``               the other scores — only with ``distortion_prone=True``
+``streammon_corrected_score{model,window,metric}``      distortion-prone scores at the reference mix (``f_π``)
+``streammon_distortion{model,window,metric,type}``      measured distortion: type1 ``f − f_π``; type2 floor shift
+``streammon_distortion_flag{model,window,metric,type}`` 1 while the metric is flagged, else 0
+``streammon_recall{model,window,class}``                per-class recall
+``streammon_corrected_class_precision{...,class}``      per-class precision at the reference mix
+``streammon_class_precision_distortion{...,class}``     per-class precision as read minus at the reference mix
+``streammon_class_prior{model,window,class}``           the window's class mix
+``streammon_reference_prior{model,class}``              the reference (training) mix
+``streammon_imbalance_ratio{model}``                    reference IR
+``streammon_rrt{model,window}``                         ratio of representatives in the window
+``streammon_prior_shift{model,window}``                 Jensen–Shannon divergence (bits) against the reference
+``streammon_window_samples{model,window}``              samples in the window
+``streammon_class_samples_total{model,class}``          lifetime labelled samples per class (mergeable)
+``streammon_class_correct_total{model,class}``          lifetime correct predictions per class
+``streammon_class_predicted_total{model,class}``        lifetime predictions per class
+``streammon_samples_total{model}``                      lifetime samples
+``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
+======================================================  ====================================================
+
+Undefined values (empty window, absent class, no reference yet) are NaN, never 0.
+Counters carry no ``_created`` series.
+
+Custom collectors do not work in prometheus_client's multiprocess mode. Under
+gunicorn-style workers, run one monitor per worker, export with a ``worker`` or
+``instance`` label, and aggregate the ``_total`` counters in PromQL (the rules
+under ``grafana/rules`` do exactly that).
+
+>>> from prometheus_client import CollectorRegistry, generate_latest
+>>> from streammon import Monitor, Sliding
+>>> monitor = Monitor([Sliding(100)], reference={"legit": 9, "fraud": 1})
+>>> monitor.update_many(["legit", "fraud"], ["legit", "fraud"])
+>>> registry = CollectorRegistry()
+>>> registry.register(MonitorCollector({"fraud-model": monitor}))
+>>> text = generate_latest(registry).decode()
+>>> 'streammon_score{metric="gmean",model="fraud-model",window="sliding_100"} 1.0' in text
+True
+>>> 'metric="precision"' in text.split("# HELP streammon_corrected_score")[0]  # not a safe score
+False
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from streammon.metrics import catalog
+from streammon.monitor import Monitor
+from streammon.report import TYPE1, TYPE2, Report
+
+WINDOW = ("model", "window")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One exported family: its name (without ``_total``), kind, labels and help."""
+
+    name: str
+    kind: str  # "gauge" or "counter"
+    labels: tuple[str, ...]
+    help: str
+
+    @property
+    def sample_name(self) -> str:
+        """The name as it appears in the exposition."""
+        return f"{self.name}_total" if self.kind == "counter" else self.name
+
+    def empty(self) -> Metric:
+        """A new family with no samples."""
+        factory = CounterMetricFamily if self.kind == "counter" else GaugeMetricFamily
+        return factory(self.name, self.help, labels=list(self.labels))
+
+
+FAMILIES: Mapping[str, Family] = {
+    f.name: f
+    for f in (
+        Family("streammon_score", "gauge", (*WINDOW, "metric"), "Condition-1-invariant score (safe under prior shift)."),
+        Family("streammon_distortion_prone_score", "gauge", (*WINDOW, "metric"),
+               "Score that violates Condition 1 or 2: read it with streammon_distortion (opt-in)."),
+        Family("streammon_corrected_score", "gauge", (*WINDOW, "metric"),
+               "Distortion-prone score at the reference class mix (prior-corrected, f_pi)."),
+        Family("streammon_distortion", "gauge", (*WINDOW, "metric", "type"),
+               "Measured distortion: type1 = score - corrected score; type2 = shift of the metric's floor."),
+        Family("streammon_distortion_flag", "gauge", (*WINDOW, "metric", "type"),
+               "1 while the metric is flagged as distorted in the window, else 0."),
+        Family("streammon_recall", "gauge", (*WINDOW, "class"), "Recall of each class in the window."),
+        Family("streammon_corrected_class_precision", "gauge", (*WINDOW, "class"),
+               "Precision of each class at the reference class mix (prior-corrected)."),
+        Family("streammon_class_precision_distortion", "gauge", (*WINDOW, "class"),
+               "Precision of each class as read minus at the reference mix (Type 1 distortion)."),
+        Family("streammon_class_prior", "gauge", (*WINDOW, "class"), "Share of each true class in the window."),
+        Family("streammon_reference_prior", "gauge", ("model", "class"), "Share of each class in the reference mix."),
+        Family("streammon_imbalance_ratio", "gauge", ("model",), "Reference imbalance ratio max prior / min prior."),
+        Family("streammon_rrt", "gauge", WINDOW, "Ratio of representatives in the window (seed 004, Definition 2)."),
+        Family("streammon_prior_shift", "gauge", WINDOW,
+               "Jensen-Shannon divergence (bits) between the window's and the reference class mix."),
+        Family("streammon_window_samples", "gauge", WINDOW, "Samples in the window."),
+        Family("streammon_class_samples", "counter", ("model", "class"), "Labelled samples of each true class."),
+        Family("streammon_class_correct", "counter", ("model", "class"), "Correct predictions of each true class."),
+        Family("streammon_class_predicted", "counter", ("model", "class"), "Predictions of each class."),
+        Family("streammon_samples", "counter", ("model",), "Labelled samples."),
+        Family("streammon_confusion", "counter", ("model", "true_class", "pred_class"),
+               "Samples of each (true class, predicted class) pair (opt-in)."),
+    )
+}
+
+
+def exported_families(*, distortion_prone: bool = False, confusion: bool = False) -> tuple[Family, ...]:
+    """The families a collector with these options emits."""
+    skip = set()
+    if not distortion_prone:
+        skip.add("streammon_distortion_prone_score")
+    if not confusion:
+        skip.add("streammon_confusion")
+    return tuple(f for name, f in FAMILIES.items() if name not in skip)
+
+
+def _invariant(metric: str) -> bool:
+    return catalog()[metric].condition1
+
+
+def _distortion_types(metric: str) -> tuple[str, ...]:
+    spec = catalog()[metric]
+    return tuple(kind for kind, violates in ((TYPE1, not spec.condition1), (TYPE2, spec.condition2 is False)) if violates)
+
+
+def build_families(
+    reports: Sequence[tuple[str, Report]], *, distortion_prone: bool = False, confusion: bool = False
+) -> list[Metric]:
+    """Fresh metric families for ``(model, report)`` pairs (pure: no state is kept)."""
+    out = {f.name: f.empty() for f in exported_families(distortion_prone=distortion_prone, confusion=confusion)}
+
+    def add(family: str, labels: Iterable[object], value: float) -> None:
+        out[family].add_metric([str(v) for v in labels], float(value))
+
+    for model, report in reports:
+        reference = report.reference
+        if reference is not None:
+            add("streammon_imbalance_ratio", [model], reference.ir)
+            for label, prior in reference.priors.items():
+                add("streammon_reference_prior", [model, label], prior)
+        else:
+            add("streammon_imbalance_ratio", [model], math.nan)
+        totals = report.totals.matrix
+        add("streammon_samples", [model], int(totals.sum()))
+        for i, label in enumerate(report.labels):
+            add("streammon_class_samples", [model, label], int(totals[i].sum()))
+            add("streammon_class_correct", [model, label], int(totals[i, i]))
+            add("streammon_class_predicted", [model, label], int(totals[:, i].sum()))
+            if confusion:
+                for j, pred in enumerate(report.labels):
+                    add("streammon_confusion", [model, label, pred], int(totals[i, j]))
+        for name, w in report.windows.items():
+            key = [model, name]
+            add("streammon_window_samples", key, w.n)
+            add("streammon_rrt", key, w.rrt)
+            add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
+            for label in w.labels:
+                add("streammon_recall", [*key, label], w.recall[label])
+                add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
+                add("streammon_class_precision_distortion", [*key, label],
+                    w.precision[label] - w.corrected_precision[label])
+                add("streammon_class_prior", [*key, label], w.priors[label])
+            flags = {(f.metric, f.kind): f for f in w.flags}
+            for metric, value in w.scores.items():
+                if _invariant(metric):
+                    add("streammon_score", [*key, metric], value)
+                else:
+                    add("streammon_corrected_score", [*key, metric], w.corrected[metric])
+                    if distortion_prone:
+                        add("streammon_distortion_prone_score", [*key, metric], value)
+                for kind in _distortion_types(metric):
+                    flag = flags.get((metric, kind))
+                    if kind == TYPE1:
+                        magnitude = w.distortion[metric]
+                    else:
+                        magnitude = flag.magnitude if flag else (0.0 if w.n else math.nan)
+                    add("streammon_distortion", [*key, metric, kind], magnitude)
+                    add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
+    return list(out.values())
+
+
+class MonitorCollector:
+    """A prometheus_client collector serving many monitors, told apart by the ``model`` label.
+
+    ``distortion_prone=True`` also exports the scores that violate Condition 1
+    (precision, F1, accuracy, MCC, …) under their own family;
+    ``confusion=True`` exports the full K² confusion counter.
+    """
+
+    def __init__(
+        self,
+        monitors: Mapping[str, Monitor] | None = None,
+        *,
+        distortion_prone: bool = False,
+        confusion: bool = False,
+    ) -> None:
+        self._monitors: dict[str, Monitor] = {}
+        self._lock = threading.Lock()
+        self.distortion_prone = distortion_prone
+        self.confusion = confusion
+        for model, monitor in (monitors or {}).items():
+            self.add(model, monitor)
+
+    def add(self, model: str, monitor: Monitor) -> None:
+        """Serve ``monitor`` under ``model`` (a new name, a non-empty str)."""
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model must be a non-empty str, got {model!r}")
+        if not isinstance(monitor, Monitor):
+            raise TypeError(f"monitor must be a streammon.Monitor, got {monitor!r}")
+        with self._lock:
+            if model in self._monitors:
+                raise ValueError(f"model {model!r} is already served by this collector")
+            self._monitors[model] = monitor
+
+    def remove(self, model: str) -> None:
+        """Stop serving ``model``."""
+        with self._lock:
+            self._monitors.pop(model)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The served model names."""
+        with self._lock:
+            return tuple(self._monitors)
+
+    def describe(self) -> Iterator[Metric]:
+        """The families this collector emits (names and types, no samples)."""
+        for family in exported_families(distortion_prone=self.distortion_prone, confusion=self.confusion):
+            yield family.empty()
+
+    def collect(self) -> Iterator[Metric]:
+        """Fresh families from a new report of every monitor."""
+        with self._lock:
+            monitors = list(self._monitors.items())
+        reports = [(model, monitor.report()) for model, monitor in monitors]
+        yield from build_families(reports, distortion_prone=self.distortion_prone, confusion=self.confusion)

@@ -1,65 +1,128 @@
-"""Command line: ``streammon demo`` runs the embedded synthetic stream.
+"""The ``streammon`` command.
 
->>> main(["demo", "--samples", "8000", "--phase-length", "2000", "--every", "4000"])  # doctest: +ELLIPSIS
-streammon demo — ...
+- ``streammon demo`` — stream the embedded synthetic production stream in real time, serve
+  ``/metrics`` on 127.0.0.1 (``--port``, default 9464) and print a compact live view;
+  stops after ``--duration`` seconds or on Ctrl-C.
+- ``streammon rules`` — print the PromQL recording and alerting rules (YAML).
+- ``streammon dashboard`` — print the Grafana dashboard (JSON).
+
+>>> main(["demo", "--duration", "0.6", "--rate", "4000", "--port", "0", "--every", "0.5"])  # doctest: +ELLIPSIS
+streammon demo: serving http://127.0.0.1:.../metrics ...
 ...
+stopped after ... samples
+0
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import time
 from collections.abc import Sequence
+from types import FrameType
 
-from streammon.demo import REFERENCE, SyntheticStream
+from streammon.demo import PHASES, REFERENCE, SyntheticStream
+from streammon.grafana import render_dashboard
 from streammon.monitor import Monitor
-from streammon.report import WindowReport
-from streammon.windows import Cumulative, Sliding
+from streammon.report import Report, WindowReport
+from streammon.rules import render_rules
+from streammon.server import DEFAULT_PORT, serve
+from streammon.windows import Cumulative, Sliding, Timed
 
 HEADLINE = ("acsa", "gmean", "min_recall", "precision", "f1", "accuracy", "mcc")
+TICK_SECONDS = 0.1
 
 
 def format_window(w: WindowReport) -> str:
-    """One compact line per window: mix, headline scores (``*`` = flagged), flags."""
+    """One compact line per window: mix, headline scores (``*`` = flagged), flag kinds."""
     flagged = set(w.flagged())
     scores = "  ".join(
         f"{name}={w.scores[name]:.3f}{'*' if name in flagged else ''}" for name in HEADLINE if name in w.scores
     )
-    shift = w.prior_shift
-    js = f"{shift.js:.3f}" if shift is not None else "n/a"
-    kinds = sorted({f.kind for f in w.flags})
-    return (
-        f"  {w.name:<14} n={w.n:<6} RRT={w.rrt:6.2f} IR={w.ir:5.1f} JS={js}  {scores}"
-        f"  flags={','.join(kinds) or '-'}"
-    )
+    js = "n/a" if w.prior_shift is None else f"{w.prior_shift.js:.3f}"
+    kinds = ",".join(sorted({f.kind for f in w.flags})) or "-"
+    return f"  {w.name:<14} n={w.n:<7} RRT={w.rrt:6.2f} IR={w.ir:5.1f} JS={js}  {scores}  flags={kinds}"
 
 
-def run_demo(samples: int, phase_length: int, every: int) -> None:
-    """Feed the synthetic stream to a monitor and print a compact view every ``every`` samples."""
-    stream = SyntheticStream(phase_length=phase_length)
-    monitor = Monitor([Cumulative(), Sliding(2000)], reference=REFERENCE)
-    print(f"streammon demo — {samples} samples, reference mix {REFERENCE}")
-    for start in range(0, samples, every):
-        stop = min(samples, start + every)
-        truth, preds = stream.arrays(start, stop)
-        monitor.update_many(truth, preds)
-        report = monitor.report()
-        print(f"after {stop} samples (phase: {stream.phase_at(stop - 1)})")
-        for w in report.windows.values():
-            print(format_window(w))
+def format_view(report: Report, elapsed: float, phase: str) -> str:
+    """The live view: a header, one line per window, then what not to trust and why."""
+    lines = [f"[{elapsed:6.1f}s] phase={phase:<12} samples={report.samples}"]
+    lines += [format_window(w) for w in report.windows.values()]
+    main = list(report.windows.values())[-1]
+    worst_first = sorted(main.flags, key=lambda f: -abs(f.magnitude))
+    for flag in worst_first[:3]:
+        lines.append(f"    ! {flag.kind} {flag.metric}: {flag.reason}")
+    if len(main.flags) > 3:
+        lines.append(f"    ! … and {len(main.flags) - 3} more flags in {main.name}")
+    incompetent = [m for m, state in main.competitiveness.items() if state == "incompetent"]
+    if incompetent:
+        lines.append(f"    ! incompetent (below 1/K, seed 001): {', '.join(incompetent)}")
+    return "\n".join(lines)
+
+
+class _Stop(Exception):
+    """Raised by SIGTERM so that the demo stops like on Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase_seconds: float | None,
+             every: float) -> int:
+    """Stream the synthetic phases in real time while serving ``/metrics``."""
+    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
+    stream = SyntheticStream(phase_length=max(1, round(rate * phase_seconds)))
+    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE)
+    server = serve(monitor, port=port, addr=addr, model="demo")
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    print(f"streammon demo: serving {server.url} (model='demo'); reference mix {REFERENCE}; "
+          f"phases {' → '.join(PHASES)}, {phase_seconds:g}s each", flush=True)
+    start = last_view = time.monotonic()
+    produced = 0
+    try:
+        while duration is None or time.monotonic() - start < duration:
+            due = int((time.monotonic() - start) * rate)
+            if due > produced:
+                truth, preds = stream.arrays(produced, due)
+                monitor.update_many(truth, preds)
+                produced = due
+            if time.monotonic() - last_view >= every:
+                last_view = time.monotonic()
+                print(format_view(monitor.report(), last_view - start, stream.phase_at(max(0, produced - 1))),
+                      flush=True)
+            time.sleep(TICK_SECONDS)
+    except (KeyboardInterrupt, _Stop):
+        pass
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    print(f"stopped after {produced} samples", flush=True)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``streammon`` command."""
-    parser = argparse.ArgumentParser(prog="streammon", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="streammon", description="Monitor classifiers under class imbalance.")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the embedded synthetic production stream")
-    demo.add_argument("--samples", type=int, default=80_000, help="samples to stream (default 80000)")
-    demo.add_argument("--phase-length", type=int, default=20_000, help="samples per phase (default 20000)")
-    demo.add_argument("--every", type=int, default=10_000, help="print a view every N samples")
+    demo = sub.add_parser("demo", help="stream the embedded synthetic production stream and serve /metrics")
+    demo.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"metrics port (default {DEFAULT_PORT}; 0: any)")
+    demo.add_argument("--addr", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    demo.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: Ctrl-C)")
+    demo.add_argument("--rate", type=float, default=2000.0, help="labelled samples per second (default 2000)")
+    demo.add_argument("--phase-seconds", type=float, default=None,
+                      help="seconds per phase (default: duration/4, or 60 without --duration)")
+    demo.add_argument("--every", type=float, default=2.0, help="seconds between two views (default 2)")
+    sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
+    sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        run_demo(args.samples, args.phase_length, args.every)
+        if args.rate <= 0 or (args.duration is not None and args.duration <= 0) or args.every <= 0:
+            parser.error("--rate, --duration and --every must be > 0")
+        return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
+                        phase_seconds=args.phase_seconds, every=args.every)
+    sys.stdout.write(render_rules() if args.command == "rules" else render_dashboard())
     return 0
 
 

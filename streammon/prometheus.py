@@ -60,7 +60,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from streammon.metrics import catalog
 from streammon.monitor import Monitor
-from streammon.report import TYPE1, TYPE2, Report
+from streammon.report import TYPE1, TYPE2, Report, WindowReport
 
 WINDOW = ("model", "window")
 
@@ -79,16 +79,18 @@ class Family:
         """The name as it appears in the exposition."""
         return f"{self.name}_total" if self.kind == "counter" else self.name
 
-    def empty(self) -> Metric:
+    def empty(self) -> GaugeMetricFamily | CounterMetricFamily:
         """A new family with no samples."""
-        factory = CounterMetricFamily if self.kind == "counter" else GaugeMetricFamily
-        return factory(self.name, self.help, labels=list(self.labels))
+        if self.kind == "counter":
+            return CounterMetricFamily(self.name, self.help, labels=list(self.labels))
+        return GaugeMetricFamily(self.name, self.help, labels=list(self.labels))
 
 
 FAMILIES: Mapping[str, Family] = {
     f.name: f
     for f in (
-        Family("streammon_score", "gauge", (*WINDOW, "metric"), "Condition-1-invariant score (safe under prior shift)."),
+        Family("streammon_score", "gauge", (*WINDOW, "metric"),
+               "Condition-1-invariant score (safe under prior shift)."),
         Family("streammon_distortion_prone_score", "gauge", (*WINDOW, "metric"),
                "Score that violates Condition 1 or 2: read it with streammon_distortion (opt-in)."),
         Family("streammon_corrected_score", "gauge", (*WINDOW, "metric"),
@@ -129,69 +131,82 @@ def exported_families(*, distortion_prone: bool = False, confusion: bool = False
     return tuple(f for name, f in FAMILIES.items() if name not in skip)
 
 
-def _invariant(metric: str) -> bool:
-    return catalog()[metric].condition1
-
-
 def _distortion_types(metric: str) -> tuple[str, ...]:
+    """The distortion types a metric is prone to: type1 (violates Condition 1), type2 (Condition 2)."""
     spec = catalog()[metric]
-    return tuple(kind for kind, violates in ((TYPE1, not spec.condition1), (TYPE2, spec.condition2 is False)) if violates)
+    prone = ((TYPE1, not spec.condition1), (TYPE2, spec.condition2 is False))
+    return tuple(kind for kind, violates in prone if violates)
+
+
+class _Families:
+    """The families being filled for one scrape."""
+
+    def __init__(self, *, distortion_prone: bool, confusion: bool) -> None:
+        self.distortion_prone = distortion_prone
+        self.confusion = confusion
+        self.families = {
+            f.name: f.empty() for f in exported_families(distortion_prone=distortion_prone, confusion=confusion)
+        }
+
+    def add(self, family: str, labels: Iterable[object], value: float) -> None:
+        self.families[family].add_metric([str(v) for v in labels], float(value))
+
+    def add_model(self, model: str, report: Report) -> None:
+        """Reference mix and lifetime counters of one model."""
+        reference = report.reference
+        self.add("streammon_imbalance_ratio", [model], math.nan if reference is None else reference.ir)
+        for label, prior in (reference.priors.items() if reference is not None else ()):
+            self.add("streammon_reference_prior", [model, label], prior)
+        totals = report.totals.matrix
+        self.add("streammon_samples", [model], int(totals.sum()))
+        for i, label in enumerate(report.labels):
+            self.add("streammon_class_samples", [model, label], int(totals[i].sum()))
+            self.add("streammon_class_correct", [model, label], int(totals[i, i]))
+            self.add("streammon_class_predicted", [model, label], int(totals[:, i].sum()))
+            if self.confusion:
+                for j, pred in enumerate(report.labels):
+                    self.add("streammon_confusion", [model, label, pred], int(totals[i, j]))
+
+    def add_window(self, model: str, w: WindowReport) -> None:
+        """Mix, per-class values, scores and distortion of one window."""
+        key = [model, w.name]
+        self.add("streammon_window_samples", key, w.n)
+        self.add("streammon_rrt", key, w.rrt)
+        self.add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
+        for label in w.labels:
+            self.add("streammon_recall", [*key, label], w.recall[label])
+            self.add("streammon_class_prior", [*key, label], w.priors[label])
+            self.add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
+            distortion = w.precision[label] - w.corrected_precision[label]
+            self.add("streammon_class_precision_distortion", [*key, label], distortion)
+        flags = {(f.metric, f.kind): f for f in w.flags}
+        for metric, value in w.scores.items():
+            if catalog()[metric].condition1:
+                self.add("streammon_score", [*key, metric], value)
+            else:
+                self.add("streammon_corrected_score", [*key, metric], w.corrected[metric])
+                if self.distortion_prone:
+                    self.add("streammon_distortion_prone_score", [*key, metric], value)
+            for kind in _distortion_types(metric):
+                flag = flags.get((metric, kind))
+                if kind == TYPE1:
+                    magnitude = w.distortion[metric]
+                else:
+                    magnitude = flag.magnitude if flag else (0.0 if w.n else math.nan)
+                self.add("streammon_distortion", [*key, metric, kind], magnitude)
+                self.add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
 
 
 def build_families(
     reports: Sequence[tuple[str, Report]], *, distortion_prone: bool = False, confusion: bool = False
 ) -> list[Metric]:
     """Fresh metric families for ``(model, report)`` pairs (pure: no state is kept)."""
-    out = {f.name: f.empty() for f in exported_families(distortion_prone=distortion_prone, confusion=confusion)}
-
-    def add(family: str, labels: Iterable[object], value: float) -> None:
-        out[family].add_metric([str(v) for v in labels], float(value))
-
+    out = _Families(distortion_prone=distortion_prone, confusion=confusion)
     for model, report in reports:
-        reference = report.reference
-        if reference is not None:
-            add("streammon_imbalance_ratio", [model], reference.ir)
-            for label, prior in reference.priors.items():
-                add("streammon_reference_prior", [model, label], prior)
-        else:
-            add("streammon_imbalance_ratio", [model], math.nan)
-        totals = report.totals.matrix
-        add("streammon_samples", [model], int(totals.sum()))
-        for i, label in enumerate(report.labels):
-            add("streammon_class_samples", [model, label], int(totals[i].sum()))
-            add("streammon_class_correct", [model, label], int(totals[i, i]))
-            add("streammon_class_predicted", [model, label], int(totals[:, i].sum()))
-            if confusion:
-                for j, pred in enumerate(report.labels):
-                    add("streammon_confusion", [model, label, pred], int(totals[i, j]))
-        for name, w in report.windows.items():
-            key = [model, name]
-            add("streammon_window_samples", key, w.n)
-            add("streammon_rrt", key, w.rrt)
-            add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
-            for label in w.labels:
-                add("streammon_recall", [*key, label], w.recall[label])
-                add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
-                add("streammon_class_precision_distortion", [*key, label],
-                    w.precision[label] - w.corrected_precision[label])
-                add("streammon_class_prior", [*key, label], w.priors[label])
-            flags = {(f.metric, f.kind): f for f in w.flags}
-            for metric, value in w.scores.items():
-                if _invariant(metric):
-                    add("streammon_score", [*key, metric], value)
-                else:
-                    add("streammon_corrected_score", [*key, metric], w.corrected[metric])
-                    if distortion_prone:
-                        add("streammon_distortion_prone_score", [*key, metric], value)
-                for kind in _distortion_types(metric):
-                    flag = flags.get((metric, kind))
-                    if kind == TYPE1:
-                        magnitude = w.distortion[metric]
-                    else:
-                        magnitude = flag.magnitude if flag else (0.0 if w.n else math.nan)
-                    add("streammon_distortion", [*key, metric, kind], magnitude)
-                    add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
-    return list(out.values())
+        out.add_model(model, report)
+        for w in report.windows.values():
+            out.add_window(model, w)
+    return list(out.families.values())
 
 
 class MonitorCollector:

@@ -1,0 +1,172 @@
+"""The Grafana dashboard, generated so that every query names only families the collector emits.
+
+``streammon dashboard`` prints it; ``grafana/dashboards/streammon.json`` is the
+checked-in output. It uses a ``datasource`` template variable (not ``__inputs``,
+which file provisioning leaves unresolved) and ``model``/``window`` variables.
+
+>>> board = dashboard()
+>>> [v["name"] for v in board["templating"]["list"]]
+['datasource', 'model', 'window']
+>>> sorted(metric_names(board))[:3]
+['streammon_class_correct_total', 'streammon_class_precision_distortion', 'streammon_class_prior']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+SEL = 'model=~"$model",window=~"$window"'
+MODEL = 'model=~"$model"'
+
+
+def _target(expr: str, legend: str, ref: str) -> dict[str, Any]:
+    return {"datasource": DATASOURCE, "expr": expr, "legendFormat": legend, "refId": ref, "range": True}
+
+
+def _panel(kind: str, title: str, description: str, grid: tuple[int, int, int, int],
+           targets: list[tuple[str, str]], *, unit: str = "none", minmax: tuple[float, float] | None = None
+           ) -> dict[str, Any]:
+    x, y, w, h = grid
+    defaults: dict[str, Any] = {"unit": unit}
+    if minmax is not None:
+        defaults["min"], defaults["max"] = minmax
+    return {
+        "type": kind,
+        "title": title,
+        "description": description,
+        "datasource": DATASOURCE,
+        "gridPos": {"x": x, "y": y, "w": w, "h": h},
+        "targets": [_target(expr, legend, chr(ord("A") + i)) for i, (expr, legend) in enumerate(targets)],
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+        "options": _options(kind),
+    }
+
+
+def _options(kind: str) -> dict[str, Any]:
+    legend = {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []}
+    tooltip = {"mode": "multi", "sort": "none"}
+    if kind == "timeseries":
+        return {"legend": legend, "tooltip": tooltip}
+    if kind == "statetimeline":
+        return {"showValue": "never", "rowHeight": 0.8, "legend": legend, "tooltip": tooltip}
+    if kind == "stat":
+        return {
+            "graphMode": "area", "colorMode": "value", "justifyMode": "auto", "textMode": "auto",
+            "wideLayout": True, "showPercentChange": False, "percentChangeColorMode": "standard",
+            "orientation": "auto", "reduceOptions": {"calcs": ["lastNotNull"], "values": False},
+        }
+    raise ValueError(f"no options for panel type {kind!r}")
+
+
+def _variable(name: str, label: str, query: str) -> dict[str, Any]:
+    return {
+        "type": "query", "name": name, "label": label, "datasource": DATASOURCE,
+        "query": query, "definition": query,
+        "refresh": 2, "multi": True, "includeAll": True, "sort": 1,
+        "current": {"text": "All", "value": "$__all"},
+    }
+
+
+def _panels() -> list[dict[str, Any]]:
+    return [
+        _panel("timeseries", "Scores invariant under prior shift",
+               "Condition-1-invariant scores (seed 004): they move only when the model's per-class behaviour moves.",
+               (0, 0, 12, 8),
+               [(f'streammon_score{{{SEL},metric=~"acsa|gmean|min_recall|maurpc_ova"}}', "{{window}} {{metric}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Per-class recall", "Recall of each class; a class absent from the window has none.",
+               (12, 0, 12, 8), [(f"streammon_recall{{{SEL}}}", "{{window}} {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("stat", "Minimum recall above random (1/K)",
+               "Minimum recall minus 1/K (seed 001): below 0, some class is recalled worse than random guessing.",
+               (0, 8, 6, 6),
+               [(f'streammon_score{{{SEL},metric="min_recall"}} - on (model, window) group_left () '
+                 f"(1 / count by (model, window) (max by (model, window, class) (streammon_recall{{{SEL}}} >= 0)))",
+                 "{{instance}} {{window}}")],
+               unit="percentunit"),
+        _panel("stat", "Samples in window", "Labelled samples counted in each window.", (6, 8, 6, 6),
+               [(f"streammon_window_samples{{{SEL}}}", "{{window}}")]),
+        _panel("timeseries", "RRT against the reference IR",
+               "Ratio of representatives in the window (seed 004) against the training imbalance ratio.",
+               (12, 8, 12, 6),
+               [(f"streammon_rrt{{{SEL}}}", "RRT {{window}}"), (f"streammon_imbalance_ratio{{{MODEL}}}", "IR")]),
+        _panel("timeseries", "Class mix against the reference",
+               "Share of each class in the window, and in the reference (training) mix.", (0, 14, 12, 8),
+               [(f"streammon_class_prior{{{SEL}}}", "{{window}} {{class}}"),
+                (f"streammon_reference_prior{{{MODEL}}}", "reference {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Prior shift (Jensen–Shannon divergence)",
+               "Divergence in bits between the window's class mix and the reference mix.", (12, 14, 12, 8),
+               [(f"streammon_prior_shift{{{SEL}}}", "{{window}}")]),
+        _panel("statetimeline", "Distortion flags: metrics not to trust now",
+               "1 while a metric is flagged: type1 = the class mix distorts it; type2 = the class set changed.",
+               (0, 22, 12, 8), [(f"streammon_distortion_flag{{{SEL}}}", "{{window}} {{metric}} {{type}}")]),
+        _panel("timeseries", "Distortion: how much of each reading is the class mix",
+               "type1: score as read minus the score at the reference mix. type2: shift of the metric's floor.",
+               (12, 22, 12, 8), [(f"streammon_distortion{{{SEL}}}", "{{window}} {{metric}} {{type}}")]),
+        _panel("timeseries", "Precision as read vs at the reference mix",
+               "Per-class precision: as read (moves with the class mix) and prior-corrected (moves with the model).",
+               (0, 30, 12, 8),
+               [(f"streammon_corrected_class_precision{{{SEL}}} + streammon_class_precision_distortion{{{SEL}}}",
+                 "as read {{window}} {{class}}"),
+                (f"streammon_corrected_class_precision{{{SEL}}}", "at reference mix {{window}} {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Per-class recall across replicas",
+               "Recall from the summed lifetime counters of every replica (what the PromQL rules compute).",
+               (12, 30, 12, 8),
+               [(f"sum by (model, class) (increase(streammon_class_correct_total{{{MODEL}}}[5m])) / "
+                 f"(sum by (model, class) (increase(streammon_class_samples_total{{{MODEL}}}[5m])) > 0)",
+                 "{{model}} {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+    ]
+
+
+def dashboard() -> dict[str, Any]:
+    """The streammon dashboard as a Grafana JSON model."""
+    panels = _panels()
+    for i, panel in enumerate(panels, start=1):
+        panel["id"] = i
+    return {
+        "uid": "streammon",
+        "title": "streammon: model quality under class imbalance",
+        "description": "Did the model get worse, or did only the class mix change?",
+        "tags": ["streammon", "ml-monitoring"],
+        "editable": True,
+        "schemaVersion": 39,
+        "version": 1,
+        "time": {"from": "now-1h", "to": "now"},
+        "refresh": "30s",
+        "graphTooltip": 1,
+        "annotations": {"list": []},
+        "templating": {"list": [
+            {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus",
+             "current": {"text": "Prometheus", "value": "Prometheus"}, "hide": 0},
+            _variable("model", "Model", "label_values(streammon_samples_total, model)"),
+            _variable("window", "Window", 'label_values(streammon_window_samples{model=~"$model"}, window)'),
+        ]},
+        "panels": panels,
+    }
+
+
+def queries(board: dict[str, Any]) -> Iterator[str]:
+    """Every PromQL expression in the dashboard (panel targets and variable queries)."""
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            yield str(target["expr"])
+    for variable in board["templating"]["list"]:
+        if variable["type"] == "query":
+            yield str(variable["definition"])
+
+
+def metric_names(board: dict[str, Any]) -> set[str]:
+    """The metric names used by the dashboard's queries."""
+    return {name for q in queries(board) for name in re.findall(r"\b(streammon_[a-z_]+)\b", q)}
+
+
+def render_dashboard() -> str:
+    """The dashboard as indented JSON text."""
+    return json.dumps(dashboard(), indent=2, ensure_ascii=False) + "\n"

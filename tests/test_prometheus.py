@@ -1,0 +1,148 @@
+"""The Prometheus collector: the families, labels and values it exposes, and the HTTP server."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import urllib.error
+import urllib.request
+from base64 import b64encode
+from pathlib import Path
+
+import pytest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from streammon import Cumulative, Monitor, Sliding
+from streammon.metrics import catalog
+from streammon.prometheus import FAMILIES, MonitorCollector, exported_families
+from streammon.server import serve
+
+GOLDEN = Path(__file__).parent / "golden" / "exposition.txt"
+
+
+def _monitor() -> Monitor:
+    monitor = Monitor([Cumulative(), Sliding(4)], reference={"legit": 90, "fraud": 10})
+    monitor.update_many(["legit"] * 6 + ["fraud"] * 4, ["legit"] * 5 + ["fraud"] * 3 + ["legit"] * 2)
+    return monitor
+
+
+def _exposition(collector: MonitorCollector) -> str:
+    registry = CollectorRegistry()
+    registry.register(collector)
+    return generate_latest(registry).decode()
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_exposition_matches_the_golden_file() -> None:
+    """The exposition of a small fixed monitor is byte-for-byte the reviewed golden file."""
+    assert _exposition(MonitorCollector({"fraud-model": _monitor()})) == GOLDEN.read_text()
+
+
+def test_only_condition1_scores_are_exported_by_default() -> None:
+    """streammon_score holds exactly the Condition-1 metrics; the others only appear when opted in, apart."""
+    default = _samples(_exposition(MonitorCollector({"m": _monitor()})))
+    scored = {dict(labels)["metric"] for (name, labels) in default if name == "streammon_score"}
+    assert scored and all(catalog()[m].condition1 for m in scored)
+    assert "precision" not in scored and "gmean" in scored
+    assert not any(name == "streammon_distortion_prone_score" for name, _ in default)
+    opted = _samples(_exposition(MonitorCollector({"m": _monitor()}, distortion_prone=True)))
+    prone = {dict(labels)["metric"] for (name, labels) in opted if name == "streammon_distortion_prone_score"}
+    assert prone and not any(catalog()[m].condition1 for m in prone) and "precision" in prone
+
+
+def test_values_are_the_reports_values_and_counters_are_lifetime_totals() -> None:
+    """Gauges carry the report's numbers; the per-class counters count every sample ever seen."""
+    monitor = _monitor()
+    w = monitor.report().windows["sliding_4"]
+    samples = _samples(_exposition(MonitorCollector({"m": monitor}, confusion=True)))
+    key = (("metric", "gmean"), ("model", "m"), ("window", "sliding_4"))
+    assert samples[("streammon_score", key)] == pytest.approx(w.scores["gmean"])
+    assert samples[("streammon_class_samples_total", (("class", "fraud"), ("model", "m")))] == 4
+    assert samples[("streammon_class_correct_total", (("class", "fraud"), ("model", "m")))] == 2
+    assert samples[("streammon_class_predicted_total", (("class", "legit"), ("model", "m")))] == 7
+    assert samples[("streammon_samples_total", (("model", "m"),))] == 10
+    confusion_key = (("model", "m"), ("pred_class", "legit"), ("true_class", "fraud"))
+    assert samples[("streammon_confusion_total", confusion_key)] == 2
+    flag = samples[("streammon_distortion_flag", (("metric", "precision"), ("model", "m"), ("type", "type1"),
+                                                  ("window", "cumulative")))]
+    assert flag == float("precision" in monitor.report().windows["cumulative"].flagged("type1"))
+
+
+def test_undefined_values_are_nan_and_no_created_series() -> None:
+    """An empty window exports NaN (never 0) and counters have no _created samples."""
+    text = _exposition(MonitorCollector({"m": Monitor([Sliding(5)], reference={"a": 1, "b": 1})}))
+    samples = _samples(text)
+    assert math.isnan(samples[("streammon_score", (("metric", "acsa"), ("model", "m"), ("window", "sliding_5")))])
+    assert math.isnan(samples[("streammon_rrt", (("model", "m"), ("window", "sliding_5")))])
+    assert "_created" not in text
+
+
+def test_describe_names_every_collected_family_and_nothing_registers_at_import() -> None:
+    """describe() lists exactly what collect() yields; importing streammon leaves the global registry alone."""
+    collector = MonitorCollector({"m": _monitor()}, distortion_prone=True, confusion=True)
+    assert [m.name for m in collector.describe()] == [m.name for m in collector.collect()]
+    assert {f.name for f in exported_families()} == set(FAMILIES) - {"streammon_distortion_prone_score",
+                                                                       "streammon_confusion"}
+    assert not any(name.startswith("streammon") for name in REGISTRY._names_to_collectors)
+
+
+def test_one_collector_serves_many_models() -> None:
+    """Monitors are told apart by the model label; duplicate or bad names are rejected."""
+    collector = MonitorCollector({"a": _monitor()})
+    collector.add("b", Monitor([Sliding(3)]))
+    models = {dict(labels)["model"] for (_, labels) in _samples(_exposition(collector))}
+    assert models == {"a", "b"}
+    with pytest.raises(ValueError, match="already served"):
+        collector.add("a", _monitor())
+    with pytest.raises(TypeError, match=r"streammon\.Monitor"):
+        collector.add("c", object())  # type: ignore[arg-type]
+    collector.remove("a")
+    assert collector.models == ("b",)
+
+
+@pytest.mark.prometheus
+def test_promtool_check_metrics_is_clean(promtool: str) -> None:
+    """promtool check metrics reports nothing on the exposition, with every optional family on."""
+    text = _exposition(MonitorCollector({"m": _monitor()}, distortion_prone=True, confusion=True))
+    result = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "" and result.stderr.strip() == "", result
+
+
+def test_label_values_with_quotes_newlines_and_unicode_survive_a_real_scrape() -> None:
+    """Class labels with quotes, backslashes, newlines and unicode are escaped in the exposition and parse back."""
+    odd = ['say "hi"', "back\\slash", "two\nlines", "café ☕"]
+    monitor = Monitor([Cumulative()], classes=odd)
+    monitor.update_many(odd, odd[::-1])
+    with serve(monitor, port=0, model="odd") as server:
+        body = urllib.request.urlopen(server.url, timeout=5).read().decode()
+    classes = {dict(labels).get("class") for (name, labels) in _samples(body) if name == "streammon_recall"}
+    assert classes == set(odd)
+
+
+def test_server_binds_loopback_and_enforces_basic_auth() -> None:
+    """The server binds 127.0.0.1 by default; with basic auth, no or wrong credentials get 401."""
+    with serve(_monitor(), port=0, basic_auth=("prom", "s3cret")) as server:
+        assert server.addr == "127.0.0.1"
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(server.url, timeout=5)
+        assert denied.value.code == 401
+        wrong = urllib.request.Request(server.url, headers={"Authorization": "Basic " + b64encode(b"prom:x").decode()})
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(wrong, timeout=5)
+        credentials = "Basic " + b64encode(b"prom:s3cret").decode()
+        good = urllib.request.Request(server.url, headers={"Authorization": credentials})
+        assert b"streammon_samples_total" in urllib.request.urlopen(good, timeout=5).read()
+
+
+def test_tls_options_need_a_certificate() -> None:
+    """Asking for TLS settings without certfile= is an error, not a silent plain-HTTP server."""
+    with pytest.raises(ValueError, match="certfile"):
+        serve(_monitor(), port=0, keyfile="key.pem")

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from types import FrameType
 
-from streammon.demo import PHASES, REFERENCE, SyntheticStream
+from streammon.demo import PHASES, REFERENCE, VALIDATION, SyntheticStream
 from streammon.grafana import render_dashboard
 from streammon.monitor import Monitor
 from streammon.report import Report, WindowReport
@@ -55,9 +55,9 @@ def format_view(report: Report, elapsed: float, phase: str) -> str:
         lines.append(f"    ! {flag.kind} {flag.metric}: {flag.reason}")
     if len(main.flags) > 3:
         lines.append(f"    ! … and {len(main.flags) - 3} more flags in {main.name}")
-    incompetent = [m for m, state in main.competitiveness.items() if state == "incompetent"]
-    if incompetent:
-        lines.append(f"    ! incompetent (below 1/K, seed 001): {', '.join(incompetent)}")
+    for alert in report.alerts:
+        if alert.window in (main.name, "stream"):
+            lines.append(f"    ALERT {alert.kind} [{alert.window}] {alert.subject} since sample {alert.since_sample}")
     return "\n".join(lines)
 
 
@@ -74,7 +74,7 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
     """Stream the synthetic phases in real time while serving ``/metrics``."""
     phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
     stream = SyntheticStream(phase_length=max(1, round(rate * phase_seconds)))
-    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE)
+    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION)
     server = serve(monitor, port=port, addr=addr, model="demo")
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     print(f"streammon demo: serving {server.url} (model='demo'); reference mix {REFERENCE}; "

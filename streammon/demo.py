@@ -28,6 +28,8 @@ import numpy as np
 
 PHASES = ("steady", "mix_drift", "degradation", "new_class")
 REFERENCE = {"legit": 95_000, "fraud": 5_000}
+# The classifier's validation confusion matrix: the baseline of the degradation detector.
+VALIDATION = {"legit": {"legit": 18_050, "fraud": 950}, "fraud": {"fraud": 850, "legit": 150}}
 
 
 @dataclass

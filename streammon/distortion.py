@@ -41,6 +41,9 @@ DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
 class Policy:
     """Tolerances and metric parameters used when reports are built.
 
+    ``confidence`` is the level of the intervals in reports (and of the evidence
+    behind incompetence alerts).
+
     ``metric_params`` gives parameters per metric (default: ``holder`` at
     p = 0.5, between the a-mean and the g-mean, which keeps Condition 3).
     """
@@ -49,6 +52,7 @@ class Policy:
     collapse_recall: float = 0.05
     shift_alpha: float = 0.01
     shift_min_js: float = 0.01
+    confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
 
     def params(self, metric: str) -> Mapping[str, Any]:

@@ -22,6 +22,7 @@ import numpy as np
 from streammon.counts import ConfusionCounts, IntMatrix
 from streammon.distortion import Policy, condition3_flags, type1_flags, type2_flags
 from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
+from streammon.metrics.intervals import index_intervals, wilson
 from streammon.metrics.multiclass import class_precision
 from streammon.reference import Reference
 from streammon.report import WindowReport
@@ -112,6 +113,7 @@ def evaluate_window(
             holder_scores[metric] = competitiveness(value, p=p, k=int(present_mask.sum()))
 
     predicted = counts.sum(axis=0)
+    diagonal = np.diagonal(counts)
     return WindowReport(
         name=name,
         kind=kind,
@@ -139,5 +141,9 @@ def evaluate_window(
         distortion=MappingProxyType(distortion),
         competitiveness=MappingProxyType(holder_scores),
         flags=tuple(flags),
+        recall_interval=MappingProxyType({
+            lab: wilson(float(diagonal[i]), float(true_counts[i]), policy.confidence) for i, lab in enumerate(labels)
+        }),
+        intervals=MappingProxyType(index_intervals(diagonal, true_counts, policy.confidence)),
     )
 

@@ -88,8 +88,9 @@ def _panels() -> list[dict[str, Any]]:
                  f"(1 / count by (model, window) (max by (model, window, class) (streammon_recall{{{SEL}}} >= 0)))",
                  "{{instance}} {{window}}")],
                unit="percentunit"),
-        _panel("stat", "Samples in window", "Labelled samples counted in each window.", (6, 8, 6, 6),
-               [(f"streammon_window_samples{{{SEL}}}", "{{window}}")]),
+        _panel("stat", "Active alerts", "Alerts active now, by kind: degradation (class-conditional), prior_shift, "
+               "class_set_change, incompetent.", (6, 8, 6, 6),
+               [(f"count by (kind) (streammon_alert{{{MODEL}}}) or on () vector(0)", "{{kind}}")]),
         _panel("timeseries", "RRT against the reference IR",
                "Ratio of representatives in the window (seed 004) against the training imbalance ratio.",
                (12, 8, 12, 6),

@@ -28,12 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from streammon.alerts import active_since, degradation_reason, window_conditions
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
+from streammon.detect import DegradationWatch, DetectorSettings
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
 from streammon.labels import as_label_array, map_labels
 from streammon.reference import Reference
-from streammon.report import Report
+from streammon.report import DEGRADATION, STREAM, Alert, Report
 from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
@@ -71,6 +73,13 @@ class Monitor:
         Samples used to learn the reference when none is given.
     max_classes
         Cap on distinct labels (default 256): a new label beyond it is rejected.
+    baseline
+        Each class's expected performance for degradation alerts: a validation
+        confusion matrix as ``ConfusionCounts`` or ``{true: {pred: count}}``. A class
+        it does not cover learns its baseline from its first
+        ``detector.baseline_samples`` labelled samples.
+    detector
+        ``DetectorSettings`` of the per-class degradation CUSUM.
     clock
         Time source for samples given without ``t`` (default ``time.time``).
     policy
@@ -90,6 +99,8 @@ class Monitor:
         classes: Iterable[Any] | None = None,
         warmup: int = DEFAULT_WARMUP,
         max_classes: int = DEFAULT_MAX_CLASSES,
+        baseline: ConfusionCounts | Mapping[Any, Mapping[Any, int]] | None = None,
+        detector: DetectorSettings | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
     ) -> None:
@@ -114,7 +125,14 @@ class Monitor:
         initial += list(classes or [])
         if positive is not None:
             initial.append(positive)
+        given = _baseline_counts(baseline)
+        initial += [label for label, _, _ in given]
         self._index.register(initial)
+        self._watch = DegradationWatch(
+            detector or DetectorSettings(),
+            {self._index.ids[label]: (correct, total) for label, correct, total in given},
+        )
+        self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._positive = None if positive is None else self._index.labels[self._index.ids[positive]]
         self._stride = max_classes
         self._capacity = _capacity_for(max(len(self._index), 2))
@@ -128,6 +146,7 @@ class Monitor:
         self._last_t = -math.inf
         self._clock_driven = False
         self._samples = 0
+        self._ingested = 0  # samples already moved from the buffer into the windows
         self._warmup_left = 0 if self._reference else warmup
         self._warm_counts = np.zeros(self._capacity, np.int64)
 
@@ -279,6 +298,8 @@ class Monitor:
         for w in self._windows:
             w.ingest(batch)
         self._lifetime.ingest(batch)
+        self._watch.ingest(batch.true, batch.pred, self._ingested, self._capacity, batch.times)
+        self._ingested += len(batch)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -309,10 +330,22 @@ class Monitor:
             positive = self._positive_index(labels)
             samples = self._samples
             warmup_left = self._warmup_left
+            degraded = {labels[c]: (d.p0, d.since, d.since_time) for c, d in self._watch.active().items()}
+            baseline = {labels[c]: d.p0 for c, d in self._watch.detectors.items()}
         windows = {
             name: evaluate_window(name, kind, counts, labels, reference, positive=positive, policy=self._policy)
             for name, kind, counts in snapshots
         }
+        conditions = [c for w in windows.values() for c in window_conditions(w, reference)]
+        with self._lock:
+            stamp = self._last_t if now is None else now
+            self._alert_since = active_since(self._alert_since, conditions, samples, stamp)
+            since = dict(self._alert_since)
+        drop = self._watch.settings.drop
+        alerts = [Alert(DEGRADATION, STREAM, str(label), at, at_time, degradation_reason(label, p0, drop))
+                  for label, (p0, at, at_time) in degraded.items()]
+        alerts += [Alert(kind, window, subject, *since[(kind, window, subject)], reason)
+                   for kind, window, subject, reason in conditions]
         return Report(
             windows=_frozen(windows),
             labels=labels,
@@ -321,11 +354,31 @@ class Monitor:
             samples=samples,
             warmup_remaining=warmup_left,
             totals=ConfusionCounts(labels, lifetime),
+            alerts=tuple(alerts),
+            baseline=_frozen(baseline),
         )
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._index)}, samples={self._samples})"
 
 
-def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(mapping)
+def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+def _baseline_counts(baseline: Any) -> list[tuple[Hashable, int, int]]:
+    """(label, correct, total) per class of a validation confusion matrix."""
+    if baseline is None:
+        return []
+    if isinstance(baseline, ConfusionCounts):
+        m, labels = baseline.matrix, baseline.labels
+        return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
+    if not isinstance(baseline, Mapping):
+        raise TypeError(f"baseline must be ConfusionCounts or {{true: {{pred: count}}}}, got {baseline!r}")
+    counts = ConfusionCounts()
+    for true, row in baseline.items():
+        if not isinstance(row, Mapping):
+            raise TypeError(f"baseline row for {true!r} must map predicted labels to counts, got {row!r}")
+        for pred, count in row.items():
+            counts.add(true, pred, count=count)
+    return _baseline_counts(counts)

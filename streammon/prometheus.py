@@ -25,6 +25,9 @@ Families (names and labels are public; dashboards and rules depend on them):
 ``streammon_class_correct_total{model,class}``          lifetime correct predictions per class
 ``streammon_class_predicted_total{model,class}``        lifetime predictions per class
 ``streammon_samples_total{model}``                      lifetime samples
+``streammon_alert{model,window,kind,subject}``          1 per active alert (window ``stream`` for degradation)
+``streammon_score_interval{...,metric,bound}``          low/high of acsa, gmean, min_recall
+``streammon_recall_interval{...,class,bound}``          Wilson low/high of each class's recall
 ``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
 ======================================================  ====================================================
 
@@ -115,6 +118,12 @@ FAMILIES: Mapping[str, Family] = {
         Family("streammon_class_correct", "counter", ("model", "class"), "Correct predictions of each true class."),
         Family("streammon_class_predicted", "counter", ("model", "class"), "Predictions of each class."),
         Family("streammon_samples", "counter", ("model",), "Labelled samples."),
+        Family("streammon_alert", "gauge", (*WINDOW, "kind", "subject"),
+               "1 for each active alert: degradation, prior_shift, class_set_change, incompetent."),
+        Family("streammon_score_interval", "gauge", (*WINDOW, "metric", "bound"),
+               "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts."),
+        Family("streammon_recall_interval", "gauge", (*WINDOW, "class", "bound"),
+               "Wilson interval bounds (low/high) of each class's recall."),
         Family("streammon_confusion", "counter", ("model", "true_class", "pred_class"),
                "Samples of each (true class, predicted class) pair (opt-in)."),
     )
@@ -173,8 +182,14 @@ class _Families:
         self.add("streammon_window_samples", key, w.n)
         self.add("streammon_rrt", key, w.rrt)
         self.add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
+        for metric, (low, high) in w.intervals.items():
+            self.add("streammon_score_interval", [*key, metric, "low"], low)
+            self.add("streammon_score_interval", [*key, metric, "high"], high)
         for label in w.labels:
             self.add("streammon_recall", [*key, label], w.recall[label])
+            low, high = w.recall_interval[label]
+            self.add("streammon_recall_interval", [*key, label, "low"], low)
+            self.add("streammon_recall_interval", [*key, label, "high"], high)
             self.add("streammon_class_prior", [*key, label], w.priors[label])
             self.add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
             distortion = w.precision[label] - w.corrected_precision[label]
@@ -206,6 +221,8 @@ def build_families(
         out.add_model(model, report)
         for w in report.windows.values():
             out.add_window(model, w)
+        for alert in report.alerts:
+            out.add("streammon_alert", [model, alert.window, alert.kind, alert.subject], 1.0)
     return list(out.families.values())
 
 

@@ -36,6 +36,36 @@ class Flag:
     reason: str
 
 
+DEGRADATION = "degradation"
+PRIOR_SHIFT = "prior_shift"
+CLASS_SET_CHANGE = "class_set_change"
+INCOMPETENT = "incompetent"
+STREAM = "stream"  # the window of the sequential degradation detector: every sample, in order
+
+
+@dataclass(frozen=True)
+class Alert:
+    """Something to act on now.
+
+    ``kind``: ``"degradation"`` (a class's recall fell below its baseline — the
+    per-class CUSUM of ``detect``; window ``"stream"``, subject the class),
+    ``"prior_shift"`` (the window's class mix differs from the reference, beyond
+    chance and materially; subject ``"class_mix"``), ``"class_set_change"`` (the
+    classes present differ from the reference's; subject like ``"+chargeback"``),
+    ``"incompetent"`` (a Hölder score is confidently below 1/K, seed 001 — its
+    whole interval lies below; subject the metric). ``since_sample`` is the stream
+    index (samples counted before it) when the alert turned on, ``since_time`` its
+    time (NaN if unknown).
+    """
+
+    kind: str
+    window: str
+    subject: str
+    since_sample: int
+    since_time: float
+    reason: str
+
+
 @dataclass(frozen=True)
 class WindowReport:
     """One window: counts, class mix, scores, prior correction and flags.
@@ -45,6 +75,8 @@ class WindowReport:
     reference mix (``f_π``), ``distortion`` their difference (Type 1 distortion,
     exactly 0 for Condition-1 metrics). ``recall`` and ``precision`` are per class;
     ``corrected_precision`` is each class's precision at the reference mix.
+    ``recall_interval`` holds Wilson intervals per class and ``intervals`` those of
+    ``acsa``, ``gmean`` and ``min_recall`` (see ``metrics.intervals``).
     """
 
     name: str
@@ -69,6 +101,8 @@ class WindowReport:
     distortion: Mapping[str, float]
     competitiveness: Mapping[str, str]
     flags: tuple[Flag, ...]
+    recall_interval: Mapping[Hashable, tuple[float, float]]
+    intervals: Mapping[str, tuple[float, float]]
 
     def flagged(self, kind: str | None = None) -> tuple[str, ...]:
         """The names of the flagged metrics (of one ``kind`` if given)."""
@@ -81,6 +115,8 @@ class Report:
 
     ``totals`` counts every sample since the monitor started, whatever the
     windows: the source of the mergeable counters exported to Prometheus.
+    ``alerts`` are the alerts active now; ``baseline`` is each class's in-control
+    recall used by the degradation detector (classes still learning it are absent).
     """
 
     windows: Mapping[str, WindowReport]
@@ -90,3 +126,9 @@ class Report:
     samples: int
     warmup_remaining: int
     totals: ConfusionCounts
+    alerts: tuple[Alert, ...]
+    baseline: Mapping[Hashable, float]
+
+    def alerting(self, kind: str | None = None) -> tuple[Alert, ...]:
+        """The active alerts (of one ``kind`` if given)."""
+        return tuple(a for a in self.alerts if kind in (None, a.kind))

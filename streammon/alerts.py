@@ -1,0 +1,64 @@
+"""Which alert conditions hold now (pure); the monitor adds since-when.
+
+Window alerts are read off a ``WindowReport``; degradation alerts come from the
+per-class detectors of ``detect``, which see only class-conditional evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+
+from streammon.reference import Reference
+from streammon.report import CLASS_SET_CHANGE, INCOMPETENT, PRIOR_SHIFT, WindowReport
+
+# The Hölder scores that have intervals; an incompetence alert needs the whole interval below 1/K.
+HOLDER_WITH_INTERVALS = ("min_recall", "gmean", "acsa")
+
+Condition = tuple[str, str, str, str]  # kind, window, subject, reason
+
+
+def window_conditions(w: WindowReport, reference: Reference | None) -> list[Condition]:
+    """Prior shift, class-set change and incompetence conditions of one window."""
+    out: list[Condition] = []
+    if w.n == 0:
+        return out
+    if w.prior_shift is not None and w.prior_shift.shifted:
+        out.append((PRIOR_SHIFT, w.name, "class_mix",
+                    f"class mix moved from the reference: JS {w.prior_shift.js:.3f} bits, "
+                    f"TV {w.prior_shift.tv:.3f}, p = {w.prior_shift.p_value:.2g} (RRT {w.rrt:.3g} vs IR {w.ir:.3g})"))
+    if reference is not None:
+        expected = {label for label, prior in reference.priors.items() if prior > 0}
+        present = set(w.present)
+        if present != expected:
+            change = sorted(f"+{c}" for c in present - expected) + sorted(f"-{c}" for c in expected - present)
+            out.append((CLASS_SET_CHANGE, w.name, ",".join(change),
+                        f"{len(present)} classes present instead of the reference's {len(expected)} "
+                        f"({', '.join(change)}): AUROC-OVO/OVA are not comparable across this change"))
+    k = len(w.present)
+    for metric in HOLDER_WITH_INTERVALS:
+        high = w.intervals[metric][1]
+        if k >= 2 and w.competitiveness.get(metric) == "incompetent" and not math.isnan(high) and high < 1 / k:
+            out.append((INCOMPETENT, w.name, metric,
+                        f"{metric} = {w.scores[metric]:.3f} and its interval up to {high:.3f} lie below 1/K = "
+                        f"{1 / k:.3f}: some class is recalled worse than random guessing (seed 001)"))
+    return out
+
+
+def degradation_reason(label: Hashable, baseline: float, drop: float) -> str:
+    """Why a degradation alert is on."""
+    return (f"recall of {label!r} fell below its baseline: the CUSUM for a drop from {baseline:.3f} "
+            f"to {max(baseline - drop, 0):.3f} crossed its threshold (class-conditional; the mix plays no part)")
+
+
+def active_since(
+    previous: Mapping[tuple[str, str, str], tuple[int, float]],
+    conditions: list[Condition],
+    sample: int,
+    time: float,
+) -> dict[tuple[str, str, str], tuple[int, float]]:
+    """Carry over since-when for conditions still on; start it now for new ones."""
+    return {
+        (kind, window, subject): previous.get((kind, window, subject), (sample, time))
+        for kind, window, subject, _ in conditions
+    }

@@ -1,0 +1,127 @@
+"""The per-class degradation detector, and the alerts a monitor raises (and does not raise)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streammon import ConfusionCounts, Cumulative, Monitor, Sliding
+from streammon.detect import ClassDetector, DetectorSettings, class_groups, cusum_path
+from streammon.metrics.intervals import wilson
+
+REFERENCE = {"legit": 95, "fraud": 5}
+
+
+@given(st.lists(st.floats(-5, 5), max_size=60), st.floats(0, 10))
+def test_vectorised_cusum_equals_the_recursion(llr: list[float], start: float) -> None:
+    """cusum_path is exactly S_t = max(0, S_{t−1} + L_t), computed one step at a time."""
+    s, expected = start, []
+    for value in llr:
+        s = max(0.0, s + value)
+        expected.append(s)
+    assert cusum_path(np.array(llr, dtype=float), start).tolist() == pytest.approx(expected, abs=1e-9)
+
+
+@given(st.lists(st.integers(0, 5), max_size=80))
+def test_class_groups_are_the_positions_of_each_class_in_order(true: list[int]) -> None:
+    """class_groups yields, per class present, its sample positions in arrival order."""
+    arr = np.array(true, dtype=np.intp)
+    groups = {c: idx.tolist() for c, idx in class_groups(arr, 6)} if true else {}
+    assert groups == {c: [i for i, t in enumerate(true) if t == c] for c in set(true)}
+
+
+def test_in_control_recall_raises_no_alarm() -> None:
+    """At its baseline recall a class raises no alarm over 10 × 200 000 of its samples (bound: one per 10⁷)."""
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        d = ClassDetector(p0=0.8, drop=0.2, arl=1e7)
+        d.feed(rng.random(200_000) < 0.8, np.arange(200_000))
+        assert not d.active and d.since == -1
+
+
+def test_a_recall_drop_is_detected_and_clears_when_recall_recovers() -> None:
+    """Recall 0.8 → 0.5: alarm within 150 class samples; back at 0.8 the alarm clears."""
+    rng = np.random.default_rng(1)
+    d = ClassDetector(p0=0.8, drop=0.2, arl=1e7)
+    d.feed(rng.random(1000) < 0.8, np.arange(1000))
+    d.feed(rng.random(150) < 0.5, np.arange(1000, 1150))
+    assert d.active and 1000 <= d.since < 1150
+    d.feed(rng.random(5000) < 0.8, np.arange(1150, 6150))
+    assert not d.active
+
+
+def _stream(rng: np.random.Generator, n: int, fraud_share: float, fraud_recall: float) -> tuple[list, list]:
+    truth = np.where(rng.random(n) < fraud_share, "fraud", "legit")
+    recall = np.where(truth == "fraud", fraud_recall, 0.95)
+    preds = np.where(rng.random(n) < recall, truth, np.where(truth == "fraud", "legit", "fraud"))
+    return truth.tolist(), preds.tolist()
+
+
+BASELINE = {"legit": {"legit": 19_000, "fraud": 1_000}, "fraud": {"fraud": 1_600, "legit": 400}}
+
+
+def test_pure_prior_shift_raises_prior_shift_alerts_but_never_degradation() -> None:
+    """A fixed classifier while the fraud share moves 0.5 % → 50 %: prior-shift alerts, no degradation alert."""
+    rng = np.random.default_rng(2)
+    monitor = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    kinds = set()
+    for share in np.linspace(0.005, 0.5, 20):
+        monitor.update_many(*_stream(rng, 10_000, share, 0.8))
+        kinds |= {a.kind for a in monitor.report().alerts}
+    assert "prior_shift" in kinds and "degradation" not in kinds
+
+
+def test_real_degradation_raises_a_degradation_alert_soon_after_the_change() -> None:
+    """Fraud recall 0.8 → 0.5 at 5 % prevalence: a degradation alert on 'fraud', since within 3 000 samples."""
+    rng = np.random.default_rng(3)
+    monitor = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    monitor.update_many(*_stream(rng, 50_000, 0.05, 0.8))
+    assert monitor.report().alerting("degradation") == ()
+    for y, p in zip(*_stream(rng, 6000, 0.05, 0.5), strict=True):
+        monitor.update(y, p)
+    alerts = monitor.report().alerting("degradation")
+    assert [a.subject for a in alerts] == ["fraud"] and alerts[0].window == "stream"
+    assert 50_000 <= alerts[0].since_sample < 53_000
+    assert "fell below its baseline" in alerts[0].reason
+
+
+def test_baseline_is_learned_per_class_when_not_given() -> None:
+    """Without baseline=, each class's first baseline_samples samples define its in-control recall."""
+    monitor = Monitor([Cumulative()], reference=REFERENCE, detector=DetectorSettings(baseline_samples=100))
+    monitor.update_many(["legit"] * 150 + ["fraud"] * 50, ["legit"] * 80 + ["fraud"] * 20 + ["legit"] * 50 + ["fraud"] * 50)
+    baseline = monitor.report().baseline
+    assert set(baseline) == {"legit"}  # fraud has 50 < 100 samples: still learning
+    assert baseline["legit"] == pytest.approx(wilson(80, 100)[0])  # only the first 100 legit samples count
+
+
+def test_given_baseline_accepts_confusion_counts_and_rejects_garbage() -> None:
+    """baseline= takes ConfusionCounts or {true: {pred: count}}; anything else is a TypeError."""
+    counts = ConfusionCounts(["legit", "fraud"], [[90, 10], [20, 80]])
+    report = Monitor([Cumulative()], baseline=counts).report()
+    assert report.baseline["fraud"] == pytest.approx(0.7, abs=0.02)  # Wilson lower bound of 80/100
+    with pytest.raises(TypeError, match="baseline"):
+        Monitor([Cumulative()], baseline=[[1, 2], [3, 4]])  # type: ignore[arg-type]
+
+
+def test_class_set_change_and_incompetence_alerts() -> None:
+    """A class the reference lacks raises class_set_change; a class confidently below 1/K raises incompetent."""
+    monitor = Monitor([Sliding(3000)], reference={"a": 1, "b": 1})
+    monitor.update_many(["a"] * 1000 + ["b"] * 1000 + ["c"] * 300, ["a"] * 1000 + ["a"] * 800 + ["b"] * 200 + ["c"] * 300)
+    alerts = {(a.kind, a.subject) for a in monitor.report().alerts}
+    assert ("class_set_change", "+c") in alerts
+    assert ("incompetent", "min_recall") in alerts  # recall of b = 0.2 < 1/3
+    assert not any(kind == "degradation" for kind, _ in alerts)
+
+
+def test_alert_since_is_kept_while_the_alert_stays_on() -> None:
+    """since_sample is when the alert turned on, not when it was last seen."""
+    monitor = Monitor([Sliding(1000)], reference={"a": 1, "b": 1}, clock=lambda: 100.0)
+    monitor.update_many(["a"] * 900 + ["b"] * 100, ["a"] * 900 + ["b"] * 100)
+    first = monitor.report().alerting("prior_shift")[0]
+    monitor.update_many(["a"] * 50, ["a"] * 50)
+    again = monitor.report().alerting("prior_shift")[0]
+    assert first.since_sample == again.since_sample == 1000 and not math.isnan(first.since_time)

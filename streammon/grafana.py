@@ -8,7 +8,7 @@ which file provisioning leaves unresolved) and ``model``/``window`` variables.
 >>> [v["name"] for v in board["templating"]["list"]]
 ['datasource', 'model', 'window']
 >>> sorted(metric_names(board))[:3]
-['streammon_class_correct_total', 'streammon_class_precision_distortion', 'streammon_class_prior']
+['streammon_alert', 'streammon_class_correct_total', 'streammon_class_precision_distortion']
 """
 
 from __future__ import annotations

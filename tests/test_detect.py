@@ -92,7 +92,8 @@ def test_real_degradation_raises_a_degradation_alert_soon_after_the_change() -> 
 def test_baseline_is_learned_per_class_when_not_given() -> None:
     """Without baseline=, each class's first baseline_samples samples define its in-control recall."""
     monitor = Monitor([Cumulative()], reference=REFERENCE, detector=DetectorSettings(baseline_samples=100))
-    monitor.update_many(["legit"] * 150 + ["fraud"] * 50, ["legit"] * 80 + ["fraud"] * 20 + ["legit"] * 50 + ["fraud"] * 50)
+    preds = ["legit"] * 80 + ["fraud"] * 20 + ["legit"] * 50 + ["fraud"] * 50
+    monitor.update_many(["legit"] * 150 + ["fraud"] * 50, preds)
     baseline = monitor.report().baseline
     assert set(baseline) == {"legit"}  # fraud has 50 < 100 samples: still learning
     assert baseline["legit"] == pytest.approx(wilson(80, 100)[0])  # only the first 100 legit samples count
@@ -110,7 +111,8 @@ def test_given_baseline_accepts_confusion_counts_and_rejects_garbage() -> None:
 def test_class_set_change_and_incompetence_alerts() -> None:
     """A class the reference lacks raises class_set_change; a class confidently below 1/K raises incompetent."""
     monitor = Monitor([Sliding(3000)], reference={"a": 1, "b": 1})
-    monitor.update_many(["a"] * 1000 + ["b"] * 1000 + ["c"] * 300, ["a"] * 1000 + ["a"] * 800 + ["b"] * 200 + ["c"] * 300)
+    preds = ["a"] * 1000 + ["a"] * 800 + ["b"] * 200 + ["c"] * 300
+    monitor.update_many(["a"] * 1000 + ["b"] * 1000 + ["c"] * 300, preds)
     alerts = {(a.kind, a.subject) for a in monitor.report().alerts}
     assert ("class_set_change", "+c") in alerts
     assert ("incompetent", "min_recall") in alerts  # recall of b = 0.2 < 1/3

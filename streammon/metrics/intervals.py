@@ -106,6 +106,7 @@ def index_interval(
     name: str,
     correct: Sequence[float] | np.ndarray,
     totals: Sequence[float] | np.ndarray,
+    *,
     confidence: float = DEFAULT_CONFIDENCE,
     draws: int = DEFAULT_DRAWS,
     seed: int = 0,

@@ -198,8 +198,11 @@ class ConfusionCounts:
         """Count ``count`` samples of class ``y_true`` predicted as ``y_pred``."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be an int >= 0, got {count!r}")
-        self._grow_to([y_true, y_pred])
-        self._m[self._index.ids[check_label(y_true)], self._index.ids[check_label(y_pred)]] += count
+        i, j = self._index.get(y_true), self._index.get(y_pred)
+        if i is None or j is None:
+            self._grow_to([y_true, y_pred])
+            i, j = self._index.ids[check_label(y_true)], self._index.ids[check_label(y_pred)]
+        self._m[i, j] += count
 
     def evict(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
         """Remove samples counted before; evicting what was never added raises."""

@@ -112,6 +112,11 @@ class Window:
         """The window's kind and parameters, for reports and exporters."""
         return {"kind": self.kind, "name": self.name}
 
+    def fresh(self) -> Window:
+        """A new, empty window with the same parameters (free to join another monitor)."""
+        params = {k: v for k, v in self.describe().items() if k != "kind"}
+        return type(self)(**params)
+
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "kind")
         return f"{type(self).__name__}({params})"

@@ -57,7 +57,7 @@ class DetectorSettings:
     drop: float = 0.2
     arl: float = 1e6
     baseline_confidence: float = 0.95
-    baseline_samples: int = 1000
+    baseline_samples: int = 500
 
     def in_control_recall(self, correct: float, total: float) -> float:
         """The conservative baseline recall ``p0`` from baseline counts."""

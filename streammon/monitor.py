@@ -75,8 +75,9 @@ class Monitor:
         Cap on distinct labels (default 256): a new label beyond it is rejected.
     baseline
         Each class's expected performance for degradation alerts: a validation
-        confusion matrix as ``ConfusionCounts`` or ``{true: {pred: count}}``. A class
-        it does not cover learns its baseline from its first
+        confusion matrix as ``ConfusionCounts``, ``{true: {pred: count}}``, or a K×K
+        array in the order of the classes known at construction (reference, then
+        ``classes``). A class it does not cover learns its baseline from its first
         ``detector.baseline_samples`` labelled samples.
     detector
         ``DetectorSettings`` of the per-class degradation CUSUM.
@@ -125,7 +126,7 @@ class Monitor:
         initial += list(classes or [])
         if positive is not None:
             initial.append(positive)
-        given = _baseline_counts(baseline)
+        given = _baseline_counts(baseline, list(dict.fromkeys(initial)))
         initial += [label for label, _, _ in given]
         self._index.register(initial)
         self._watch = DegradationWatch(
@@ -366,7 +367,7 @@ def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return MappingProxyType(dict(mapping))
 
 
-def _baseline_counts(baseline: Any) -> list[tuple[Hashable, int, int]]:
+def _baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:
     """(label, correct, total) per class of a validation confusion matrix."""
     if baseline is None:
         return []
@@ -374,11 +375,20 @@ def _baseline_counts(baseline: Any) -> list[tuple[Hashable, int, int]]:
         m, labels = baseline.matrix, baseline.labels
         return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
     if not isinstance(baseline, Mapping):
-        raise TypeError(f"baseline must be ConfusionCounts or {{true: {{pred: count}}}}, got {baseline!r}")
+        if np.ndim(baseline) != 2:
+            raise TypeError(
+                f"baseline must be ConfusionCounts, {{true: {{pred: count}}}} or a K×K array, got {baseline!r}"
+            )
+        if np.shape(baseline) != (len(known), len(known)):
+            raise ValueError(
+                f"a baseline array must be K×K in the order of the known classes {known}, got shape "
+                f"{np.shape(baseline)}"
+            )
+        return _baseline_counts(ConfusionCounts(known, baseline), known)
     counts = ConfusionCounts()
     for true, row in baseline.items():
         if not isinstance(row, Mapping):
             raise TypeError(f"baseline row for {true!r} must map predicted labels to counts, got {row!r}")
         for pred, count in row.items():
             counts.add(true, pred, count=count)
-    return _baseline_counts(counts)
+    return _baseline_counts(counts, known)

@@ -104,8 +104,12 @@ def test_given_baseline_accepts_confusion_counts_and_rejects_garbage() -> None:
     counts = ConfusionCounts(["legit", "fraud"], [[90, 10], [20, 80]])
     report = Monitor([Cumulative()], baseline=counts).report()
     assert report.baseline["fraud"] == pytest.approx(0.7, abs=0.02)  # Wilson lower bound of 80/100
+    as_array = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, baseline=[[90, 10], [20, 80]])
+    assert as_array.report().baseline == report.baseline  # rows and columns in the reference's order
+    with pytest.raises(ValueError, match="K×K"):
+        Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, baseline=[[1, 2, 3]] * 3)
     with pytest.raises(TypeError, match="baseline"):
-        Monitor([Cumulative()], baseline=[[1, 2], [3, 4]])  # type: ignore[arg-type]
+        Monitor([Cumulative()], baseline="validation.csv")  # type: ignore[arg-type]
 
 
 def test_class_set_change_and_incompetence_alerts() -> None:

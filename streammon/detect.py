@@ -16,9 +16,14 @@ alarms is at least ``arl`` (default 10⁶; the conservative ``p0`` makes real fa
 alarms far rarer — none in the scenario benchmark's 2 million samples). After an alarm a mirror CUSUM
 (evidence for ``p0`` over ``p1``) clears it once recall is back.
 
-The recursion is evaluated with numpy over whole batches (Lindley's form
-``S_t = C_t − min(−S_0, min_{k≤t} C_k)`` on the cumulative sums ``C``), split only
-where the alarm switches on or off.
+The detector steps once per **block** of ``BLOCK`` (256) samples, aligned to absolute
+stream positions, with each class's (right, total) counts in the block: the block's
+LLR sum enters ``S' = max(0, S' + ΣLLR)``. ``S'`` never exceeds the per-sample CUSUM
+(it only skips resets inside a block), so the false-alarm bound still holds, and an
+alarm comes at most one block late. Because blocks are aligned to the stream, not to
+calls, ``update`` and ``update_many`` raise the same alerts; a partial block waits for
+its remaining samples. Per-block counts come from one ``bincount``; the recursion over
+blocks uses Lindley's form ``S_t = C_t − min(−S_0, min_{k≤t} C_k)`` on cumulative sums.
 
 >>> d = ClassDetector(p0=0.8, drop=0.2, arl=1e7)
 >>> rng = np.random.default_rng(0)
@@ -28,6 +33,8 @@ False
 >>> d.feed(rng.random(400) < 0.4, np.arange(5000, 5400))
 >>> d.active, 5000 <= d.since < 5400
 (True, True)
+>>> BLOCK
+256
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ import numpy.typing as npt
 from streammon.metrics.intervals import wilson
 
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,8 @@ class DetectorSettings:
     detected later); ``arl`` — the false-alarm bound in samples of a class;
     ``baseline_confidence`` — the in-control recall is the Wilson lower bound of
     the baseline at this confidence; ``baseline_samples`` — when no baseline is
-    given, each class's first this-many labelled samples make its baseline.
+    given, each class's first complete blocks holding at least this many of its
+    samples make its baseline.
     """
 
     drop: float = 0.2
@@ -95,12 +105,22 @@ class ClassDetector:
         """False when the baseline recall is already too low to drop by ``drop``."""
         return self.p1 < self.p0
 
-    def feed(self, correct: BoolArray, positions: npt.NDArray[np.int64],
-             times: npt.NDArray[np.float64] | None = None) -> None:
-        """Process this class's samples in order; ``positions`` are their stream indices, ``times`` their times."""
-        if not self.can_degrade or len(correct) == 0:
+    def feed(self, correct: BoolArray, positions: IntArray, times: npt.NDArray[np.float64] | None = None) -> None:
+        """Process this class's samples one by one (a block per sample); ``positions`` are stream indices."""
+        ones = np.ones(len(correct), np.int64)
+        self.feed_blocks(correct.astype(np.int64), ones, positions, times)
+
+    def feed_blocks(self, right: IntArray, total: IntArray, ends: IntArray,
+                    times: npt.NDArray[np.float64] | None = None) -> None:
+        """Process blocks of this class's samples: ``right`` of ``total`` correct, the block's last sample
+        at stream index ``ends`` (and time ``times``). Blocks without samples are skipped."""
+        if not self.can_degrade:
             return
-        llr = np.where(correct, self.up, self.down)
+        keep = total > 0
+        if not keep.all():
+            right, total, ends = right[keep], total[keep], ends[keep]
+            times = None if times is None else times[keep]
+        llr = right * self.up + (total - right) * self.down
         position = 0
         while position < len(llr):
             chunk = llr[position:] if not self.active else -llr[position:]
@@ -113,7 +133,7 @@ class ClassDetector:
             self.active = not self.active
             self.statistic = 0.0
             if self.active:
-                self.since = int(positions[position - 1])
+                self.since = int(ends[position - 1])
                 self.since_time = math.nan if times is None else float(times[position - 1])
 
     def state(self) -> dict[str, float | bool | int]:
@@ -121,27 +141,40 @@ class ClassDetector:
         return {"p0": self.p0, "p1": self.p1, "statistic": self.statistic, "active": self.active, "since": self.since}
 
 
-def class_groups(true: npt.NDArray[np.intp], k: int) -> list[tuple[int, npt.NDArray[np.intp]]]:
-    """For each class present in ``true``, the positions of its samples in arrival order.
+def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], position: int, k: int
+                    ) -> npt.NDArray[np.int64]:
+    """Confusion counts of a batch per block (blocks × k × k), blocks aligned to stream ``position``.
 
-    >>> [(c, idx.tolist()) for c, idx in class_groups(np.array([1, 0, 1, 2]), 3)]
-    [(0, [1]), (1, [0, 2]), (2, [3])]
+    One ``bincount`` gives both what the windows add (the sum over blocks) and what the
+    detectors read (each block's row sums and diagonal).
     """
-    counts = np.bincount(true, minlength=k)
-    present = np.flatnonzero(counts)
-    if len(present) == 1:
-        return [(int(present[0]), np.arange(len(true)))]
-    small = true.astype(np.int16) if k < 2**15 else true  # 16-bit keys: numpy's stable sort is a radix sort
-    order = np.argsort(small, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(counts[present])])
-    return [(int(c), order[bounds[i]:bounds[i + 1]]) for i, c in enumerate(present)]
+    base = block_ids(position % BLOCK, len(true), scale=k * k)
+    key = true * k + pred
+    key += base
+    return np.bincount(key, minlength=(int(base[-1]) // (k * k) + 1) * k * k).reshape(-1, k, k)
+
+
+_BLOCK_IDS: dict[int, IntArray] = {}
+
+
+def block_ids(offset: int, n: int, scale: int = 1) -> IntArray:
+    """``scale · ((offset + arange(n)) // BLOCK)`` as a read-only view of a cached array."""
+    need = offset + n
+    cached = _BLOCK_IDS.get(scale)
+    if cached is None or len(cached) < need:
+        size = max(need, 2 * (0 if cached is None else len(cached)), BLOCK)
+        cached = np.arange(size, dtype=np.int64) // BLOCK * scale
+        cached.flags.writeable = False
+        _BLOCK_IDS[scale] = cached
+    return cached[offset:need]
 
 
 class DegradationWatch:
-    """Baselines and CUSUM detectors of every class; fed batches of class indices in stream order.
+    """Baselines and CUSUM detectors of every class, fed batches in stream order, one block at a time.
 
     A class's baseline comes from ``given`` (correct, total) counts, or else from its
-    first ``settings.baseline_samples`` labelled samples; its detector starts then.
+    first blocks until they hold ``settings.baseline_samples`` of its samples; its
+    detector starts with the next block.
     """
 
     def __init__(self, settings: DetectorSettings, given: dict[int, tuple[float, float]] | None = None) -> None:
@@ -150,6 +183,9 @@ class DegradationWatch:
         self.learning: dict[int, list[int]] = {}  # class -> [correct, total] while its baseline is learned
         self.baseline: dict[int, tuple[float, float]] = {}
         self.source: dict[int, str] = {}
+        self.position = 0  # stream index of the next sample
+        self.pending = np.zeros((0, 2), np.int64)  # per class [total, right] of the partial block
+        self.pending_time = math.nan
         for cls, (correct, total) in (given or {}).items():
             if total > 0:
                 self._start(cls, correct, total, "given")
@@ -160,25 +196,84 @@ class DegradationWatch:
         p0 = self.settings.in_control_recall(correct, total)
         self.detectors[cls] = ClassDetector(p0=p0, drop=self.settings.drop, arl=self.settings.arl)
 
-    def ingest(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], first_index: int, k: int,
-               times: npt.NDArray[np.float64] | None = None) -> None:
-        """Feed one batch; ``first_index`` is the stream index of its first sample."""
-        for cls, idx in class_groups(true, k):
-            correct = pred[idx] == cls
-            positions = idx.astype(np.int64) + first_index
-            stamps = None if times is None else times[idx]
-            if cls not in self.detectors:
-                learned = self.learning.setdefault(cls, [0, 0])
-                take = min(len(correct), self.settings.baseline_samples - learned[1])
-                learned[0] += int(correct[:take].sum())
-                learned[1] += take
-                if learned[1] < self.settings.baseline_samples:
-                    continue
-                self._start(cls, learned[0], learned[1], "learned")
-                del self.learning[cls]
-                correct, positions = correct[take:], positions[take:]
-                stamps = None if stamps is None else stamps[take:]
-            self.detectors[cls].feed(correct, positions, stamps)
+    def ingest(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], k: int,
+               times: npt.NDArray[np.float64] | float | None = None,
+               confusion_by_block: npt.NDArray[np.int64] | None = None) -> None:
+        """Feed one batch (class indices below ``k``), right after the previous one in the stream.
+
+        ``confusion_by_block`` — the batch's confusion counts per block (blocks × k × k), when the
+        caller has them already (``block_confusion``); otherwise per-block counts are made here.
+        """
+        n = len(true)
+        if n == 0:
+            return
+        offset = self.position % BLOCK
+        if confusion_by_block is not None:
+            total = confusion_by_block.sum(axis=2)
+            right = np.diagonal(confusion_by_block, axis1=1, axis2=2).copy()
+        else:
+            base = block_ids(offset, n, scale=2 * k)
+            key = true * 2 + (true == pred)
+            key += base
+            counts = np.bincount(key, minlength=(int(base[-1]) // (2 * k) + 1) * k * 2).reshape(-1, k, 2)
+            total, right = counts.sum(axis=2), counts[:, :, 1].copy()
+        n_blocks = len(total)
+        if len(self.pending):
+            total[0, : len(self.pending)] += self.pending[:, 0]
+            right[0, : len(self.pending)] += self.pending[:, 1]
+        complete = n_blocks if (offset + n) % BLOCK == 0 else n_blocks - 1
+        ends = self.position - offset + (np.arange(complete, dtype=np.int64) + 1) * BLOCK - 1
+        end_times = None
+        if isinstance(times, np.ndarray):
+            end_times = times[np.minimum(ends - self.position, n - 1)]
+        elif times is not None:
+            end_times = np.full(complete, float(times))
+        if complete:
+            self._feed(right[:complete], total[:complete], ends, end_times)
+        self.pending = np.stack([total[complete:].sum(axis=0), right[complete:].sum(axis=0)], axis=1)
+        self.position += n
+
+    def _feed(self, right: IntArray, total: IntArray, ends: IntArray,
+              times: npt.NDArray[np.float64] | None) -> None:
+        """Complete blocks (blocks × classes): every running detector at once, per class only near a switch."""
+        seen = total.sum(axis=0) > 0
+        running = [c for c in self.detectors if c < total.shape[1] and self.detectors[c].can_degrade]
+        for cls in np.flatnonzero(seen):
+            if int(cls) not in self.detectors:
+                self._feed_class(int(cls), right[:, cls], total[:, cls], ends, times)
+        if not running:
+            return
+        cols = np.array(running)
+        ds = [self.detectors[c] for c in running]
+        up = np.array([d.up for d in ds])
+        down = np.array([d.down for d in ds])
+        sign = np.array([-1.0 if d.active else 1.0 for d in ds])
+        start = np.array([d.statistic for d in ds])
+        llr = (right[:, cols] * up + (total[:, cols] - right[:, cols]) * down) * sign
+        c = np.cumsum(llr, axis=0)
+        path = c - np.minimum(np.minimum.accumulate(c, axis=0), -start)
+        crossing = (path >= ds[0].h).any(axis=0)
+        for j, d in enumerate(ds):
+            if crossing[j]:
+                d.feed_blocks(right[:, cols[j]], total[:, cols[j]], ends, times)
+            else:
+                d.statistic = float(path[-1, j])
+
+    def _feed_class(self, cls: int, right: IntArray, total: IntArray, ends: IntArray,
+                    times: npt.NDArray[np.float64] | None) -> None:
+        if cls not in self.detectors:
+            learned = self.learning.setdefault(cls, [0, 0])
+            seen = learned[1] + np.cumsum(total)
+            done = int(np.searchsorted(seen, self.settings.baseline_samples))  # first block reaching the count
+            if done >= len(total):
+                learned[0] += int(right.sum())
+                learned[1] += int(total.sum())
+                return
+            self._start(cls, learned[0] + int(right[: done + 1].sum()), int(seen[done]), "learned")
+            del self.learning[cls]
+            right, total, ends = right[done + 1:], total[done + 1:], ends[done + 1:]
+            times = None if times is None else times[done + 1:]
+            self.detectors[cls].feed_blocks(right, total, ends, times)
 
     def active(self) -> dict[int, ClassDetector]:
         """The classes whose degradation alarm is on."""

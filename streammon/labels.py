@@ -76,18 +76,19 @@ def _rows(items: list[Any]) -> list[Any]:
 def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> IndexArray | None:
     """Map an integer/bool array through a lookup table; None when its range is too wide."""
     if arr.dtype.kind == "b":
-        values = arr.astype(np.intp)
         lo, hi = 0, 1
     else:
         lo, hi = int(arr.min()), int(arr.max())
         if hi - lo >= max(_LUT_SPAN, 2 * len(arr)):
             return None
-        values = arr.astype(np.intp) - lo
     lut = np.full(hi - lo + 1, -1, np.intp)
     for label, i in index.ids.items():
         if isinstance(label, (int, float)) and label == int(label) and lo <= label <= hi:
             lut[int(label) - lo] = i
-    return lut[values]
+    values = arr.astype(np.intp, copy=False)  # also turns a bool array into 0/1 indices, not a mask
+    if lut[0] == lo and np.array_equal(lut, np.arange(lo, hi + 1)):
+        return values  # labels are their own indices: nothing to map
+    return lut[values - lo if lo else values]
 
 
 def _python_value(value: Any, kind: str) -> Hashable:

@@ -30,7 +30,7 @@ import numpy as np
 
 from streammon.alerts import active_since, degradation_reason, window_conditions
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
-from streammon.detect import DegradationWatch, DetectorSettings
+from streammon.detect import DegradationWatch, DetectorSettings, block_confusion
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
 from streammon.labels import as_label_array, map_labels
@@ -39,6 +39,7 @@ from streammon.report import DEGRADATION, STREAM, Alert, Report
 from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
+SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
 DEFAULT_WARMUP = 1000
 
 
@@ -248,7 +249,7 @@ class Monitor:
         with self._lock:
             if times is None:
                 stamp = self._resolve_time(t)
-                batch_times = np.full(size, stamp) if self._timed else None
+                batch_times: np.ndarray | float | None = stamp if self._timed else None
                 last = stamp
             else:
                 batch_times = times.astype(np.float64)
@@ -296,10 +297,17 @@ class Monitor:
             if not self._warmup_left:
                 counts = {label: int(self._warm_counts[i]) for i, label in enumerate(self._index.labels)}
                 self._reference = Reference.of(counts, source="warmup")
+        k = len(self._index)
+        by_block = None
+        if k <= SHARED_COUNT_MAX_CLASSES and len(batch):
+            by_block = block_confusion(batch.true, batch.pred, self._ingested, k)
+            delta = np.zeros((self._capacity, self._capacity), np.int64)
+            delta[:k, :k] = by_block.sum(axis=0)
+            batch.preset_delta(self._capacity, delta)
         for w in self._windows:
             w.ingest(batch)
         self._lifetime.ingest(batch)
-        self._watch.ingest(batch.true, batch.pred, self._ingested, self._capacity, batch.times)
+        self._watch.ingest(batch.true, batch.pred, k, batch.times, by_block)
         self._ingested += len(batch)
 
     # -- reads --------------------------------------------------------------------------------

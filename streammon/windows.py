@@ -37,7 +37,8 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
 
 
 class Batch:
-    """Validated samples in arrival order, as class indices (and times)."""
+    """Validated samples in arrival order, as class indices, and their times: one per sample,
+    one float for the whole batch, or None when no window needs them."""
 
     __slots__ = ("_delta", "pred", "stride", "times", "true")
 
@@ -45,7 +46,7 @@ class Batch:
         self,
         true: IndexArray,
         pred: IndexArray,
-        times: npt.NDArray[np.float64] | None,
+        times: npt.NDArray[np.float64] | float | None,
         stride: int,
     ) -> None:
         self.true = true
@@ -56,6 +57,10 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.true)
+
+    def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
+        """Give the batch its counts when they were made already (see ``detect.block_confusion``)."""
+        self._delta = (capacity, delta)
 
     def delta(self, capacity: int) -> IntMatrix:
         """The whole batch counted once and shared by every window that needs it."""
@@ -246,6 +251,9 @@ class Timed(Window):
             return
         if batch.times is None:
             raise ValueError(f"timed window {self.name!r} needs sample times")
+        if not isinstance(batch.times, np.ndarray):
+            self._add(self._bucket_of(batch.times), batch.delta(self._capacity))
+            return
         ids = np.floor(batch.times / self.width).astype(np.int64)
         if ids[0] == ids[-1]:  # times never decrease: one bucket
             self._add(int(ids[0]), batch.delta(self._capacity))

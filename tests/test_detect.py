@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streammon import ConfusionCounts, Cumulative, Monitor, Sliding
-from streammon.detect import ClassDetector, DetectorSettings, class_groups, cusum_path
+from streammon.detect import BLOCK, ClassDetector, DetectorSettings, block_ids, cusum_path
 from streammon.metrics.intervals import wilson
 
 REFERENCE = {"legit": 95, "fraud": 5}
@@ -26,12 +26,22 @@ def test_vectorised_cusum_equals_the_recursion(llr: list[float], start: float) -
     assert cusum_path(np.array(llr, dtype=float), start).tolist() == pytest.approx(expected, abs=1e-9)
 
 
-@given(st.lists(st.integers(0, 5), max_size=80))
-def test_class_groups_are_the_positions_of_each_class_in_order(true: list[int]) -> None:
-    """class_groups yields, per class present, its sample positions in arrival order."""
-    arr = np.array(true, dtype=np.intp)
-    groups = {c: idx.tolist() for c, idx in class_groups(arr, 6)} if true else {}
-    assert groups == {c: [i for i, t in enumerate(true) if t == c] for c in set(true)}
+@given(st.integers(0, 2000), st.integers(0, 2000))
+def test_block_ids_are_positions_divided_by_the_block(offset: int, n: int) -> None:
+    """block_ids(offset, n) is (offset + arange(n)) // BLOCK."""
+    assert block_ids(offset, n).tolist() == ((offset + np.arange(n)) // BLOCK).tolist()
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=300), st.integers(1, 40))
+def test_block_statistic_never_exceeds_the_per_sample_cusum(correct: list[bool], block: int) -> None:
+    """Aggregating the LLR of a block before the reflection at 0 gives S' ≤ S: alarms are never early."""
+    d = ClassDetector(p0=0.8, drop=0.2, arl=1e300)  # no alarm: compare the statistics
+    llr = np.where(correct, d.up, d.down)
+    exact = cusum_path(llr, 0.0)
+    sums = np.add.reduceat(llr, np.arange(0, len(llr), block))
+    blocked = cusum_path(sums, 0.0)
+    ends = np.minimum(np.arange(block, len(llr) + block, block), len(llr)) - 1
+    assert np.all(blocked <= exact[ends] + 1e-9)
 
 
 def test_in_control_recall_raises_no_alarm() -> None:
@@ -75,6 +85,20 @@ def test_pure_prior_shift_raises_prior_shift_alerts_but_never_degradation() -> N
     assert "prior_shift" in kinds and "degradation" not in kinds
 
 
+def test_update_and_update_many_raise_the_same_degradation_alerts() -> None:
+    """Blocks are aligned to the stream, not to calls: per-sample and batch updates alert identically."""
+    rng = np.random.default_rng(4)
+    truth, preds = _stream(rng, 30_000, 0.05, 0.8)
+    later = _stream(rng, 5_000, 0.05, 0.4)
+    one = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    many = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    for y, p in zip(truth + later[0], preds + later[1], strict=True):
+        one.update(y, p)
+    for start in range(0, 35_000, 3_333):
+        many.update_many((truth + later[0])[start:start + 3_333], (preds + later[1])[start:start + 3_333])
+    assert one.report().alerting("degradation") == many.report().alerting("degradation") != ()
+
+
 def test_real_degradation_raises_a_degradation_alert_soon_after_the_change() -> None:
     """Fraud recall 0.8 → 0.5 at 5 % prevalence: a degradation alert on 'fraud', since within 3 000 samples."""
     rng = np.random.default_rng(3)
@@ -90,13 +114,13 @@ def test_real_degradation_raises_a_degradation_alert_soon_after_the_change() -> 
 
 
 def test_baseline_is_learned_per_class_when_not_given() -> None:
-    """Without baseline=, each class's first baseline_samples samples define its in-control recall."""
+    """Without baseline=, each class's first complete blocks holding baseline_samples of it set its recall."""
     monitor = Monitor([Cumulative()], reference=REFERENCE, detector=DetectorSettings(baseline_samples=100))
-    preds = ["legit"] * 80 + ["fraud"] * 20 + ["legit"] * 50 + ["fraud"] * 50
-    monitor.update_many(["legit"] * 150 + ["fraud"] * 50, preds)
+    preds = ["legit"] * 200 + ["fraud"] * 56 + ["fraud"] * 50
+    monitor.update_many(["legit"] * 256 + ["fraud"] * 50, preds)
     baseline = monitor.report().baseline
-    assert set(baseline) == {"legit"}  # fraud has 50 < 100 samples: still learning
-    assert baseline["legit"] == pytest.approx(wilson(80, 100)[0])  # only the first 100 legit samples count
+    assert set(baseline) == {"legit"}  # fraud's 50 samples sit in an unfinished block: still learning
+    assert baseline["legit"] == pytest.approx(wilson(200, 256)[0])  # the whole first block of 256
 
 
 def test_given_baseline_accepts_confusion_counts_and_rejects_garbage() -> None:

@@ -61,13 +61,16 @@ class DetectorSettings:
     ``baseline_confidence`` — the in-control recall is the Wilson lower bound of
     the baseline at this confidence; ``baseline_samples`` — when no baseline is
     given, each class's first complete blocks holding at least this many of its
-    samples make its baseline.
+    samples make its baseline; ``enabled=False`` turns degradation detection off
+    (it costs O(samples/256 × K) per batch, the dominant cost of ``update_many``
+    for large K).
     """
 
     drop: float = 0.2
     arl: float = 1e6
     baseline_confidence: float = 0.95
     baseline_samples: int = 500
+    enabled: bool = True
 
     def in_control_recall(self, correct: float, total: float) -> float:
         """The conservative baseline recall ``p0`` from baseline counts."""
@@ -205,7 +208,8 @@ class DegradationWatch:
         caller has them already (``block_confusion``); otherwise per-block counts are made here.
         """
         n = len(true)
-        if n == 0:
+        if n == 0 or not self.settings.enabled:
+            self.position += n
             return
         offset = self.position % BLOCK
         if confusion_by_block is not None:
@@ -216,7 +220,8 @@ class DegradationWatch:
             key = true * 2 + (true == pred)
             key += base
             counts = np.bincount(key, minlength=(int(base[-1]) // (2 * k) + 1) * k * 2).reshape(-1, k, 2)
-            total, right = counts.sum(axis=2), counts[:, :, 1].copy()
+            right = counts[:, :, 1].copy()
+            total = counts[:, :, 0] + right
         n_blocks = len(total)
         if len(self.pending):
             total[0, : len(self.pending)] += self.pending[:, 0]
@@ -237,27 +242,30 @@ class DegradationWatch:
               times: npt.NDArray[np.float64] | None) -> None:
         """Complete blocks (blocks × classes): every running detector at once, per class only near a switch."""
         seen = total.sum(axis=0) > 0
-        running = [c for c in self.detectors if c < total.shape[1] and self.detectors[c].can_degrade]
+        running = [c for c, d in self.detectors.items() if c < total.shape[1] and d.can_degrade]
         for cls in np.flatnonzero(seen):
             if int(cls) not in self.detectors:
                 self._feed_class(int(cls), right[:, cls], total[:, cls], ends, times)
         if not running:
             return
-        cols = np.array(running)
-        ds = [self.detectors[c] for c in running]
-        up = np.array([d.up for d in ds])
-        down = np.array([d.down for d in ds])
-        sign = np.array([-1.0 if d.active else 1.0 for d in ds])
-        start = np.array([d.statistic for d in ds])
-        llr = (right[:, cols] * up + (total[:, cols] - right[:, cols]) * down) * sign
-        c = np.cumsum(llr, axis=0)
-        path = c - np.minimum(np.minimum.accumulate(c, axis=0), -start)
-        crossing = (path >= ds[0].h).any(axis=0)
-        for j, d in enumerate(ds):
-            if crossing[j]:
-                d.feed_blocks(right[:, cols[j]], total[:, cols[j]], ends, times)
-            else:
-                d.statistic = float(path[-1, j])
+        k = total.shape[1]
+        up, down, sign, start = np.zeros(k), np.zeros(k), np.ones(k), np.zeros(k)
+        for c in running:
+            d = self.detectors[c]
+            up[c], down[c], start[c] = d.up, d.down, d.statistic
+            sign[c] = -1.0 if d.active else 1.0
+        llr = right * (up - down) + total * down  # per block: right·up + wrong·down
+        llr *= sign
+        path = np.cumsum(llr, axis=0)
+        path -= np.minimum(np.minimum.accumulate(path, axis=0), -start)
+        crossing = np.flatnonzero(path.max(axis=0) >= self.detectors[running[0]].h)
+        for c in running:
+            self.detectors[c].statistic = float(path[-1, c])
+        for col in crossing.tolist():
+            if col in self.detectors:  # rare: a switch inside these blocks, replayed exactly
+                d = self.detectors[col]
+                d.statistic = float(start[col])
+                d.feed_blocks(right[:, col], total[:, col], ends, times)
 
     def _feed_class(self, cls: int, right: IntArray, total: IntArray, ends: IntArray,
                     times: npt.NDArray[np.float64] | None) -> None:

@@ -143,11 +143,12 @@ class Monitor:
             w.attach(self._stride, self._capacity)
         self._timed = any(isinstance(w, Timed) for w in self._windows)
         self._lock = threading.Lock()
+        self._acquire, self._release = self._lock.acquire, self._lock.release
+        self._ids = self._index.ids  # the live label -> index dict (ClassIndex only ever adds to it)
         self._cells: list[int] = []
         self._times: list[float] = []
         self._last_t = -math.inf
         self._clock_driven = False
-        self._samples = 0
         self._ingested = 0  # samples already moved from the buffer into the windows
         self._warmup_left = 0 if self._reference else warmup
         self._warm_counts = np.zeros(self._capacity, np.int64)
@@ -168,6 +169,16 @@ class Monitor:
     def reference(self) -> Reference | None:
         """The reference mix (None while it is still being learned)."""
         return self._reference
+
+    @property
+    def samples(self) -> int:
+        """Samples counted so far (buffered ones included)."""
+        return self._ingested + len(self._cells)
+
+    def flush(self) -> None:
+        """Move buffered samples into the windows now (reads do this by themselves)."""
+        with self._lock:
+            self._flush()
 
     @property
     def max_classes(self) -> int:
@@ -206,26 +217,40 @@ class Monitor:
     # -- updates ------------------------------------------------------------------------------
 
     def update(self, y_true: Any, y_pred: Any, t: float | None = None) -> None:
-        """Count one labelled prediction (``t``: its time in seconds, optional)."""
-        with self._lock:
-            ids = self._index.ids
-            time_value = self._resolve_time(t)
+        """Count one labelled prediction (``t``: its time in seconds, optional).
+
+        The hot path is a dict lookup per label and list appends under the lock (taken
+        with ``acquire``/``release``: a ``with`` block costs twice as much here); new
+        labels, bad labels and explicit times take the validating slow path.
+        """
+        self._acquire()
+        try:
+            if t is None:
+                now = self._last_t
+                if self._timed:
+                    now = self._clock()
+                    if not now >= self._last_t:  # a clock that stepped back: never go back in time
+                        now = self._last_t
+            else:
+                now = self._resolve_time(t)
+            ids = self._ids
             try:
-                i, j = ids.get(y_true), ids.get(y_pred)
-            except TypeError:
-                i = j = None
-            if i is None or j is None:
-                self._register(self._index.new_labels((y_true, y_pred)))
+                i = ids[y_true]
+                j = ids[y_pred]
+            except (KeyError, TypeError):
+                self._register(self._index.new_labels((y_true, y_pred)))  # validates, or raises
                 i, j = ids[y_true], ids[y_pred]
             if t is None:
                 self._clock_driven = True
-            self._last_t = time_value
-            self._cells.append(i * self._stride + j)
+            self._last_t = now
+            cells = self._cells
+            cells.append(i * self._stride + j)
             if self._timed:
-                self._times.append(time_value)
-            self._samples += 1
-            if len(self._cells) >= FLUSH_EVERY:
+                self._times.append(now)
+            if len(cells) >= FLUSH_EVERY:
                 self._flush()
+        finally:
+            self._release()
 
     def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
         """Count a batch: two equal-length 1-D sequences or arrays of labels.
@@ -261,7 +286,6 @@ class Monitor:
                 self._clock_driven = True
             self._last_t = last
             self._flush()
-            self._samples += size
             self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
 
     def _check_times(self, times: np.ndarray) -> None:
@@ -283,8 +307,8 @@ class Monitor:
         """Move the per-sample buffer into every window (caller holds the lock)."""
         if not self._cells:
             return
-        cells = np.array(self._cells, dtype=np.intp)
-        times = np.array(self._times, dtype=np.float64) if self._timed else None
+        cells = np.fromiter(self._cells, dtype=np.intp, count=len(self._cells))
+        times = np.fromiter(self._times, dtype=np.float64, count=len(self._times)) if self._timed else None
         self._cells, self._times = [], []
         true_idx, pred_idx = np.divmod(cells, self._stride)
         self._ingest(Batch(true_idx, pred_idx, times, self._stride))
@@ -299,7 +323,7 @@ class Monitor:
                 self._reference = Reference.of(counts, source="warmup")
         k = len(self._index)
         by_block = None
-        if k <= SHARED_COUNT_MAX_CLASSES and len(batch):
+        if k <= SHARED_COUNT_MAX_CLASSES and len(batch) and self._watch.settings.enabled:
             by_block = block_confusion(batch.true, batch.pred, self._ingested, k)
             delta = np.zeros((self._capacity, self._capacity), np.int64)
             delta[:k, :k] = by_block.sum(axis=0)
@@ -337,7 +361,7 @@ class Monitor:
             labels = self._index.labels
             reference = self._reference
             positive = self._positive_index(labels)
-            samples = self._samples
+            samples = self._ingested
             warmup_left = self._warmup_left
             degraded = {labels[c]: (d.p0, d.since, d.since_time) for c, d in self._watch.active().items()}
             baseline = {labels[c]: d.p0 for c, d in self._watch.detectors.items()}
@@ -368,7 +392,7 @@ class Monitor:
         )
 
     def __repr__(self) -> str:
-        return f"Monitor(windows={self.window_names!r}, classes={len(self._index)}, samples={self._samples})"
+        return f"Monitor(windows={self.window_names!r}, classes={len(self._index)}, samples={self.samples})"
 
 
 def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from streammon.counts import IntMatrix
 
 IndexArray = npt.NDArray[np.intp]
+EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
 
 
 def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
@@ -213,7 +214,7 @@ class Timed(Window):
         self.seconds = float(seconds)
         self.buckets = buckets
         self.width = self.seconds / buckets
-        self._ids = np.full(buckets, np.iinfo(np.int64).min, np.int64)  # bucket id in each slot
+        self._ids = np.full(buckets, EMPTY_BUCKET, np.int64)  # bucket id in each slot
         self._slots: list[IntMatrix | None] = [None] * buckets
 
     def describe(self) -> dict[str, Any]:
@@ -228,12 +229,13 @@ class Timed(Window):
 
     def _expire(self, newest: int) -> None:
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
-        for slot in np.flatnonzero(self._ids <= newest - self.buckets):
+        stale = (self._ids <= newest - self.buckets) & (self._ids != EMPTY_BUCKET)
+        for slot in np.flatnonzero(stale):
             matrix = self._slots[slot]
             if matrix is not None:
                 self._counts -= matrix
                 self._slots[slot] = None
-            self._ids[slot] = np.iinfo(np.int64).min
+            self._ids[slot] = EMPTY_BUCKET
 
     def _add(self, bucket: int, delta: IntMatrix) -> None:
         self._expire(bucket)

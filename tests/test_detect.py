@@ -155,3 +155,15 @@ def test_alert_since_is_kept_while_the_alert_stays_on() -> None:
     monitor.update_many(["a"] * 50, ["a"] * 50)
     again = monitor.report().alerting("prior_shift")[0]
     assert first.since_sample == again.since_sample == 1000 and not math.isnan(first.since_time)
+
+
+def test_detection_can_be_turned_off() -> None:
+    """DetectorSettings(enabled=False): no baseline, no degradation alert, windows unaffected."""
+    rng = np.random.default_rng(5)
+    off = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE, detector=DetectorSettings(enabled=False))
+    on = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    for truth, preds in (_stream(rng, 20_000, 0.05, 0.8), _stream(rng, 6_000, 0.05, 0.3)):
+        off.update_many(truth, preds)
+        on.update_many(truth, preds)
+    assert on.report().alerting("degradation") and not off.report().alerting("degradation")
+    assert off.report().windows["sliding_5000"].confusion == on.report().windows["sliding_5000"].confusion

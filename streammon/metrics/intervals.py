@@ -35,7 +35,7 @@ from statistics import NormalDist
 import numpy as np
 
 DEFAULT_CONFIDENCE = 0.95
-DEFAULT_DRAWS = 2000
+DEFAULT_DRAWS = 1000
 
 
 def _z(confidence: float) -> float:

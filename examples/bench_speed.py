@@ -1,0 +1,212 @@
+"""Speed and memory benchmark: streammon against river and a bare np.bincount, side by side (run on demand).
+
+Every number is a ratio measured in the same run (medians of 5 repeats) — absolute times on a
+shared machine are only indicative. Before timing, the script checks that streammon and river
+report the same values where they overlap (a fast wrong benchmark is worthless).
+
+    python examples/bench_speed.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+from prometheus_client import CollectorRegistry, generate_latest
+from river import metrics, utils
+
+from streammon import Cumulative, Monitor, Sliding, Timed
+from streammon.detect import DetectorSettings
+from streammon.prometheus import MonitorCollector
+
+WINDOW = 1000
+
+
+def four_windows() -> list:
+    return [Cumulative(), Sliding(1000), Sliding(10_000), Timed(3600)]
+
+
+def median_time(fn: Callable[[], object], repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def labels(k: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n)
+    return truth, np.where(rng.random(n) < 0.8, truth, rng.integers(0, k, n))
+
+
+def river_eight(k: int) -> list:
+    """river's usual way: 8 metrics, each in its own utils.Rolling window of 1 000."""
+    if k == 2:
+        classes = [metrics.Accuracy, metrics.BalancedAccuracy, metrics.Precision, metrics.Recall, metrics.F1,
+                   metrics.MCC, metrics.CohenKappa, metrics.GeometricMean]
+    else:
+        classes = [metrics.Accuracy, metrics.BalancedAccuracy, metrics.MacroPrecision, metrics.MacroRecall,
+                   metrics.MacroF1, metrics.MCC, metrics.CohenKappa, metrics.GeometricMean]
+    return [utils.Rolling(cls, window_size=WINDOW) for cls in classes]
+
+
+def per_sample(k: int, n: int) -> dict[str, float]:
+    """Seconds per sample: river's 8 rolling metrics, river's rolling confusion matrix, streammon."""
+    truth, preds = labels(k, n)
+    if k == 2:
+        truth, preds = truth.astype(bool), preds.astype(bool)
+    t, p = truth.tolist(), preds.tolist()
+
+    def run_river() -> list:
+        rolled = river_eight(k)
+        for y, q in zip(t, p, strict=True):
+            for metric in rolled:
+                metric.update(y, q)
+        return rolled
+
+    def run_cm() -> None:
+        cm = utils.Rolling(metrics.ConfusionMatrix, window_size=WINDOW)
+        for y, q in zip(t, p, strict=True):
+            cm.update(y, q)
+
+    def run_streammon() -> Monitor:
+        monitor = Monitor(four_windows(), classes=sorted(set(t)))
+        update = monitor.update
+        for y, q in zip(t, p, strict=True):
+            update(y, q)
+        monitor.flush()  # every sample reaches the windows inside the timing
+        return monitor
+
+    rolled, monitor = run_river(), run_streammon()
+    w = monitor.report().windows["sliding_1000"]
+    assert math.isclose(rolled[0].get(), w.scores["accuracy"], abs_tol=1e-12), "accuracy differs from river"
+    assert math.isclose(rolled[1].get(), w.scores["acsa"], abs_tol=1e-12), "ACSA differs from river's BalancedAccuracy"
+    assert math.isclose(rolled[7].get(), w.scores["gmean"], abs_tol=1e-9), "G-mean differs from river's GeometricMean"
+    read_river = median_time(lambda: [m.get() for m in rolled])
+    read_streammon = median_time(monitor.report)
+    return {
+        "river_8": median_time(run_river, 3) / n,
+        "river_cm": median_time(run_cm, 3) / n,
+        "streammon": median_time(run_streammon, 3) / n,
+        "read_river_8": read_river,
+        "read_streammon": read_streammon,
+    }
+
+
+def batch(k: int, n: int) -> dict[str, float]:
+    """Samples/s of update_many (four windows, with and without degradation detection) and np.bincount."""
+    truth, preds = labels(k, n)
+    with_detection = Monitor(four_windows(), classes=list(range(k)))
+    windows_only = Monitor(four_windows(), classes=list(range(k)), detector=DetectorSettings(enabled=False))
+    check = Monitor([Sliding(1000)], classes=list(range(k)))
+    check.update_many(truth, preds)
+    tail = np.bincount(truth[-1000:] * k + preds[-1000:], minlength=k * k).reshape(k, k)
+    assert np.array_equal(check.report().windows["sliding_1000"].confusion.matrix, tail), "sliding window is wrong"
+    return {
+        "bincount": n / median_time(lambda: np.bincount(truth * k + preds, minlength=k * k)),
+        "update_many": n / median_time(lambda: with_detection.update_many(truth, preds)),
+        "update_many_windows_only": n / median_time(lambda: windows_only.update_many(truth, preds)),
+    }
+
+
+def reads() -> dict[str, float]:
+    """report() time by K, by window size and by samples seen."""
+    out = {}
+    for k in (2, 10, 100):
+        monitor = Monitor(four_windows(), classes=list(range(k)))
+        monitor.update_many(*labels(k, 200_000))
+        out[f"K={k}"] = median_time(monitor.report)
+    for size in (1_000, 100_000):
+        monitor = Monitor([Sliding(size)], classes=list(range(10)))
+        monitor.update_many(*labels(10, 200_000))
+        out[f"sliding {size:,}"] = median_time(monitor.report)
+    for seen in (10_000, 1_000_000):
+        monitor = Monitor(four_windows(), classes=list(range(10)))
+        monitor.update_many(*labels(10, seen))
+        out[f"after {seen:,} samples"] = median_time(monitor.report)
+    return out
+
+
+def memory() -> dict[str, float]:
+    """Bytes per sample of a sliding window; bytes of a timed window at two throughputs."""
+    out = {}
+    size = 100_000
+    tracemalloc.start()
+    base = tracemalloc.take_snapshot()
+    monitor = Monitor([Sliding(size)], classes=list(range(10)), detector=DetectorSettings(enabled=False))
+    monitor.update_many(*labels(10, size))
+    grown = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    sliding_bytes = sum(s.size_diff for s in grown.compare_to(base, "filename") if "streammon" in str(s.traceback))
+    empty = Monitor([Sliding(1)], classes=list(range(10)), detector=DetectorSettings(enabled=False))
+    del empty
+    out["sliding bytes/sample"] = sliding_bytes / size
+    for rate in (1_000, 100_000):
+        monitor = Monitor([Timed(60, buckets=60)], classes=list(range(10)), detector=DetectorSettings(enabled=False))
+        truth, preds = labels(10, rate)
+        tracemalloc.start()
+        for second in range(120):
+            monitor.update_many(truth, preds, t=float(second))
+            if second == 60:
+                base = tracemalloc.take_snapshot()
+        end = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        kept = sum(s.size for s in end.statistics("filename") if "streammon" in str(s.traceback))
+        out[f"timed 60s window at {rate:,}/s: bytes held"] = kept
+        out[f"timed growth after 60 s at {rate:,}/s"] = sum(
+            s.size_diff for s in end.compare_to(base, "filename") if "streammon" in str(s.traceback))
+    return out
+
+
+def scrape() -> float:
+    """Seconds per scrape of 20 models × 4 windows at K = 10."""
+    collector = MonitorCollector()
+    for i in range(20):
+        monitor = Monitor(four_windows(), reference={c: 1 for c in range(10)})
+        monitor.update_many(*labels(10, 20_000, seed=i))
+        collector.add(f"model-{i}", monitor)
+    registry = CollectorRegistry()
+    registry.register(collector)
+    return median_time(lambda: generate_latest(registry))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller streams (noisier)")
+    quick = parser.parse_args().quick
+    n_sample, n_batch = (20_000, 1_000_000) if quick else (100_000, 2_000_000)
+    print("| measure | K | streammon | baseline | ratio |\n|---|---|---|---|---|")
+    for k in (2, 10):
+        r = per_sample(k, n_sample)
+        print(f"| update, per sample | {k} | {r['streammon'] * 1e9:,.0f} ns | river 8 rolling metrics "
+              f"{r['river_8'] * 1e6:,.1f} µs | **{r['river_8'] / r['streammon']:.0f}× faster** |")
+        print(f"| update, per sample | {k} | {r['streammon'] * 1e9:,.0f} ns | river Rolling(ConfusionMatrix) "
+              f"{r['river_cm'] * 1e6:,.2f} µs | **{r['river_cm'] / r['streammon']:.1f}× faster** |")
+        ratio = r["read_river_8"] / r["read_streammon"]
+        print(f"| read (report vs 8 gets) | {k} | {r['read_streammon'] * 1e3:,.2f} ms (4 windows, full catalog) "
+              f"| river {r['read_river_8'] * 1e3:,.2f} ms (8 metrics, 1 window) | {ratio:.2f}× |")
+    for k in (2, 10, 100):
+        b = batch(k, n_batch)
+        print(f"| update_many, 4 windows + detection | {k} | {b['update_many'] / 1e6:,.0f} M/s | np.bincount "
+              f"{b['bincount'] / 1e6:,.0f} M/s | {b['update_many'] / b['bincount']:.0%} of bincount |")
+        print(f"| update_many, 4 windows only | {k} | {b['update_many_windows_only'] / 1e6:,.0f} M/s | np.bincount "
+              f"{b['bincount'] / 1e6:,.0f} M/s | {b['update_many_windows_only'] / b['bincount']:.0%} of bincount |")
+    print()
+    for name, seconds in reads().items():
+        print(f"report() {name}: {seconds * 1e3:.2f} ms")
+    for name, value in memory().items():
+        print(f"{name}: {value:,.1f}")
+    print(f"scrape of 20 models × 4 windows, K = 10: {scrape() * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -141,7 +142,7 @@ class ClassDetector:
 
     def state(self) -> dict[str, float | bool | int]:
         """Everything needed to restore the detector."""
-        return {"p0": self.p0, "p1": self.p1, "statistic": self.statistic, "active": self.active, "since": self.since}
+        return {"statistic": self.statistic, "active": self.active, "since": self.since, "since_time": self.since_time}
 
 
 def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], position: int, k: int
@@ -286,3 +287,30 @@ class DegradationWatch:
     def active(self) -> dict[int, ClassDetector]:
         """The classes whose degradation alarm is on."""
         return {cls: d for cls, d in self.detectors.items() if d.active}
+
+    def state(self) -> dict[str, Any]:
+        """Baselines, detector statistics, learning counts and the partial block, as plain data."""
+        return {
+            "position": self.position,
+            "pending": self.pending.tolist(),
+            "learning": {str(c): v for c, v in self.learning.items()},
+            "classes": {
+                str(c): {"baseline": list(self.baseline[c]), "source": self.source[c], **d.state()}
+                for c, d in self.detectors.items()
+            },
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load a ``state()``; detectors are rebuilt from their baselines and settings."""
+        self.position = int(state["position"])
+        self.pending = np.asarray(state["pending"], dtype=np.int64).reshape(-1, 2)
+        self.learning = {int(c): [int(v[0]), int(v[1])] for c, v in state["learning"].items()}
+        self.detectors, self.baseline, self.source = {}, {}, {}
+        for c, saved in state["classes"].items():
+            correct, total = saved["baseline"]
+            self._start(int(c), float(correct), float(total), str(saved["source"]))
+            detector = self.detectors[int(c)]
+            detector.statistic = float(saved["statistic"])
+            detector.active = bool(saved["active"])
+            detector.since = int(saved["since"])
+            detector.since_time = float(saved["since_time"])

@@ -19,15 +19,18 @@ with one ``bincount`` shared by the windows. A rejected sample or batch raises
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from numbers import Real
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from streammon import state
 from streammon.alerts import active_since, degradation_reason, window_conditions
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
 from streammon.detect import DegradationWatch, DetectorSettings, block_confusion
@@ -175,10 +178,42 @@ class Monitor:
         """Samples counted so far (buffered ones included)."""
         return self._ingested + len(self._cells)
 
+    def counts(self) -> dict[str, ConfusionCounts]:
+        """The raw counts of every window now (no metrics computed: cheap).
+
+        >>> m = Monitor([Sliding(2)])
+        >>> m.update_many(["a", "b", "b"], ["a", "a", "b"])
+        >>> m.counts()["sliding_2"].to_dict()
+        {'b': {'a': 1, 'b': 1}}
+        """
+        with self._lock:
+            self._flush()
+            k = len(self._index)
+            labels = self._index.labels
+            return {w.name: ConfusionCounts(labels, w.snapshot(None)[:k, :k]) for w in self._windows}
+
     def flush(self) -> None:
         """Move buffered samples into the windows now (reads do this by themselves)."""
         with self._lock:
             self._flush()
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``)."""
+        state.write_atomically(path, state.dumps(self))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time) -> Monitor:
+        """A monitor restored from ``save``: same reports, and its windows continue exactly.
+
+        Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered
+        or foreign file.
+        """
+        return state.loads(Path(path).read_text(encoding="utf-8"), cls, clock)
+
+    def _locked_state(self) -> dict[str, Any]:
+        with self._lock:
+            self._flush()
+            return state.monitor_state(self)
 
     @property
     def max_classes(self) -> int:

@@ -118,6 +118,14 @@ class Window:
         """The window's kind and parameters, for reports and exporters."""
         return {"kind": self.kind, "name": self.name}
 
+    def state(self) -> dict[str, Any]:
+        """The window's counts (and ring) as plain data, for ``streammon.state``."""
+        return {"counts": self._counts.tolist()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load a ``state()`` into this attached window; raises ``ValueError`` if it does not fit."""
+        self._counts = _matrix(state["counts"], self._capacity)
+
     def fresh(self) -> Window:
         """A new, empty window with the same parameters (free to join another monitor)."""
         params = {k: v for k, v in self.describe().items() if k != "kind"}
@@ -126,6 +134,13 @@ class Window:
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.describe().items() if k != "kind")
         return f"{type(self).__name__}({params})"
+
+
+def _matrix(values: Any, capacity: int) -> IntMatrix:
+    m = np.asarray(values, dtype=np.int64)
+    if m.shape != (capacity, capacity) or np.any(m < 0):
+        raise ValueError(f"a saved count matrix must be {capacity}×{capacity} and >= 0, got shape {m.shape}")
+    return m
 
 
 class Cumulative(Window):
@@ -164,6 +179,24 @@ class Sliding(Window):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "size": self.size}
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "ring": self._ring.tolist(), "head": self._head, "filled": self._filled}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        stride = self._stride
+        ring = np.asarray(state["ring"], dtype=np.int64)
+        head, filled = int(state["head"]), int(state["filled"])
+        if ring.shape != (self.size,) or not (0 <= head < self.size and 0 <= filled <= self.size):
+            raise ValueError(f"saved ring of {self.name!r} does not fit a window of {self.size}")
+        if np.any(ring < 0) or np.any(ring >= stride * stride):
+            raise ValueError(f"saved ring of {self.name!r} holds cell ids outside the class range")
+        self._ring = ring.astype(np.int32)
+        self._head, self._filled = head, filled
+        live = self._ring[:filled] if filled < self.size else self._ring
+        if not np.array_equal(self._count_cells(live), self._counts):
+            raise ValueError(f"saved counts of {self.name!r} do not match its ring")
 
     def _count_cells(self, cells: npt.NDArray[np.int32]) -> IntMatrix:
         rows, cols = np.divmod(cells.astype(np.intp), self._stride)
@@ -219,6 +252,22 @@ class Timed(Window):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "seconds": self.seconds, "buckets": self.buckets}
+
+    def state(self) -> dict[str, Any]:
+        slots = [None if m is None else m.tolist() for m in self._slots]
+        return {**super().state(), "ids": self._ids.tolist(), "slots": slots}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        capacity = self._capacity
+        ids = np.asarray(state["ids"], dtype=np.int64)
+        if ids.shape != (self.buckets,) or len(state["slots"]) != self.buckets:
+            raise ValueError(f"saved buckets of {self.name!r} do not fit {self.buckets} buckets")
+        self._ids = ids
+        self._slots = [None if m is None else _matrix(m, capacity) for m in state["slots"]]
+        total = sum((m for m in self._slots if m is not None), np.zeros((capacity, capacity), np.int64))
+        if not np.array_equal(total, self._counts):
+            raise ValueError(f"saved counts of {self.name!r} do not match its buckets")
 
     def grow(self, capacity: int) -> None:
         super().grow(capacity)

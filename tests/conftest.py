@@ -1,27 +1,44 @@
-"""Shared fixtures: the Prometheus binaries (skipped with a clear message where they are missing)."""
+"""Shared fixtures: the Prometheus binaries (skipped with a clear message where missing) and a TLS certificate."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 INSTALL_HINT = "install Debian's 'prometheus' package: apt-get update && apt-get install -y prometheus"
 
 
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} not found: {INSTALL_HINT}")
+    return path
+
+
 @pytest.fixture(scope="session")
 def promtool() -> str:
     """Path to promtool, or skip."""
-    path = shutil.which("promtool")
-    if path is None:
-        pytest.skip(f"promtool not found: {INSTALL_HINT}")
-    return path
+    return _binary("promtool")
 
 
 @pytest.fixture(scope="session")
 def prometheus_binary() -> str:
     """Path to the prometheus server binary, or skip."""
-    path = shutil.which("prometheus")
-    if path is None:
-        pytest.skip(f"prometheus not found: {INSTALL_HINT}")
-    return path
+    return _binary("prometheus")
+
+
+@pytest.fixture(scope="session")
+def tls_cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A throwaway self-signed certificate and key for 127.0.0.1 (made with openssl, or skip)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl not found: needed to make a throwaway certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return cert, key

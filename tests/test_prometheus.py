@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 import urllib.error
 import urllib.request
@@ -149,18 +148,12 @@ def test_tls_options_need_a_certificate() -> None:
         serve(_monitor(), port=0, keyfile="key.pem")
 
 
-def test_tls_serves_https_on_loopback(tmp_path: Path) -> None:
+def test_tls_serves_https_on_loopback(tls_cert: tuple[Path, Path]) -> None:
     """With certfile/keyfile the endpoint speaks HTTPS: a client trusting the certificate scrapes it,
     a plain-HTTP client cannot."""
     import ssl
 
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl not found: needed to make a throwaway certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    cert, key = tls_cert
     with serve(_monitor(), port=0, certfile=str(cert), keyfile=str(key)) as server:
         assert server.url.startswith("https://127.0.0.1:")
         context = ssl.create_default_context(cafile=str(cert))

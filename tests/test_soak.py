@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 import threading
 import time
 import urllib.error
@@ -67,15 +65,9 @@ def test_ten_million_samples_with_continuous_scrapes_keep_rss_flat() -> None:
     assert rss["after 10M"] - rss["after 2M"] < 16 * 2**20, rss
 
 
-def test_tls_and_basic_auth_together_over_https(tmp_path: Path) -> None:
+def test_tls_and_basic_auth_together_over_https(tls_cert: tuple[Path, Path]) -> None:
     """HTTPS on loopback with basic auth: right credentials scrape, none or wrong get 401, plain HTTP fails."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl not found: needed to make a throwaway certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    cert, key = tls_cert
     context = ssl.create_default_context(cafile=str(cert))
     good = "Basic " + b64encode(b"prom:s3cret").decode()
     monitor = Monitor([Sliding(10)])

@@ -81,17 +81,19 @@ def auroc_ovo(c: Confusion) -> float:
     return float(terms.sum() / (2 * size))
 
 
+def _present_margins(c: Confusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Diagonal, true counts n_i and predicted counts k_i of the classes present."""
+    keep = c.present
+    return np.diagonal(c.matrix)[keep], c.true_counts[keep], c.predicted_counts[keep]
+
+
 def auroc_ova(c: Confusion) -> float:
     """AUROC one-vs-all (seed 004, ρ_a, eq. 13), over the classes present."""
-    keep = c.present
-    size = int(keep.sum())
-    if size == 0:
+    diag, n_i, k_i = _present_margins(c)
+    if len(diag) == 0:
         return math.nan
-    diag = np.diagonal(c.matrix)[keep]
-    n_i = c.true_counts[keep]
-    false_pos = c.predicted_counts[keep] - diag
-    terms = 1 + diag / n_i - divide_arrays(false_pos, c.total - n_i)
-    return float(terms.sum() / (2 * size))
+    terms = 1 + diag / n_i - divide_arrays(k_i - diag, c.total - n_i)
+    return float(terms.sum() / (2 * len(diag)))
 
 
 def nauroc_ova(c: Confusion) -> float:
@@ -105,13 +107,10 @@ def nauroc_ova(c: Confusion) -> float:
 
 def aurpc_ova(c: Confusion) -> float:
     """AURPC one-vs-all (seed 004, κ_a, eq. 14): mean of (precision_i + recall_i)/2."""
-    keep = c.present
-    size = int(keep.sum())
-    if size == 0:
+    diag, n_i, k_i = _present_margins(c)
+    if len(diag) == 0:
         return math.nan
-    diag = np.diagonal(c.matrix)[keep]
-    precisions = divide_arrays(diag, c.predicted_counts[keep])
-    return float((precisions + diag / c.true_counts[keep]).sum() / (2 * size))
+    return float((divide_arrays(diag, k_i) + diag / n_i).sum() / (2 * len(diag)))
 
 
 def maurpc_ova(c: Confusion) -> float:
@@ -156,9 +155,7 @@ def kappa(c: Confusion) -> float:
 
 def macro_f1(c: Confusion) -> float:
     """Mean over the classes present of per-class F1 = 2·m_ii/(n_i + k_i)."""
-    keep = c.present
-    if not keep.any():
+    diag, n_i, k_i = _present_margins(c)
+    if len(diag) == 0:
         return math.nan
-    diag = np.diagonal(c.matrix)[keep]
-    f1s = divide_arrays(2 * diag, c.true_counts[keep] + c.predicted_counts[keep])
-    return float(f1s.mean())
+    return float(divide_arrays(2 * diag, n_i + k_i).mean())

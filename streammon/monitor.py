@@ -42,6 +42,7 @@ from streammon.report import DEGRADATION, STREAM, Alert, Report
 from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
+MAX_TIME = 1e12  # seconds: ±31 700 years of Unix time; beyond it bucket ids would overflow int64
 SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
 DEFAULT_WARMUP = 1000
 
@@ -222,14 +223,22 @@ class Monitor:
 
     # -- validation helpers (change nothing) -------------------------------------------------
 
+    def _clock_time(self, now: Any = None) -> float:
+        """The clock's time (or ``now`` it returned), checked; a clock that stepped back is clamped."""
+        now = self._clock() if now is None else now
+        valid = not isinstance(now, bool) and isinstance(now, (Real, np.integer, np.floating))
+        if not valid or not -MAX_TIME <= float(now) <= MAX_TIME:
+            raise ValueError(f"the clock returned {now!r}: expected finite seconds within ±{MAX_TIME:g}")
+        return max(float(now), self._last_t)
+
     def _resolve_time(self, t: Any) -> float:
         if t is None:
-            return max(float(self._clock()), self._last_t) if self._timed else self._last_t
+            return self._clock_time() if self._timed else self._last_t
         if isinstance(t, bool) or not isinstance(t, (Real, np.integer, np.floating)):
             raise TypeError(f"t must be a real number of seconds or None, got {t!r}")
         value = float(t)
-        if not math.isfinite(value):
-            raise ValueError(f"t must be finite, got {t!r}")
+        if not -MAX_TIME <= value <= MAX_TIME:
+            raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {t!r}")
         if value < self._last_t:
             raise ValueError(
                 f"t={value!r} is earlier than the last sample time {self._last_t!r}: "
@@ -264,8 +273,8 @@ class Monitor:
                 now = self._last_t
                 if self._timed:
                     now = self._clock()
-                    if not now >= self._last_t:  # a clock that stepped back: never go back in time
-                        now = self._last_t
+                    if not self._last_t <= now <= MAX_TIME:  # stepped back, or not a valid time
+                        now = self._clock_time(now)
             else:
                 now = self._resolve_time(t)
             ids = self._ids
@@ -324,9 +333,10 @@ class Monitor:
             self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
 
     def _check_times(self, times: np.ndarray) -> None:
-        if not np.all(np.isfinite(times)):
-            bad = int(np.flatnonzero(~np.isfinite(times))[0])
-            raise ValueError(f"t must be finite, got {times[bad]!r} at position {bad}")
+        invalid = ~(np.abs(times) <= MAX_TIME)  # NaN compares false: caught here too
+        if invalid.any():
+            bad = int(np.flatnonzero(invalid)[0])
+            raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {times[bad]!r} at position {bad}")
         if times[0] < self._last_t:
             raise ValueError(
                 f"t[0]={times[0]!r} is earlier than the last sample time {self._last_t!r}: "
@@ -387,7 +397,7 @@ class Monitor:
         with self._lock:
             self._flush()
             if self._clock_driven:
-                now: float | None = max(float(self._clock()), self._last_t)
+                now: float | None = self._clock_time()
             else:
                 now = None if self._last_t == -math.inf else self._last_t
             k = len(self._index)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI replays the same examples every run (a landing must not depend on luck); local runs explore anew.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 INSTALL_HINT = "install Debian's 'prometheus' package: apt-get update && apt-get install -y prometheus"
 

@@ -23,6 +23,9 @@ BAD_CALLS = [
     (lambda m: m.update(["a"], "a"), TypeError, "not hashable"),
     (lambda m: m.update("new-class", "a", t=-5.0), ValueError, "earlier than the last sample time"),
     (lambda m: m.update("a", "a", t=float("inf")), ValueError, "finite"),
+    (lambda m: m.update("a", "a", t=1.5e19), ValueError, "within"),  # found by the fuzzer: overflowed a bucket id
+    (lambda m: m.update_many([0], ["a"], t=1.5e19), ValueError, "within"),
+    (lambda m: m.update_many(["a"], ["a"], t=[-2e12]), ValueError, "within"),
     (lambda m: m.update("a", "a", t="noon"), TypeError, "real number"),
     (lambda m: m.update_many(["a", "b"], ["a"]), ValueError, "same length"),
     (lambda m: m.update_many(np.array([["a", "b"]]), np.array([["a", "b"]])), ValueError, "1-D"),

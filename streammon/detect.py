@@ -40,12 +40,14 @@ False
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counts import ConfusionCounts
 from streammon.metrics.intervals import wilson
 
 BoolArray = npt.NDArray[np.bool_]
@@ -314,3 +316,30 @@ class DegradationWatch:
             detector.active = bool(saved["active"])
             detector.since = int(saved["since"])
             detector.since_time = float(saved["since_time"])
+
+
+def baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:
+    """(label, correct, total) per class of a validation confusion matrix."""
+    if baseline is None:
+        return []
+    if isinstance(baseline, ConfusionCounts):
+        m, labels = baseline.matrix, baseline.labels
+        return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
+    if not isinstance(baseline, Mapping):
+        if np.ndim(baseline) != 2:
+            raise TypeError(
+                f"baseline must be ConfusionCounts, {{true: {{pred: count}}}} or a K×K array, got {baseline!r}"
+            )
+        if np.shape(baseline) != (len(known), len(known)):
+            raise ValueError(
+                f"a baseline array must be K×K in the order of the known classes {known}, got shape "
+                f"{np.shape(baseline)}"
+            )
+        return baseline_counts(ConfusionCounts(known, baseline), known)
+    counts = ConfusionCounts()
+    for true, row in baseline.items():
+        if not isinstance(row, Mapping):
+            raise TypeError(f"baseline row for {true!r} must map predicted labels to counts, got {row!r}")
+        for pred, count in row.items():
+            counts.add(true, pred, count=count)
+    return baseline_counts(counts, known)

@@ -23,7 +23,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from numbers import Real
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -33,16 +32,16 @@ import numpy as np
 from streammon import state
 from streammon.alerts import active_since, degradation_reason, window_conditions
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
-from streammon.detect import DegradationWatch, DetectorSettings, block_confusion
+from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts, block_confusion
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
 from streammon.labels import as_label_array, map_labels
 from streammon.reference import Reference
 from streammon.report import DEGRADATION, STREAM, Alert, Report
+from streammon.timing import MAX_TIME, check_time, check_times, clock_time
 from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
-MAX_TIME = 1e12  # seconds: ±31 700 years of Unix time; beyond it bucket ids would overflow int64
 SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
 DEFAULT_WARMUP = 1000
 
@@ -131,7 +130,11 @@ class Monitor:
         initial += list(classes or [])
         if positive is not None:
             initial.append(positive)
-        given = _baseline_counts(baseline, list(dict.fromkeys(initial)))
+        if positive is not None and self._reference is not None and positive not in self._reference.priors:
+            raise ValueError(
+                f"positive={positive!r} is not a class of the reference {list(self._reference.labels)}"
+            )
+        given = baseline_counts(baseline, list(dict.fromkeys(initial)))
         initial += [label for label, _, _ in given]
         self._index.register(initial)
         self._watch = DegradationWatch(
@@ -224,27 +227,13 @@ class Monitor:
     # -- validation helpers (change nothing) -------------------------------------------------
 
     def _clock_time(self, now: Any = None) -> float:
-        """The clock's time (or ``now`` it returned), checked; a clock that stepped back is clamped."""
-        now = self._clock() if now is None else now
-        valid = not isinstance(now, bool) and isinstance(now, (Real, np.integer, np.floating))
-        if not valid or not -MAX_TIME <= float(now) <= MAX_TIME:
-            raise ValueError(f"the clock returned {now!r}: expected finite seconds within ±{MAX_TIME:g}")
-        return max(float(now), self._last_t)
+        """The clock's time (or the ``now`` it returned), checked; a clock that stepped back is clamped."""
+        return clock_time(self._clock() if now is None else now, self._last_t)
 
     def _resolve_time(self, t: Any) -> float:
         if t is None:
             return self._clock_time() if self._timed else self._last_t
-        if isinstance(t, bool) or not isinstance(t, (Real, np.integer, np.floating)):
-            raise TypeError(f"t must be a real number of seconds or None, got {t!r}")
-        value = float(t)
-        if not -MAX_TIME <= value <= MAX_TIME:
-            raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {t!r}")
-        if value < self._last_t:
-            raise ValueError(
-                f"t={value!r} is earlier than the last sample time {self._last_t!r}: "
-                "sample times must never decrease (timed windows are ordered by time)"
-            )
-        return value
+        return check_time(t, self._last_t)
 
     def _register(self, labels: Sequence[Any]) -> None:
         """Register new labels (validated, all or nothing) and grow every window."""
@@ -273,7 +262,7 @@ class Monitor:
                 now = self._last_t
                 if self._timed:
                     now = self._clock()
-                    if not self._last_t <= now <= MAX_TIME:  # stepped back, or not a valid time
+                    if not self._last_t <= now <= MAX_TIME:  # stepped back, or not a valid time: slow path
                         now = self._clock_time(now)
             else:
                 now = self._resolve_time(t)
@@ -322,7 +311,7 @@ class Monitor:
                 last = stamp
             else:
                 batch_times = times.astype(np.float64)
-                self._check_times(batch_times)
+                check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
             true_idx, pred_idx, new = map_labels(truth, preds, self._index)  # validates; changes nothing
             self._register(new)  # gives the new labels the indices map_labels announced
@@ -331,22 +320,6 @@ class Monitor:
             self._last_t = last
             self._flush()
             self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
-
-    def _check_times(self, times: np.ndarray) -> None:
-        invalid = ~(np.abs(times) <= MAX_TIME)  # NaN compares false: caught here too
-        if invalid.any():
-            bad = int(np.flatnonzero(invalid)[0])
-            raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {times[bad]!r} at position {bad}")
-        if times[0] < self._last_t:
-            raise ValueError(
-                f"t[0]={times[0]!r} is earlier than the last sample time {self._last_t!r}: "
-                "sample times must never decrease"
-            )
-        if len(times) > 1 and np.any(np.diff(times) < 0):
-            bad = int(np.flatnonzero(np.diff(times) < 0)[0]) + 1
-            raise ValueError(
-                f"t must never decrease, but t[{bad}]={times[bad]!r} < t[{bad - 1}]={times[bad - 1]!r}"
-            )
 
     def _flush(self) -> None:
         """Move the per-sample buffer into every window (caller holds the lock)."""
@@ -442,30 +415,3 @@ class Monitor:
 
 def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return MappingProxyType(dict(mapping))
-
-
-def _baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:
-    """(label, correct, total) per class of a validation confusion matrix."""
-    if baseline is None:
-        return []
-    if isinstance(baseline, ConfusionCounts):
-        m, labels = baseline.matrix, baseline.labels
-        return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
-    if not isinstance(baseline, Mapping):
-        if np.ndim(baseline) != 2:
-            raise TypeError(
-                f"baseline must be ConfusionCounts, {{true: {{pred: count}}}} or a K×K array, got {baseline!r}"
-            )
-        if np.shape(baseline) != (len(known), len(known)):
-            raise ValueError(
-                f"a baseline array must be K×K in the order of the known classes {known}, got shape "
-                f"{np.shape(baseline)}"
-            )
-        return _baseline_counts(ConfusionCounts(known, baseline), known)
-    counts = ConfusionCounts()
-    for true, row in baseline.items():
-        if not isinstance(row, Mapping):
-            raise TypeError(f"baseline row for {true!r} must map predicted labels to counts, got {row!r}")
-        for pred, count in row.items():
-            counts.add(true, pred, count=count)
-    return _baseline_counts(counts, known)

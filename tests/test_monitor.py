@@ -79,6 +79,8 @@ def test_reference_names_the_positive_class_and_ir() -> None:
     named = Monitor([Cumulative()], reference={"legit": 99_000, "fraud": 1_000}, positive="legit")
     named.update_many(["fraud", "legit", "legit"], ["fraud", "legit", "fraud"])
     assert named.report().windows["cumulative"].scores["tpr"] == 0.5
+    with pytest.raises(ValueError, match="not a class of the reference"):
+        Monitor([Cumulative()], reference={"legit": 99_000, "fraud": 1_000}, positive="Fraud")
     priors = Monitor([Cumulative()], reference={"x": 0.25, "y": 0.75})
     assert priors.reference is not None and priors.reference.priors == {"x": 0.25, "y": 0.75}
 

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from streammon.cli import main
@@ -76,7 +77,6 @@ def _schema(name: str) -> dict[str, Any]:
 
 def test_dashboard_validates_against_the_grafana_schemas() -> None:
     """The dashboard, each panel, its options, field config and Prometheus queries validate against the schemas."""
-    jsonschema = pytest.importorskip("jsonschema")
     root = _schema("dashboard")
     board = json.loads(DASHBOARD.read_text())
     jsonschema.validate({k: v for k, v in board.items() if k != "panels"} | {"panels": []}, root)

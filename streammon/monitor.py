@@ -31,7 +31,7 @@ import numpy as np
 
 from streammon import state
 from streammon.alerts import active_since, degradation_reason, window_conditions
-from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
+from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts, IntMatrix
 from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts, block_confusion
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
@@ -192,9 +192,9 @@ class Monitor:
         """
         with self._lock:
             self._flush()
-            k = len(self._index)
             labels = self._index.labels
-            return {w.name: ConfusionCounts(labels, w.snapshot(None)[:k, :k]) for w in self._windows}
+            windows = self._snapshots(self._read_time())[:-1]  # the last is the lifetime counter
+            return {w.name: ConfusionCounts(labels, counts) for w, counts in windows}
 
     def flush(self) -> None:
         """Move buffered samples into the windows now (reads do this by themselves)."""
@@ -365,17 +365,23 @@ class Monitor:
             priors = self._warm_counts[:2].astype(np.float64)
         return 0 if priors[0] < priors[1] else 1
 
+    def _read_time(self) -> float | None:
+        """The time reads are made at: the clock for clock-driven monitors, else the last sample's time."""
+        if self._clock_driven:
+            return self._clock_time()
+        return None if self._last_t == -math.inf else self._last_t
+
+    def _snapshots(self, now: float | None) -> list[tuple[Window, IntMatrix]]:
+        """Each window with a K×K copy of its counts as of ``now`` (caller holds the lock, buffer flushed)."""
+        k = len(self._index)
+        return [(w, w.snapshot(now)[:k, :k].copy()) for w in [*self._windows, self._lifetime]]
+
     def report(self) -> Report:
         """A frozen report of every window (counts copied under the lock, math outside it)."""
         with self._lock:
             self._flush()
-            if self._clock_driven:
-                now: float | None = self._clock_time()
-            else:
-                now = None if self._last_t == -math.inf else self._last_t
-            k = len(self._index)
-            snapshots = [(w.name, w.kind, w.snapshot(now)[:k, :k].copy()) for w in self._windows]
-            lifetime = self._lifetime.snapshot(now)[:k, :k].copy()
+            now = self._read_time()
+            *snapshots, (_, lifetime) = self._snapshots(now)
             labels = self._index.labels
             reference = self._reference
             positive = self._positive_index(labels)
@@ -384,8 +390,8 @@ class Monitor:
             degraded = {labels[c]: (d.p0, d.since, d.since_time) for c, d in self._watch.active().items()}
             baseline = {labels[c]: d.p0 for c, d in self._watch.detectors.items()}
         windows = {
-            name: evaluate_window(name, kind, counts, labels, reference, positive=positive, policy=self._policy)
-            for name, kind, counts in snapshots
+            w.name: evaluate_window(w.name, w.kind, counts, labels, reference, positive=positive, policy=self._policy)
+            for w, counts in snapshots
         }
         conditions = [c for w in windows.values() for c in window_conditions(w, reference)]
         with self._lock:

@@ -118,6 +118,11 @@ def test_timed_window_follows_sample_time_and_injected_clock() -> None:
     assert monitor.report().windows["timed_60s"].n == 1  # the t=0 bucket left the window
     now[0] = 200.0
     assert monitor.report().windows["timed_60s"].n == 0
+    now[0] = 65.0
+    monitor.update("c", "c")  # the same read time for raw counts and reports
+    assert monitor.counts()["timed_60s"].n == monitor.report().windows["timed_60s"].n
+    now[0] = 500.0
+    assert monitor.counts()["timed_60s"].n == monitor.report().windows["timed_60s"].n == 0
     by_sample = Monitor([Timed(60, buckets=6)])
     by_sample.update_many(["a"] * 3, ["a"] * 3, t=[0.0, 10.0, 100.0])
     assert by_sample.report().windows["timed_60s"].n == 1

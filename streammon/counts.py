@@ -145,6 +145,11 @@ def _as_count_matrix(matrix: Any, k: int) -> IntMatrix:
     return m.astype(np.int64)
 
 
+def _check_count(count: Any) -> None:
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise ValueError(f"count must be an int >= 0, got {count!r}")
+
+
 class ConfusionCounts:
     """A label-aware integer confusion matrix (rows = true class, columns = predicted).
 
@@ -196,8 +201,7 @@ class ConfusionCounts:
 
     def add(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
         """Count ``count`` samples of class ``y_true`` predicted as ``y_pred``."""
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ValueError(f"count must be an int >= 0, got {count!r}")
+        _check_count(count)
         i, j = self._index.get(y_true), self._index.get(y_pred)
         if i is None or j is None:
             self._grow_to([y_true, y_pred])
@@ -206,8 +210,7 @@ class ConfusionCounts:
 
     def evict(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
         """Remove samples counted before; evicting what was never added raises."""
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ValueError(f"count must be an int >= 0, got {count!r}")
+        _check_count(count)
         i, j = self._index.get(y_true), self._index.get(y_pred)
         have = 0 if i is None or j is None else int(self._m[i, j])
         if have < count:

@@ -73,11 +73,27 @@ def _rows(items: list[Any]) -> list[Any]:
     return items
 
 
-def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> IndexArray | None:
-    """Map an integer/bool array through a lookup table; None when its range is too wide."""
+def _identity_span(index: ClassIndex) -> int:
+    """How many of the ints 0, 1, 2, ... are their own class index (0 when the label 0 is not index 0)."""
+    ids, span = index.ids, 0
+    while ids.get(span) == span:
+        span += 1
+    return span
+
+
+def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> tuple[IndexArray, bool] | None:
+    """Map an integer/bool array through a lookup table; None when its range is too wide.
+
+    Returns the indices, -1 where a label is unknown, and whether every label is
+    known for sure (else the caller looks for -1). Labels that are their own indices (0..K-1 registered
+    in order, the usual case) cost one pass: their maximum, read unsigned so that a
+    negative label reads as huge.
+    """
     if arr.dtype.kind == "b":
         lo, hi = 0, 1
     else:
+        if arr.dtype.kind == "i" and int(arr.view(f"u{arr.itemsize}").max()) < _identity_span(index):
+            return arr.astype(np.intp, copy=False), True
         lo, hi = int(arr.min()), int(arr.max())
         if hi - lo >= max(_LUT_SPAN, 2 * len(arr)):
             return None
@@ -86,9 +102,9 @@ def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> IndexArray | None:
         if isinstance(label, (int, float)) and label == int(label) and lo <= label <= hi:
             lut[int(label) - lo] = i
     values = arr.astype(np.intp, copy=False)  # also turns a bool array into 0/1 indices, not a mask
-    if lut[0] == lo and np.array_equal(lut, np.arange(lo, hi + 1)):
-        return values  # labels are their own indices: nothing to map
-    return lut[values - lo if lo else values]
+    if lo >= 0 and lut[0] == lo and np.array_equal(lut, np.arange(lo, hi + 1)):  # (-1 marks unknown)
+        return values, True  # labels are their own indices: nothing to map
+    return lut[values - lo if lo else values], bool(lut.min() >= 0)
 
 
 def _python_value(value: Any, kind: str) -> Hashable:
@@ -102,9 +118,11 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
     kind = arr.dtype.kind
     known = len(index)
     if kind in "biu":
-        out = _lookup_integers(arr, index)
-        if out is not None and not (out < 0).any():
-            return out  # every label known: the common case, one gather
+        looked_up = _lookup_integers(arr, index)
+        if looked_up is not None:
+            out, complete = looked_up
+            if complete or int(out.min()) >= 0:
+                return out  # every label known: the common case
     if kind == "O":
         out = np.empty(len(arr), np.intp)
         ids = index.ids

@@ -150,11 +150,10 @@ class Monitor:
             w.attach(self._stride, self._capacity)
         self._timed = any(isinstance(w, Timed) for w in self._windows)
         self._lock = threading.Lock()
-        self._acquire, self._release = self._lock.acquire, self._lock.release
         self._ids = self._index.ids  # the live label -> index dict (ClassIndex only ever adds to it)
-        self._cells: list[int] = []
-        self._times: list[float] = []
+        self._cells: list[int] = []  # buffered samples as cell ids true * stride + pred
         self._last_t = -math.inf
+        self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
         self._ingested = 0  # samples already moved from the buffer into the windows
         self._warmup_left = 0 if self._reference else warmup
@@ -252,38 +251,60 @@ class Monitor:
     def update(self, y_true: Any, y_pred: Any, t: float | None = None) -> None:
         """Count one labelled prediction (``t``: its time in seconds, optional).
 
-        The hot path is a dict lookup per label and list appends under the lock (taken
-        with ``acquire``/``release``: a ``with`` block costs twice as much here); new
-        labels, bad labels and explicit times take the validating slow path.
+        The hot path (known labels, no ``t``) takes no lock: two dict lookups, a
+        clock read when a timed window needs it, and one ``list.append`` — atomic in
+        CPython, with or without the GIL (Python FAQ, "What kinds of global value
+        mutation are thread-safe?"). Buffered samples carry no time of their own:
+        the buffer is flushed whenever a sample's time leaves the bucket it shares
+        with them in every timed window (a sample racing that switch in another
+        thread may be counted one bucket late). New labels, bad labels, explicit
+        times and bucket switches take the validating path, under the lock.
         """
-        self._acquire()
-        try:
-            if t is None:
-                now = self._last_t
-                if self._timed:
-                    now = self._clock()
-                    if not self._last_t <= now <= MAX_TIME:  # stepped back, or not a valid time: slow path
-                        now = self._clock_time(now)
-            else:
-                now = self._resolve_time(t)
+        if t is None:
             ids = self._ids
             try:
-                i = ids[y_true]
-                j = ids[y_pred]
+                cell = ids[y_true] * self._stride + ids[y_pred]
+                if self._timed:
+                    now = self._clock()
+                    fast = self._last_t <= now < self._open_until
+                else:
+                    fast = self._clock_driven
+            except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
+                fast = False
+            if fast:
+                if self._timed:
+                    self._last_t = now
+                cells = self._cells
+                cells.append(cell)
+                if len(cells) >= FLUSH_EVERY:
+                    self.flush()
+                return
+        self._update_checked(y_true, y_pred, t)
+
+    def _update_checked(self, y_true: Any, y_pred: Any, t: Any) -> None:
+        """``update`` with every check, under the lock; opens a new time bucket when needed."""
+        with self._lock:
+            now = self._resolve_time(t)
+            ids = self._ids
+            try:
+                i, j = ids[y_true], ids[y_pred]
             except (KeyError, TypeError):
                 self._register(self._index.new_labels((y_true, y_pred)))  # validates, or raises
                 i, j = ids[y_true], ids[y_pred]
             if t is None:
                 self._clock_driven = True
+            if not now < self._open_until:
+                self._flush()  # the buffered samples keep the bucket of the last time
+                self._open_until = self._bucket_end(now)
             self._last_t = now
-            cells = self._cells
-            cells.append(i * self._stride + j)
-            if self._timed:
-                self._times.append(now)
-            if len(cells) >= FLUSH_EVERY:
+            self._cells.append(i * self._stride + j)
+            if len(self._cells) >= FLUSH_EVERY:
                 self._flush()
-        finally:
-            self._release()
+
+    def _bucket_end(self, t: float) -> float:
+        """The earliest time after ``t`` that some timed window puts in a later bucket."""
+        ends = [w.bucket_end(t) for w in self._windows if isinstance(w, Timed)]
+        return min([*ends, math.nextafter(MAX_TIME, math.inf)]) if ends else math.inf
 
     def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
         """Count a batch: two equal-length 1-D sequences or arrays of labels.
@@ -317,19 +338,26 @@ class Monitor:
             self._register(new)  # gives the new labels the indices map_labels announced
             if t is None:
                 self._clock_driven = True
-            self._last_t = last
             self._flush()
+            self._last_t = last
+            self._open_until = -math.inf  # the next update finds its bucket anew
             self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
 
     def _flush(self) -> None:
-        """Move the per-sample buffer into every window (caller holds the lock)."""
-        if not self._cells:
+        """Move the per-sample buffer into every window (caller holds the lock).
+
+        Lock-free ``update`` calls may append meanwhile: exactly the samples read
+        here are deleted from the buffer's front. They all lie in the bucket of
+        ``_last_t``, which stamps them.
+        """
+        buffer = self._cells
+        n = len(buffer)
+        if not n:
             return
-        cells = np.fromiter(self._cells, dtype=np.intp, count=len(self._cells))
-        times = np.fromiter(self._times, dtype=np.float64, count=len(self._times)) if self._timed else None
-        self._cells, self._times = [], []
+        cells = np.fromiter(buffer[:n], dtype=np.intp, count=n)
+        del buffer[:n]
         true_idx, pred_idx = np.divmod(cells, self._stride)
-        self._ingest(Batch(true_idx, pred_idx, times, self._stride))
+        self._ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride))
 
     def _ingest(self, batch: Batch) -> None:
         if self._warmup_left:

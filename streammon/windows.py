@@ -31,10 +31,28 @@ IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
 
 
+CHUNK = 1 << 17  # samples per counting pass: one reused key buffer of this size stays in cache
+
+
 def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
-    """Count (true, pred) index pairs into a ``capacity × capacity`` matrix."""
-    flat = np.bincount(true * capacity + pred, minlength=capacity * capacity)
-    return flat.reshape(capacity, capacity).astype(np.int64, copy=False)
+    """Count (true, pred) index pairs into a ``capacity × capacity`` matrix.
+
+    >>> count_pairs(np.array([0, 1, 1]), np.array([0, 1, 0]), 2).tolist()
+    [[1, 0], [1, 1]]
+    """
+    n, cells = len(true), capacity * capacity
+    if n <= CHUNK:
+        keys = true * capacity
+        keys += pred
+        return np.bincount(keys, minlength=cells).reshape(capacity, capacity).astype(np.int64, copy=False)
+    flat = np.zeros(cells, np.int64)
+    buffer = np.empty(CHUNK, np.intp)  # page faults of a batch-sized temporary cost more than the counting
+    for start in range(0, n, CHUNK):
+        keys = buffer[: min(CHUNK, n - start)]
+        np.multiply(true[start:start + CHUNK], capacity, out=keys)
+        keys += pred[start:start + CHUNK]
+        flat += np.bincount(keys, minlength=cells)
+    return flat.reshape(capacity, capacity)
 
 
 class Batch:
@@ -275,6 +293,21 @@ class Timed(Window):
 
     def _bucket_of(self, t: float) -> int:
         return math.floor(t / self.width)
+
+    def bucket_end(self, t: float) -> float:
+        """The smallest time whose bucket comes after the bucket of ``t`` (exact in floating point).
+
+        >>> w = Timed(60, buckets=6)
+        >>> w.bucket_end(0.0), w.bucket_end(25.0), w.bucket_end(30.0)
+        (10.0, 30.0, 40.0)
+        """
+        bucket = self._bucket_of(t)
+        end = (bucket + 1) * self.width
+        while self._bucket_of(end) > bucket:  # rounding put ``end`` a bucket late
+            end = math.nextafter(end, -math.inf)
+        while self._bucket_of(end) <= bucket:
+            end = math.nextafter(end, math.inf)
+        return end
 
     def _expire(self, newest: int) -> None:
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""

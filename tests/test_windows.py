@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
+import threading
 from collections import Counter
 
 import numpy as np
@@ -42,29 +45,75 @@ def _expected(pairs: list, times: list[float]) -> dict[str, ConfusionCounts]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(label_streams(), st.data())
 def test_every_window_equals_a_recount_of_its_samples(stream: tuple[list, list], data: st.DataObject) -> None:
-    """After any mix of per-sample and batch updates, each window holds exactly the samples it should."""
+    """After any mix of per-sample and batch updates, timed by ``t`` or by the clock, each window holds
+    exactly the samples it should (per-sample updates by the clock take the lock-free path)."""
     truth, preds = stream
     gaps = data.draw(st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.5, 7.0]), min_size=len(truth), max_size=len(truth)))
     times = list(np.cumsum(gaps))
-    monitor = Monitor(_windows())
+    by_clock = data.draw(st.booleans())
+    clock = [0.0]
+    monitor = Monitor(_windows(), clock=lambda: clock[0])
     position = 0
     while position < len(truth):
         step = data.draw(st.integers(1, 40))
         chunk = slice(position, min(len(truth), position + step))
         if data.draw(st.booleans()):
-            monitor.update_many(truth[chunk], preds[chunk], t=times[chunk])
+            if by_clock:  # one clock reading stamps the whole batch
+                clock[0] = times[chunk.stop - 1]
+                times[chunk] = [clock[0]] * (chunk.stop - chunk.start)
+                monitor.update_many(truth[chunk], preds[chunk])
+            else:
+                monitor.update_many(truth[chunk], preds[chunk], t=times[chunk])
         else:
             for y, p, t in zip(truth[chunk], preds[chunk], times[chunk], strict=True):
-                monitor.update(y, p, t=t)
+                if by_clock:
+                    clock[0] = t
+                    monitor.update(y, p)
+                else:
+                    monitor.update(y, p, t=t)
         position = chunk.stop
         pairs = list(zip(truth[:position], preds[:position], strict=True))
         report = monitor.report()
         for name, expected in _expected(pairs, times[:position]).items():
             assert report.windows[name].confusion == expected, name
             assert report.windows[name].n == expected.n
+
+
+def test_lock_free_updates_from_many_threads_lose_no_sample() -> None:
+    """4 threads calling update (the lock-free path) with thread switches forced every microsecond,
+    through buffer flushes and ~100 timed-bucket switches: every sample is counted exactly once."""
+    ticks = itertools.count()
+    monitor = Monitor([Cumulative(), Sliding(50_000), Timed(1e6, buckets=1000)], clock=lambda: next(ticks) * 0.01)
+    rng = np.random.default_rng(1)
+    streams = [(rng.integers(0, 5, 25_000).tolist(), rng.integers(0, 5, 25_000).tolist()) for _ in range(4)]
+    monitor.update_many(list(range(5)), list(range(5)))
+
+    def writer(truth: list[int], preds: list[int]) -> None:
+        for y, p in zip(truth, preds, strict=True):
+            monitor.update(y, p)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=writer, args=stream) for stream in streams]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    pairs = [(i, i) for i in range(5)] + [pair for t, p in streams for pair in zip(t, p, strict=True)]
+    expected = _recount(pairs)
+    report = monitor.report()
+    assert report.samples == 100_005
+    for name in ("cumulative", "sliding_50000", "timed_1e+06s"):
+        counts = report.windows[name].confusion
+        assert counts.n == min(100_005, 50_000 if name.startswith("sliding") else 100_005)
+        if not name.startswith("sliding"):
+            assert counts == expected, name
 
 
 def _same_report(a, b) -> None:  # type: ignore[no-untyped-def]

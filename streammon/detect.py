@@ -54,6 +54,7 @@ from streammon.windows import CHUNK
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 BLOCK = 256  # CHUNK is a multiple of it
+FEED_CELLS = 1 << 15  # (block, class) cells per vectorised CUSUM pass
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,39 @@ def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], posi
     return out.reshape(-1, k, k)
 
 
+def block_class_counts(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], position: int, k: int
+                       ) -> tuple[IntArray, IntArray]:
+    """Per block (aligned to stream ``position``) and class: (right, total) counts, each blocks × k.
+
+    What the detectors read when the per-block confusion would be too large (k > 16): one
+    ``bincount`` over (block, correct, class), in cache-sized chunks like ``block_confusion``.
+
+    >>> right, total = block_class_counts(np.array([0, 1, 1]), np.array([0, 1, 0]), position=BLOCK - 1, k=2)
+    >>> right.tolist(), total.tolist()
+    ([[1, 0], [0, 1]], [[1, 0], [0, 2]])
+    """
+    n = len(true)
+    offset = position % BLOCK
+    counts = np.empty(((offset + n - 1) // BLOCK + 1, 2, k), np.int64)
+    key = np.empty(min(n, CHUNK), np.intp)
+    correct = np.empty(min(n, CHUNK), np.bool_)
+    start, first_block = 0, 0
+    while start < n:
+        stop = min(n, start + CHUNK - offset)  # every chunk after the first starts a block
+        m = stop - start
+        chunk, right = key[:m], correct[:m]
+        np.equal(true[start:stop], pred[start:stop], out=right)
+        np.multiply(right, k, out=chunk)
+        chunk += true[start:stop]
+        chunk += block_ids(offset, m, scale=2 * k)
+        blocks = (offset + m - 1) // BLOCK + 1
+        counts[first_block:first_block + blocks] = np.bincount(chunk, minlength=blocks * 2 * k).reshape(blocks, 2, k)
+        first_block += blocks
+        start, offset = stop, 0
+    right_counts = counts[:, 1, :]
+    return right_counts.copy(), counts[:, 0, :] + right_counts
+
+
 _BLOCK_IDS: dict[int, IntArray] = {}
 
 
@@ -238,13 +272,7 @@ class DegradationWatch:
             total = np.einsum("bij->bi", confusion_by_block)  # row sums: 4x faster than sum(axis=2) here
             right = np.diagonal(confusion_by_block, axis1=1, axis2=2).copy()
         else:
-            base = block_ids(offset, n, scale=2 * k)
-            key = true * 2
-            key += true == pred
-            key += base
-            counts = np.bincount(key, minlength=(int(base[-1]) // (2 * k) + 1) * k * 2).reshape(-1, k, 2)
-            right = counts[:, :, 1].copy()
-            total = counts[:, :, 0] + right
+            right, total = block_class_counts(true, pred, self.position, k)
         n_blocks = len(total)
         if len(self.pending):
             total[0, : len(self.pending)] += self.pending[:, 0]
@@ -277,20 +305,26 @@ class DegradationWatch:
             d = self.detectors[c]
             up[c], down[c], start[c] = d.up, d.down, d.statistic
             sign[c] = -1.0 if d.active else 1.0
-        llr = total * (sign * down)  # per block: right·up + wrong·down, mirrored while active
-        llr += right * (sign * (up - down))
-        path = np.cumsum(llr, axis=0)
-        low = np.minimum.accumulate(path, axis=0)
-        np.minimum(low, -start, out=low)
-        path -= low  # Lindley: S_t = C_t − min(−S_0, min_{k≤t} C_k)
-        crossing = np.flatnonzero(path.max(axis=0) >= self.detectors[running[0]].h)
-        for c in running:
-            self.detectors[c].statistic = float(path[-1, c])
-        for col in crossing.tolist():
-            if col in self.detectors:  # rare: a switch inside these blocks, replayed exactly
+        h = self.detectors[running[0]].h
+        step = max(1, FEED_CELLS // k)  # blocks per pass: the temporaries stay in cache
+        for lo in range(0, len(total), step):
+            hi = lo + step
+            llr = total[lo:hi] * (sign * down)  # per block: right·up + wrong·down, mirrored while active
+            llr += right[lo:hi] * (sign * (up - down))
+            path = np.cumsum(llr, axis=0)
+            low = np.minimum.accumulate(path, axis=0)
+            np.minimum(low, -start, out=low)
+            path -= low  # Lindley: S_t = C_t − min(−S_0, min_{k≤t} C_k)
+            crossing = np.flatnonzero(path.max(axis=0) >= h)
+            before, start = start, path[-1].copy()
+            for col in crossing.tolist():  # rare: a switch inside these blocks, replayed exactly
                 d = self.detectors[col]
-                d.statistic = float(start[col])
-                d.feed_blocks(right[:, col], total[:, col], ends, times)
+                d.statistic = float(before[col])
+                part = None if times is None else times[lo:hi]
+                d.feed_blocks(right[lo:hi, col], total[lo:hi, col], ends[lo:hi], part)
+                start[col], sign[col] = d.statistic, -1.0 if d.active else 1.0
+        for c in running:
+            self.detectors[c].statistic = float(start[c])
 
     def _feed_class(self, cls: int, right: IntArray, total: IntArray, ends: IntArray,
                     times: npt.NDArray[np.float64] | None) -> None:

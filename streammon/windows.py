@@ -231,15 +231,29 @@ class Sliding(Window):
             self._head, self._filled = 0, size
             self._counts = self._count_cells(new)
             return
-        new = batch.cells(0)
         evict = self._filled + m - size
-        if evict > 0:
+        if evict > 0:  # the oldest samples are the next ones after the head once the ring is full
             oldest = self._head if self._filled == size else 0
-            self._counts -= self._count_cells(self._ring[(oldest + np.arange(evict)) % size])
-        self._ring[(self._head + np.arange(m)) % size] = new
+            self._counts -= self._count_cells(_ring_read(self._ring, oldest, evict))
+        _ring_write(self._ring, self._head, batch.cells(0))
         self._head = (self._head + m) % size
         self._filled = min(size, self._filled + m)
         self._counts += batch.delta(self._capacity)
+
+
+def _ring_read(ring: npt.NDArray[np.int32], start: int, n: int) -> npt.NDArray[np.int32]:
+    """``n`` entries from ``start``, wrapping around (at most two slices, no index array)."""
+    end = start + n
+    if end <= len(ring):
+        return ring[start:end]
+    return np.concatenate([ring[start:], ring[: end - len(ring)]])
+
+
+def _ring_write(ring: npt.NDArray[np.int32], start: int, values: npt.NDArray[np.int32]) -> None:
+    """Write ``values`` (no longer than the ring) from ``start``, wrapping around."""
+    first = min(len(values), len(ring) - start)
+    ring[start:start + first] = values[:first]
+    ring[: len(values) - first] = values[first:]
 
 
 class Timed(Window):

@@ -167,3 +167,40 @@ def test_detection_can_be_turned_off() -> None:
         on.update_many(truth, preds)
     assert on.report().alerting("degradation") and not off.report().alerting("degradation")
     assert off.report().windows["sliding_5000"].confusion == on.report().windows["sliding_5000"].confusion
+
+
+@pytest.mark.parametrize("k", [5, 20])  # the shared per-block confusion path, and the (block, class) path
+@pytest.mark.parametrize("feed_cells", [40, 1 << 15])  # many CUSUM passes per batch, or one
+def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, feed_cells: int,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each class's alarm state after irregular batches equals a ClassDetector fed that class's (right, total)
+    per 256-sample block, recounted directly; through degradations, recoveries and pass boundaries."""
+    monkeypatch.setattr("streammon.detect.FEED_CELLS", feed_cells)
+    rng = np.random.default_rng(k)
+    n = 120_000
+    truth = rng.integers(0, k, n)
+    accuracy = np.full(n, 0.9)
+    accuracy[30_000:60_000] = 0.3  # every class degrades, then recovers, then degrades again
+    accuracy[90_000:] = 0.3
+    preds = np.where(rng.random(n) < accuracy, truth, (truth + rng.integers(1, k, n)) % k)
+    baseline = np.full((k, k), 10) + np.eye(k, dtype=int) * 900
+    monitor = Monitor([Cumulative()], classes=range(k), baseline=baseline)
+    settings = DetectorSettings()
+    p0 = settings.in_control_recall(910, 900 + 10 * k)
+    switches = 0
+    cuts = np.sort(rng.choice(np.arange(1, n), 8, replace=False))  # long batches: switches inside them
+    for lo, hi in zip([0, *cuts], [*cuts, n], strict=True):
+        monitor.update_many(truth[lo:hi], preds[lo:hi])
+        complete = hi // BLOCK * BLOCK  # the detectors have seen every complete block
+        blocks = np.arange(complete) // BLOCK
+        for c in range(k):
+            mine = truth[:complete] == c
+            total = np.bincount(blocks[mine], minlength=complete // BLOCK)
+            right = np.bincount(blocks[mine & (preds[:complete] == c)], minlength=complete // BLOCK)
+            expected = ClassDetector(p0=p0, drop=settings.drop, arl=settings.arl)
+            expected.feed_blocks(right, total, np.arange(complete // BLOCK) * BLOCK + BLOCK - 1)
+            got = monitor._watch.detectors[c]
+            assert (got.active, got.since) == (expected.active, expected.since), (c, hi)
+            assert got.statistic == pytest.approx(expected.statistic, abs=1e-6), (c, hi)
+            switches += got.active
+    assert switches > 0

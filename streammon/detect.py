@@ -286,17 +286,19 @@ class DegradationWatch:
             end_times = np.full(complete, float(times))
         if complete:
             self._feed(right[:complete], total[:complete], ends, end_times)
-        self.pending = np.stack([total[complete:].sum(axis=0), right[complete:].sum(axis=0)], axis=1)
+        self.pending = np.zeros((total.shape[1], 2), np.int64)
+        if complete < n_blocks:
+            self.pending[:, 0], self.pending[:, 1] = total[-1], right[-1]
         self.position += n
 
     def _feed(self, right: IntArray, total: IntArray, ends: IntArray,
               times: npt.NDArray[np.float64] | None) -> None:
         """Complete blocks (blocks × classes): every running detector at once, per class only near a switch."""
-        seen = total.sum(axis=0) > 0
         running = [c for c, d in self.detectors.items() if c < total.shape[1] and d.can_degrade]
-        for cls in np.flatnonzero(seen):
-            if int(cls) not in self.detectors:
-                self._feed_class(int(cls), right[:, cls], total[:, cls], ends, times)
+        if len(self.detectors) < total.shape[1]:  # some class still learns its baseline
+            for cls in np.flatnonzero(total.any(axis=0)).tolist():
+                if cls not in self.detectors:
+                    self._feed_class(cls, right[:, cls], total[:, cls], ends, times)
         if not running:
             return
         k = total.shape[1]

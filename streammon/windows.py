@@ -32,6 +32,7 @@ EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds n
 
 
 CHUNK = 1 << 17  # samples per counting pass: one reused key buffer of this size stays in cache
+DIRECT_CELLS = 1 << 16  # a sliding window bincounts its cell ids directly while they span at most this many
 
 
 def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
@@ -217,8 +218,12 @@ class Sliding(Window):
             raise ValueError(f"saved counts of {self.name!r} do not match its ring")
 
     def _count_cells(self, cells: npt.NDArray[np.int32]) -> IntMatrix:
-        rows, cols = np.divmod(cells.astype(np.intp), self._stride)
-        return count_pairs(rows, cols, self._capacity)
+        stride, capacity = self._stride, self._capacity
+        if capacity * stride <= DIRECT_CELLS:  # count the cell ids themselves: no division
+            flat = np.bincount(cells, minlength=capacity * stride)
+            return flat.reshape(capacity, stride)[:, :capacity].astype(np.int64)
+        rows, cols = np.divmod(cells.astype(np.intp), stride)
+        return count_pairs(rows, cols, capacity)
 
     def ingest(self, batch: Batch) -> None:
         m = len(batch)
@@ -281,6 +286,7 @@ class Timed(Window):
         self.width = self.seconds / buckets
         self._ids = np.full(buckets, EMPTY_BUCKET, np.int64)  # bucket id in each slot
         self._slots: list[IntMatrix | None] = [None] * buckets
+        self._expired_to = EMPTY_BUCKET  # the newest bucket of the last expiry
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "seconds": self.seconds, "buckets": self.buckets}
@@ -296,6 +302,7 @@ class Timed(Window):
         if ids.shape != (self.buckets,) or len(state["slots"]) != self.buckets:
             raise ValueError(f"saved buckets of {self.name!r} do not fit {self.buckets} buckets")
         self._ids = ids
+        self._expired_to = EMPTY_BUCKET
         self._slots = [None if m is None else _matrix(m, capacity) for m in state["slots"]]
         total = sum((m for m in self._slots if m is not None), np.zeros((capacity, capacity), np.int64))
         if not np.array_equal(total, self._counts):
@@ -325,6 +332,9 @@ class Timed(Window):
 
     def _expire(self, newest: int) -> None:
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
+        if newest == self._expired_to:
+            return  # nothing new can have expired
+        self._expired_to = newest
         stale = (self._ids <= newest - self.buckets) & (self._ids != EMPTY_BUCKET)
         for slot in np.flatnonzero(stale):
             matrix = self._slots[slot]

@@ -48,13 +48,15 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counts import ConfusionCounts
+from streammon.labels import to_index_columns, to_index_square
 from streammon.metrics.intervals import wilson
-from streammon.windows import CHUNK
+from streammon.windows import CHUNK, Batch
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 BLOCK = 256  # CHUNK is a multiple of it
 FEED_CELLS = 1 << 15  # (block, class) cells per vectorised CUSUM pass
+SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,24 @@ def block_class_counts(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], p
     return right_counts.copy(), counts[:, 0, :] + right_counts
 
 
+def block_counts(batch: Batch, position: int, k: int, capacity: int) -> tuple[IntArray, IntArray]:
+    """Per block (aligned to stream ``position``) and class: (right, total), blocks × ``k`` in index order.
+
+    Counted over the batch's codes and permuted once. Up to ``SHARED_COUNT_MAX_CLASSES``
+    codes, the per-block confusion counts also give the batch's confusion counts, handed
+    to the windows through ``batch.preset_delta`` (one ``bincount`` for both).
+    """
+    codes = batch.codes or k
+    if codes <= SHARED_COUNT_MAX_CLASSES:
+        by_block = block_confusion(batch.true, batch.pred, position, codes)
+        batch.preset_delta(capacity, to_index_square(by_block.sum(axis=0), batch.lut, capacity))
+        total = np.einsum("bij->bi", by_block)  # row sums: 4x faster than sum(axis=2) here
+        right = np.diagonal(by_block, axis1=1, axis2=2).copy()
+    else:
+        right, total = block_class_counts(batch.true, batch.pred, position, codes)
+    return to_index_columns(right, batch.lut, k), to_index_columns(total, batch.lut, k)
+
+
 _BLOCK_IDS: dict[int, IntArray] = {}
 
 
@@ -255,24 +275,17 @@ class DegradationWatch:
         p0 = self.settings.in_control_recall(correct, total)
         self.detectors[cls] = ClassDetector(p0=p0, drop=self.settings.drop, arl=self.settings.arl)
 
-    def ingest(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], k: int,
-               times: npt.NDArray[np.float64] | float | None = None,
-               confusion_by_block: npt.NDArray[np.int64] | None = None) -> None:
-        """Feed one batch (class indices below ``k``), right after the previous one in the stream.
+    def ingest(self, right: IntArray, total: IntArray, n: int,
+               times: npt.NDArray[np.float64] | float | None = None) -> None:
+        """Feed the next ``n`` samples of the stream as their per-block counts (``block_counts``).
 
-        ``confusion_by_block`` — the batch's confusion counts per block (blocks × k × k), when the
-        caller has them already (``block_confusion``); otherwise per-block counts are made here.
+        ``right`` and ``total`` are blocks × classes, blocks aligned to the stream from
+        ``self.position``; their first row is completed with the pending partial block.
         """
-        n = len(true)
         if n == 0 or not self.settings.enabled:
             self.position += n
             return
         offset = self.position % BLOCK
-        if confusion_by_block is not None:
-            total = np.einsum("bij->bi", confusion_by_block)  # row sums: 4x faster than sum(axis=2) here
-            right = np.diagonal(confusion_by_block, axis1=1, axis2=2).copy()
-        else:
-            right, total = block_class_counts(true, pred, self.position, k)
         n_blocks = len(total)
         if len(self.pending):
             total[0, : len(self.pending)] += self.pending[:, 0]

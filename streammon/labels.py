@@ -1,8 +1,12 @@
 """Batch label handling: validate label arrays and map them to class indices with numpy.
 
-Integer and boolean arrays go through a lookup table (one gather per array);
-string and float arrays through ``np.unique``; only object arrays of mixed types
-fall back to a per-element dictionary lookup. Nothing here mutates the class
+Integer and boolean arrays whose labels are all known classes, every integer of
+their range included (labels 0..K-1 in any registration order), are not mapped
+per sample at all: ``code_labels`` returns them as codes with a small code -> index
+table, and counts made over codes are permuted once. Other integer arrays go
+through a lookup table (one gather per array); string and float arrays through
+``np.unique``; only object arrays of mixed types fall back to a per-element
+dictionary lookup. Nothing here mutates the class
 index: new labels are returned, in first-seen order, with the indices they will
 get once registered.
 
@@ -23,6 +27,7 @@ import numpy.typing as npt
 from streammon.counts import ClassIndex, check_label
 
 IndexArray = npt.NDArray[np.intp]
+IntMatrix = npt.NDArray[np.int64]
 _HOMOGENEOUS = {int: np.int64, bool: np.bool_, float: np.float64, str: np.str_}
 _LUT_SPAN = 1 << 16
 
@@ -174,3 +179,73 @@ def map_labels(
     for rank, label in enumerate(order):
         remap[pending[label]] = known + rank
     return remap[true_idx], remap[pred_idx], new
+
+
+def code_labels(
+    truth: np.ndarray, preds: np.ndarray, index: ClassIndex
+) -> tuple[IndexArray, IndexArray, IndexArray | None, list[Hashable]]:
+    """Like ``map_labels``, but integer labels that are all known come back as codes, not indices.
+
+    Returns ``(true, pred, lut, new)``: class index = ``lut[code]``, or the codes are the
+    indices when ``lut`` is None. When every integer between the smallest and largest
+    label is a known class (labels 0..K-1 registered in any order, the usual case),
+    the codes are the labels themselves (shifted when negative) and nothing is gathered
+    per sample: counts are made over codes and permuted once (``to_index_square``).
+
+    >>> idx = ClassIndex([2, 0, 1])
+    >>> t, p, lut, new = code_labels(np.array([0, 2]), np.array([1, 1]), idx)
+    >>> t.tolist(), p.tolist(), lut.tolist(), new
+    ([0, 2], [1, 1], [1, 2, 0], [])
+    """
+    if truth.dtype.kind in "biu" and preds.dtype.kind in "biu" and len(truth):
+        lut, lo = _dense_table(truth, preds, index)
+        if lut is not None:
+            if lo == 0 and np.array_equal(lut, np.arange(len(lut))):
+                lut = None  # labels are their own indices
+            true_codes = truth.astype(np.intp, copy=False)
+            pred_codes = preds.astype(np.intp, copy=False)
+            return (true_codes - lo, pred_codes - lo, lut, []) if lo else (true_codes, pred_codes, lut, [])
+    true_idx, pred_idx, new = map_labels(truth, preds, index)
+    return true_idx, pred_idx, None, new
+
+
+def _dense_table(truth: np.ndarray, preds: np.ndarray, index: ClassIndex) -> tuple[IndexArray | None, int]:
+    """The code -> index table over [lo, hi] of both arrays, when every integer in it is a known class."""
+    k = len(index)
+    tops = [1 if a.dtype.kind == "b" else int(a.view(f"u{a.itemsize}").max()) for a in (truth, preds)]
+    if max(tops) < k:  # no negative label (it reads huge unsigned), and the range can be dense
+        lo, hi = 0, max(tops)
+    else:
+        lo = min(0 if a.dtype.kind == "b" else int(a.min()) for a in (truth, preds))
+        hi = max(1 if a.dtype.kind == "b" else int(a.max()) for a in (truth, preds))
+        if hi - lo >= k:  # more integers than classes: some label is unknown
+            return None, 0
+    ids = index.ids
+    lut = np.array([ids.get(value, -1) for value in range(lo, hi + 1)], dtype=np.intp)
+    return (lut, lo) if lut.min() >= 0 else (None, 0)
+
+
+def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) -> IntMatrix:
+    """A code × code count matrix as a ``capacity × capacity`` matrix in class-index order.
+
+    >>> to_index_square(np.array([[1, 2], [3, 4]]), np.array([1, 0]), 3).tolist()
+    [[4, 3, 0], [2, 1, 0], [0, 0, 0]]
+    """
+    out = np.zeros((capacity, capacity), np.int64)
+    if lut is None:
+        out[: counts.shape[0], : counts.shape[1]] = counts
+    else:
+        out[np.ix_(lut, lut)] = counts
+    return out
+
+
+def to_index_columns(counts: IntMatrix, lut: IndexArray | None, k: int) -> IntMatrix:
+    """Per-code columns (rows × codes) as rows × ``k`` columns in class-index order."""
+    if lut is None and counts.shape[1] == k:
+        return counts
+    out = np.zeros((counts.shape[0], k), np.int64)
+    if lut is None:
+        out[:, : counts.shape[1]] = counts
+    else:
+        out[:, lut] = counts
+    return out

@@ -32,17 +32,16 @@ import numpy as np
 from streammon import state
 from streammon.alerts import active_since, degradation_reason, window_conditions
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts, IntMatrix
-from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts, block_confusion
+from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts, block_counts
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
-from streammon.labels import as_label_array, map_labels
+from streammon.labels import as_label_array, code_labels
 from streammon.reference import Reference
 from streammon.report import DEGRADATION, STREAM, Alert, Report
 from streammon.timing import MAX_TIME, check_time, check_times, clock_time
 from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
-SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
 DEFAULT_WARMUP = 1000
 
 
@@ -334,14 +333,14 @@ class Monitor:
                 batch_times = times.astype(np.float64)
                 check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
-            true_idx, pred_idx, new = map_labels(truth, preds, self._index)  # validates; changes nothing
-            self._register(new)  # gives the new labels the indices map_labels announced
+            true_codes, pred_codes, lut, new = code_labels(truth, preds, self._index)  # validates; changes nothing
+            self._register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True
             self._flush()
             self._last_t = last
             self._open_until = -math.inf  # the next update finds its bucket anew
-            self._ingest(Batch(true_idx, pred_idx, batch_times, self._stride))
+            self._ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut))
 
     def _flush(self) -> None:
         """Move the per-sample buffer into every window (caller holds the lock).
@@ -362,22 +361,22 @@ class Monitor:
     def _ingest(self, batch: Batch) -> None:
         if self._warmup_left:
             take = min(self._warmup_left, len(batch))
-            self._warm_counts += np.bincount(batch.true[:take], minlength=self._capacity)
+            self._warm_counts += np.bincount(batch.indices(0, take)[0], minlength=self._capacity)
             self._warmup_left -= take
             if not self._warmup_left:
                 counts = {label: int(self._warm_counts[i]) for i, label in enumerate(self._index.labels)}
                 self._reference = Reference.of(counts, source="warmup")
         k = len(self._index)
-        by_block = None
-        if k <= SHARED_COUNT_MAX_CLASSES and len(batch) and self._watch.settings.enabled:
-            by_block = block_confusion(batch.true, batch.pred, self._ingested, k)
-            delta = np.zeros((self._capacity, self._capacity), np.int64)
-            delta[:k, :k] = by_block.sum(axis=0)
-            batch.preset_delta(self._capacity, delta)
+        detecting = self._watch.settings.enabled and len(batch) > 0
+        if detecting:  # before the windows: for few classes it counts the batch for them too
+            right, total = block_counts(batch, self._ingested, k, self._capacity)
         for w in self._windows:
             w.ingest(batch)
         self._lifetime.ingest(batch)
-        self._watch.ingest(batch.true, batch.pred, k, batch.times, by_block)
+        if detecting:
+            self._watch.ingest(right, total, len(batch), batch.times)
+        else:
+            self._watch.position += len(batch)
         self._ingested += len(batch)
 
     # -- reads --------------------------------------------------------------------------------

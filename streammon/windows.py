@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counts import IntMatrix
+from streammon.labels import to_index_square
 
 IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
@@ -57,10 +58,15 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
 
 
 class Batch:
-    """Validated samples in arrival order, as class indices, and their times: one per sample,
-    one float for the whole batch, or None when no window needs them."""
+    """Validated samples in arrival order and their times: one per sample, one float for the
+    whole batch, or None when no window needs them.
 
-    __slots__ = ("_delta", "pred", "stride", "times", "true")
+    Samples are held as codes: the class index of code ``c`` is ``lut[c]``, or ``c`` itself
+    when ``lut`` is None. Counts are made over codes and permuted once, so a batch of
+    labels that are not their own indices is never gathered sample by sample.
+    """
+
+    __slots__ = ("_delta", "lut", "pred", "stride", "times", "true")
 
     def __init__(
         self,
@@ -68,15 +74,22 @@ class Batch:
         pred: IndexArray,
         times: npt.NDArray[np.float64] | float | None,
         stride: int,
+        lut: IndexArray | None = None,
     ) -> None:
         self.true = true
         self.pred = pred
         self.times = times
-        self.stride = stride  # cell id = true * stride + pred
+        self.stride = stride  # cell id = true index * stride + pred index
+        self.lut = lut
         self._delta: tuple[int, IntMatrix] | None = None
 
     def __len__(self) -> int:
         return len(self.true)
+
+    @property
+    def codes(self) -> int:
+        """How many codes there are (codes lie in ``range(codes)`` when ``lut`` is set)."""
+        return 0 if self.lut is None else len(self.lut)
 
     def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
         """Give the batch its counts when they were made already (see ``detect.block_confusion``)."""
@@ -85,12 +98,24 @@ class Batch:
     def delta(self, capacity: int) -> IntMatrix:
         """The whole batch counted once and shared by every window that needs it."""
         if self._delta is None or self._delta[0] != capacity:
-            self._delta = (capacity, count_pairs(self.true, self.pred, capacity))
+            self._delta = (capacity, self.count(capacity))
         return self._delta[1]
+
+    def count(self, capacity: int, start: int = 0, stop: int | None = None) -> IntMatrix:
+        """Confusion counts (``capacity × capacity``, class-index order) of samples ``start:stop``."""
+        t, p = self.true[start:stop], self.pred[start:stop]
+        if self.lut is None:
+            return count_pairs(t, p, capacity)
+        return to_index_square(count_pairs(t, p, len(self.lut)), self.lut, capacity)
+
+    def indices(self, start: int = 0, stop: int | None = None) -> tuple[IndexArray, IndexArray]:
+        """Class indices of the true and predicted labels of samples ``start:stop``."""
+        t, p = self.true[start:stop], self.pred[start:stop]
+        return (t, p) if self.lut is None else (self.lut[t], self.lut[p])
 
     def cells(self, start: int, stop: int | None = None) -> npt.NDArray[np.int32]:
         """Cell ids ``true * stride + pred`` of samples ``start:stop``."""
-        t, p = self.true[start:stop], self.pred[start:stop]
+        t, p = self.indices(start, stop)
         return (t * self.stride + p).astype(np.int32)
 
 
@@ -219,7 +244,7 @@ class Sliding(Window):
 
     def _count_cells(self, cells: npt.NDArray[np.int32]) -> IntMatrix:
         stride, capacity = self._stride, self._capacity
-        if capacity * stride <= DIRECT_CELLS:  # count the cell ids themselves: no division
+        if capacity <= stride and capacity * stride <= DIRECT_CELLS:  # count the cell ids themselves
             flat = np.bincount(cells, minlength=capacity * stride)
             return flat.reshape(capacity, stride)[:, :capacity].astype(np.int64)
         rows, cols = np.divmod(cells.astype(np.intp), stride)
@@ -369,8 +394,7 @@ class Timed(Window):
         starts = np.flatnonzero(np.diff(ids)) + 1
         bounds = [0, *starts.tolist(), len(ids)]
         for lo, hi in itertools.pairwise(bounds):
-            delta = count_pairs(batch.true[lo:hi], batch.pred[lo:hi], self._capacity)
-            self._add(int(ids[lo]), delta)
+            self._add(int(ids[lo]), batch.count(self._capacity, lo, hi))
 
     def snapshot(self, now: float | None) -> IntMatrix:
         if now is not None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from streammon import Cumulative, Monitor
 from streammon.counts import ClassIndex
-from streammon.labels import map_labels
+from streammon.labels import code_labels, map_labels
 
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint64", "bool"]
 
@@ -52,6 +52,11 @@ def test_integer_arrays_map_like_the_dict(registered: list[int], dtype: str, val
     assert true_idx.tolist() == expected_t
     assert pred_idx.tolist() == expected_p
     assert new == expected_new
+    codes_t, codes_p, lut, coded_new = code_labels(truth, preds, index)
+    assert coded_new == expected_new
+    as_index = (lambda c: c) if lut is None else (lambda c: lut[c])
+    assert as_index(codes_t).tolist() == expected_t
+    assert as_index(codes_p).tolist() == expected_p
     assert len(index) == len(registered)  # mapping registers nothing
 
 
@@ -69,3 +74,40 @@ def test_strided_and_identity_arrays_count_exactly(dtype: str) -> None:
     assert np.array_equal(monitor.counts()["cumulative"].matrix, expected)
     monitor.update_many(np.array([7], dtype=dtype), np.array([0], dtype=dtype))
     assert monitor.labels == (0, 1, 2, 3, 4, 7)
+
+
+def test_labels_registered_out_of_order_are_counted_over_codes_exactly() -> None:
+    """Labels 0..K-1 first seen in a scrambled order (no lookup per sample: counts are permuted) give the
+    windows, the warm-up reference and the lifetime totals exactly what a recount gives."""
+    from streammon import Sliding, Timed
+
+    rng = np.random.default_rng(5)
+    for k in (3, 12, 40):
+        order = rng.permutation(k)
+        truth = np.concatenate([order, rng.integers(0, k, 5_000)])
+        preds = np.concatenate([order[::-1], rng.integers(0, k, 5_000)])
+        monitor = Monitor([Cumulative(), Sliding(700), Timed(60, buckets=3)], warmup=2_000)
+        monitor.update_many(truth[:k], preds[:k], t=0.0)  # registers in the scrambled order
+        assert monitor.labels[:2] == (int(order[0]), int(order[-1]))
+        times = np.linspace(0.0, 90.0, len(truth) - k)
+        monitor.update_many(truth[k:], preds[k:], t=times)
+        labels = list(monitor.labels)
+        for name, lo in (("cumulative", 0), ("sliding_700", len(truth) - 700)):
+            expected = np.zeros((k, k), np.int64)
+            np.add.at(expected, ([labels.index(v) for v in truth[lo:]], [labels.index(v) for v in preds[lo:]]), 1)
+            assert np.array_equal(monitor.counts()[name].matrix, expected), (k, name)
+        live = k + np.flatnonzero(times >= 40.0)  # buckets of 20 s: the window at t=90 keeps [40, 100)
+        expected = np.zeros((k, k), np.int64)
+        np.add.at(expected, ([labels.index(v) for v in truth[live]], [labels.index(v) for v in preds[live]]), 1)
+        assert np.array_equal(monitor.counts()["timed_60s"].matrix, expected), k
+        warm = np.bincount([labels.index(v) for v in truth[:2_000]], minlength=k)
+        assert [monitor.reference.priors[label] for label in labels] == pytest.approx(warm / 2_000)
+
+
+def test_sliding_window_with_a_cap_that_is_not_a_power_of_two() -> None:
+    """max_classes=6 gives cell ids of stride 6 while the count matrices grow to 8×8 (found by the fuzzer)."""
+    from streammon import Sliding
+
+    monitor = Monitor([Sliding(3)], max_classes=6)
+    monitor.update_many(list("abcde"), list("edcba"))
+    assert monitor.counts()["sliding_3"].to_dict() == {"c": {"c": 1}, "d": {"b": 1}, "e": {"a": 1}}

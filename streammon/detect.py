@@ -54,6 +54,7 @@ from streammon.windows import CHUNK, Batch
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
+IntMatrix = npt.NDArray[np.int64]
 BLOCK = 256  # CHUNK is a multiple of it
 FEED_CELLS = 1 << 15  # (block, class) cells per vectorised CUSUM pass
 SHARED_COUNT_MAX_CLASSES = 16  # up to 16×16 cells a block, one bincount serves windows and detectors
@@ -152,19 +153,22 @@ class ClassDetector:
 
 
 def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], position: int, k: int
-                    ) -> npt.NDArray[np.int64]:
-    """Confusion counts of a batch per block (blocks × k × k), blocks aligned to stream ``position``.
+                    ) -> tuple[IntMatrix, IntArray, IntArray]:
+    """A batch's confusion counts (k × k), and per block (aligned to stream ``position``) and class its
+    (right, total) counts (blocks × k): one ``bincount`` over (block, true, pred) serves the windows
+    and the detectors. Counted in chunks of whole blocks through one reused key buffer that stays
+    in cache; each chunk's per-block counts are reduced while they are still there.
 
-    One ``bincount`` gives both what the windows add (the sum over blocks) and what the
-    detectors read (each block's row sums and diagonal). Long batches are counted in
-    chunks of whole blocks through one reused key buffer that stays in cache.
-
-    >>> block_confusion(np.array([0, 1, 1]), np.array([0, 1, 0]), position=BLOCK - 1, k=2).tolist()
-    [[[1, 0], [0, 0]], [[0, 0], [1, 1]]]
+    >>> delta, right, total = block_confusion(np.array([0, 1, 1]), np.array([0, 1, 0]), position=BLOCK - 1, k=2)
+    >>> delta.tolist(), right.tolist(), total.tolist()
+    ([[1, 0], [1, 1]], [[1, 0], [0, 1]], [[1, 0], [0, 2]])
     """
     n, cells = len(true), k * k
     offset = position % BLOCK
-    out = np.empty(((offset + n - 1) // BLOCK + 1, cells), np.int64)
+    n_blocks = (offset + n - 1) // BLOCK + 1
+    delta = np.zeros((k, k), np.int64)
+    right = np.empty((n_blocks, k), np.int64)
+    total = np.empty((n_blocks, k), np.int64)
     key = np.empty(min(n, CHUNK), np.intp)
     start, first_block = 0, 0
     while start < n:
@@ -175,11 +179,13 @@ def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], posi
         chunk += pred[start:stop]
         chunk += block_ids(offset, m, scale=cells)
         blocks = (offset + m - 1) // BLOCK + 1
-        counts = np.bincount(chunk, minlength=blocks * cells).reshape(blocks, cells)
-        out[first_block:first_block + len(counts)] = counts
-        first_block += len(counts)
+        counts = np.bincount(chunk, minlength=blocks * cells).reshape(blocks, k, k)
+        delta += counts.sum(axis=0)
+        np.einsum("bij->bi", counts, out=total[first_block:first_block + blocks])  # row sums, fast for small k
+        right[first_block:first_block + blocks] = np.diagonal(counts, axis1=1, axis2=2)
+        first_block += blocks
         start, offset = stop, 0
-    return out.reshape(-1, k, k)
+    return delta, right, total
 
 
 def block_class_counts(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], position: int, k: int
@@ -224,10 +230,8 @@ def block_counts(batch: Batch, position: int, k: int, capacity: int) -> tuple[In
     """
     codes = batch.codes or k
     if codes <= SHARED_COUNT_MAX_CLASSES:
-        by_block = block_confusion(batch.true, batch.pred, position, codes)
-        batch.preset_delta(capacity, to_index_square(by_block.sum(axis=0), batch.lut, capacity))
-        total = np.einsum("bij->bi", by_block)  # row sums: 4x faster than sum(axis=2) here
-        right = np.diagonal(by_block, axis1=1, axis2=2).copy()
+        delta, right, total = block_confusion(batch.true, batch.pred, position, codes)
+        batch.preset_delta(capacity, to_index_square(delta, batch.lut, capacity))
     else:
         right, total = block_class_counts(batch.true, batch.pred, position, codes)
     return to_index_columns(right, batch.lut, k), to_index_columns(total, batch.lut, k)

@@ -228,7 +228,7 @@ def block_counts(batch: Batch, position: int, k: int, capacity: int) -> tuple[In
     codes, the per-block confusion counts also give the batch's confusion counts, handed
     to the windows through ``batch.preset_delta`` (one ``bincount`` for both).
     """
-    codes = batch.codes or k
+    codes = batch.code_span(k)
     if codes <= SHARED_COUNT_MAX_CLASSES:
         delta, right, total = block_confusion(batch.true, batch.pred, position, codes)
         batch.preset_delta(capacity, to_index_square(delta, batch.lut, capacity))
@@ -286,9 +286,6 @@ class DegradationWatch:
         ``right`` and ``total`` are blocks × classes, blocks aligned to the stream from
         ``self.position``; their first row is completed with the pending partial block.
         """
-        if n == 0 or not self.settings.enabled:
-            self.position += n
-            return
         offset = self.position % BLOCK
         n_blocks = len(total)
         if len(self.pending):
@@ -306,6 +303,10 @@ class DegradationWatch:
         self.pending = np.zeros((total.shape[1], 2), np.int64)
         if complete < n_blocks:
             self.pending[:, 0], self.pending[:, 1] = total[-1], right[-1]
+        self.position += n
+
+    def skip(self, n: int) -> None:
+        """Move past ``n`` samples without looking at them (detection turned off)."""
         self.position += n
 
     def _feed(self, right: IntArray, total: IntArray, ends: IntArray,

@@ -6,9 +6,8 @@ per sample at all: ``code_labels`` returns them as codes with a small code -> in
 table, and counts made over codes are permuted once. Other integer arrays go
 through a lookup table (one gather per array); string and float arrays through
 ``np.unique``; only object arrays of mixed types fall back to a per-element
-dictionary lookup. Nothing here mutates the class
-index: new labels are returned, in first-seen order, with the indices they will
-get once registered.
+dictionary lookup. Nothing here mutates the class index: new labels are returned,
+in first-seen order, with the indices they will get once registered.
 
 >>> idx = ClassIndex(["a"])
 >>> t, p, new = map_labels(np.array(["a", "b"]), np.array(["b", "c"]), idx)

@@ -376,7 +376,7 @@ class Monitor:
         if detecting:
             self._watch.ingest(right, total, len(batch), batch.times)
         else:
-            self._watch.position += len(batch)
+            self._watch.skip(len(batch))
         self._ingested += len(batch)
 
     # -- reads --------------------------------------------------------------------------------

@@ -86,13 +86,12 @@ class Batch:
     def __len__(self) -> int:
         return len(self.true)
 
-    @property
-    def codes(self) -> int:
-        """How many codes there are (codes lie in ``range(codes)`` when ``lut`` is set)."""
-        return 0 if self.lut is None else len(self.lut)
+    def code_span(self, k: int) -> int:
+        """Codes lie in ``range(code_span(k))``: the table's length, or ``k`` (classes) when codes are indices."""
+        return k if self.lut is None else len(self.lut)
 
     def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
-        """Give the batch its counts when they were made already (see ``detect.block_confusion``)."""
+        """Give the batch its counts when they were made already (see ``detect.block_counts``)."""
         self._delta = (capacity, delta)
 
     def delta(self, capacity: int) -> IntMatrix:

@@ -171,7 +171,8 @@ def test_detection_can_be_turned_off() -> None:
 
 @pytest.mark.parametrize("k", [5, 20])  # the shared per-block confusion path, and the (block, class) path
 @pytest.mark.parametrize("feed_cells", [40, 1 << 15])  # many CUSUM passes per batch, or one
-def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, feed_cells: int,
+@pytest.mark.parametrize("scrambled", [False, True])  # labels registered out of order: counts permuted from codes
+def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, feed_cells: int, scrambled: bool,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class's alarm state after irregular batches equals a ClassDetector fed that class's (right, total)
     per 256-sample block, recounted directly; through degradations, recoveries and pass boundaries."""
@@ -184,7 +185,8 @@ def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, f
     accuracy[90_000:] = 0.3
     preds = np.where(rng.random(n) < accuracy, truth, (truth + rng.integers(1, k, n)) % k)
     baseline = np.full((k, k), 10) + np.eye(k, dtype=int) * 900
-    monitor = Monitor([Cumulative()], classes=range(k), baseline=baseline)
+    classes = rng.permutation(k).tolist() if scrambled else list(range(k))
+    monitor = Monitor([Cumulative()], classes=classes, baseline=baseline)
     settings = DetectorSettings()
     p0 = settings.in_control_recall(910, 900 + 10 * k)
     switches = 0
@@ -199,7 +201,7 @@ def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, f
             right = np.bincount(blocks[mine & (preds[:complete] == c)], minlength=complete // BLOCK)
             expected = ClassDetector(p0=p0, drop=settings.drop, arl=settings.arl)
             expected.feed_blocks(right, total, np.arange(complete // BLOCK) * BLOCK + BLOCK - 1)
-            got = monitor._watch.detectors[c]
+            got = monitor._watch.detectors[classes.index(c)]
             assert (got.active, got.since) == (expected.active, expected.since), (c, hi)
             assert got.statistic == pytest.approx(expected.statistic, abs=1e-6), (c, hi)
             switches += got.active

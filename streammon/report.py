@@ -55,7 +55,11 @@ class Alert:
     ``"incompetent"`` (a Hölder score is confidently below 1/K, seed 001 — its
     whole interval lies below; subject the metric). ``since_sample`` is the stream
     index (samples counted before it) when the alert turned on, ``since_time`` its
-    time (NaN if unknown).
+    time (NaN if unknown). For a degradation fed by per-sample ``update`` calls, the
+    time is that of the latest sample buffered with the switching one (samples are
+    buffered without times until the next read, 4,096 samples or timed bucket), so it
+    can be late by up to that much; ``update_many`` with per-sample ``t`` gives the
+    switching block's last sample time.
     """
 
     kind: str

@@ -31,15 +31,17 @@ import numpy as np
 
 from streammon import state
 from streammon.alerts import active_since, degradation_reason, window_conditions
+from streammon.batch import Batch
+from streammon.blocks import block_counts
 from streammon.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts, IntMatrix
-from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts, block_counts
+from streammon.detect import DegradationWatch, DetectorSettings, baseline_counts
 from streammon.distortion import Policy
 from streammon.evaluate import evaluate_window
 from streammon.labels import as_label_array, code_labels
 from streammon.reference import Reference
 from streammon.report import DEGRADATION, STREAM, Alert, Report
 from streammon.timing import MAX_TIME, check_time, check_times, clock_time
-from streammon.windows import Batch, Cumulative, Sliding, Timed, Window
+from streammon.windows import Cumulative, Sliding, Timed, Window
 
 FLUSH_EVERY = 4096
 DEFAULT_WARMUP = 1000

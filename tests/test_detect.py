@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streammon import ConfusionCounts, Cumulative, Monitor, Sliding
-from streammon.detect import BLOCK, ClassDetector, DetectorSettings, block_ids, cusum_path
+from streammon.blocks import BLOCK, block_ids
+from streammon.detect import ClassDetector, DetectorSettings, cusum_path
 from streammon.metrics.intervals import wilson
 
 REFERENCE = {"legit": 95, "fraud": 5}

@@ -1,0 +1,99 @@
+"""A validated batch of samples on its way into the windows, and how it is counted.
+
+``Batch`` holds a batch as label codes (see ``labels.code_labels``) with their times;
+``count_pairs`` is the one counting primitive, run in cache-sized chunks for long batches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.counts import IntMatrix
+from streammon.labels import to_index_square
+
+IndexArray = npt.NDArray[np.intp]
+
+CHUNK = 1 << 17  # samples per counting pass: one reused key buffer of this size stays in cache
+
+
+def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
+    """Count (true, pred) index pairs into a ``capacity × capacity`` matrix.
+
+    >>> count_pairs(np.array([0, 1, 1]), np.array([0, 1, 0]), 2).tolist()
+    [[1, 0], [1, 1]]
+    """
+    n, cells = len(true), capacity * capacity
+    if n <= CHUNK:
+        keys = true * capacity
+        keys += pred
+        return np.bincount(keys, minlength=cells).reshape(capacity, capacity).astype(np.int64, copy=False)
+    flat = np.zeros(cells, np.int64)
+    buffer = np.empty(CHUNK, np.intp)  # page faults of a batch-sized temporary cost more than the counting
+    for start in range(0, n, CHUNK):
+        keys = buffer[: min(CHUNK, n - start)]
+        np.multiply(true[start:start + CHUNK], capacity, out=keys)
+        keys += pred[start:start + CHUNK]
+        flat += np.bincount(keys, minlength=cells)
+    return flat.reshape(capacity, capacity)
+
+
+class Batch:
+    """Validated samples in arrival order and their times: one per sample, one float for the
+    whole batch, or None when no window needs them.
+
+    Samples are held as codes: the class index of code ``c`` is ``lut[c]``, or ``c`` itself
+    when ``lut`` is None. Counts are made over codes and permuted once, so a batch of
+    labels that are not their own indices is never gathered sample by sample.
+    """
+
+    __slots__ = ("_delta", "lut", "pred", "stride", "times", "true")
+
+    def __init__(
+        self,
+        true: IndexArray,
+        pred: IndexArray,
+        times: npt.NDArray[np.float64] | float | None,
+        stride: int,
+        lut: IndexArray | None = None,
+    ) -> None:
+        self.true = true
+        self.pred = pred
+        self.times = times
+        self.stride = stride  # cell id = true index * stride + pred index
+        self.lut = lut
+        self._delta: tuple[int, IntMatrix] | None = None
+
+    def __len__(self) -> int:
+        return len(self.true)
+
+    def code_span(self, k: int) -> int:
+        """Codes lie in ``range(code_span(k))``: the table's length, or ``k`` (classes) when codes are indices."""
+        return k if self.lut is None else len(self.lut)
+
+    def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
+        """Give the batch its counts when they were made already (see ``detect.block_counts``)."""
+        self._delta = (capacity, delta)
+
+    def delta(self, capacity: int) -> IntMatrix:
+        """The whole batch counted once and shared by every window that needs it."""
+        if self._delta is None or self._delta[0] != capacity:
+            self._delta = (capacity, self.count(capacity))
+        return self._delta[1]
+
+    def count(self, capacity: int, start: int = 0, stop: int | None = None) -> IntMatrix:
+        """Confusion counts (``capacity × capacity``, class-index order) of samples ``start:stop``."""
+        t, p = self.true[start:stop], self.pred[start:stop]
+        if self.lut is None:
+            return count_pairs(t, p, capacity)
+        return to_index_square(count_pairs(t, p, len(self.lut)), self.lut, capacity)
+
+    def indices(self, start: int = 0, stop: int | None = None) -> tuple[IndexArray, IndexArray]:
+        """Class indices of the true and predicted labels of samples ``start:stop``."""
+        t, p = self.true[start:stop], self.pred[start:stop]
+        return (t, p) if self.lut is None else (self.lut[t], self.lut[p])
+
+    def cells(self, start: int, stop: int | None = None) -> npt.NDArray[np.int32]:
+        """Cell ids ``true * stride + pred`` of samples ``start:stop``."""
+        t, p = self.indices(start, stop)
+        return (t * self.stride + p).astype(np.int32)

@@ -23,9 +23,8 @@ import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 from river import metrics, utils
 
-from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.detect import DetectorSettings
-from streammon.prometheus import MonitorCollector
+from streammon import Cumulative, DetectorSettings, Monitor, Sliding, Timed
+from streammon.export.prometheus import MonitorCollector
 
 WINDOW = 1000
 

@@ -12,20 +12,25 @@ Importing streammon registers nothing and starts nothing.
 0.5
 """
 
-from streammon.counts import ClassIndex, ConfusionCounts
-from streammon.distortion import Policy
+from streammon.counting.counts import ClassIndex, ConfusionCounts
+from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+from streammon.detection.baseline import DetectorSettings
+from streammon.findings.distortion import Policy
+from streammon.findings.reference import Reference
+from streammon.findings.report import Alert, Flag, Report, WindowReport
+from streammon.findings.shift import PriorShift
 from streammon.monitor import Monitor, default_windows
-from streammon.reference import Reference
-from streammon.report import Flag, Report, WindowReport
-from streammon.shift import PriorShift
-from streammon.windows import Cumulative, Sliding, Timed, Window
+from streammon.state import Checkpointer, StateError
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Alert",
+    "Checkpointer",
     "ClassIndex",
     "ConfusionCounts",
     "Cumulative",
+    "DetectorSettings",
     "Flag",
     "Monitor",
     "Policy",
@@ -33,6 +38,7 @@ __all__ = [
     "Reference",
     "Report",
     "Sliding",
+    "StateError",
     "Timed",
     "Window",
     "WindowReport",

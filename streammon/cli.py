@@ -22,13 +22,13 @@ import time
 from collections.abc import Sequence
 from types import FrameType
 
+from streammon.counting.windows import Cumulative, Sliding, Timed
 from streammon.demo import PHASES, REFERENCE, VALIDATION, SyntheticStream
-from streammon.grafana import render_dashboard
+from streammon.export.grafana import render_dashboard
+from streammon.export.rules import render_rules
+from streammon.export.server import DEFAULT_PORT, serve
+from streammon.findings.report import Report, WindowReport
 from streammon.monitor import Monitor
-from streammon.report import Report, WindowReport
-from streammon.rules import render_rules
-from streammon.server import DEFAULT_PORT, serve
-from streammon.windows import Cumulative, Sliding, Timed
 
 HEADLINE = ("acsa", "gmean", "min_recall", "precision", "f1", "accuracy", "mcc")
 TICK_SECONDS = 0.1

@@ -34,11 +34,11 @@ import numpy as np
 from river import base as river_base
 from river.metrics import base as metrics_base
 
-from streammon.counts import ConfusionCounts
+from streammon.counting.counts import ConfusionCounts
+from streammon.counting.windows import Window
+from streammon.findings.report import Report
 from streammon.metrics import catalog, compute
 from streammon.monitor import Monitor
-from streammon.report import Report
-from streammon.windows import Window
 
 
 def _count(w: Any) -> int:

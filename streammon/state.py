@@ -1,4 +1,7 @@
-"""Saving and restoring a Monitor: versioned JSON, checksummed, written atomically. Never pickle.
+"""The state file of a Monitor: versioned JSON, checksummed, written atomically. Never pickle.
+
+What a monitor saves is its declared state (``Monitor.save``: the tally's counts, times, settings);
+this module is the file around it and knows nothing of monitors.
 
 A state file is JSON (Python's ``json`` with ``NaN``/``Infinity``), so loading it cannot run
 code. It holds ``{"format", "version", "sha256", "body"}``; the SHA-256 of the canonical body
@@ -23,29 +26,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Hashable
-from dataclasses import asdict
+from collections.abc import Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-
-from streammon.detect import DetectorSettings
-from streammon.distortion import Policy
-from streammon.reference import Reference
-from streammon.windows import Cumulative, Sliding, Timed, Window
-
-if TYPE_CHECKING:
-    from streammon.monitor import Monitor
+from typing import Any, Protocol
 
 FORMAT = "streammon.monitor"
 VERSION = 1
-WINDOW_TYPES: dict[str, type[Window]] = {"cumulative": Cumulative, "sliding": Sliding, "timed": Timed}
 
 
 class StateError(ValueError):
@@ -61,79 +50,12 @@ def encode_label(label: Hashable) -> list[Any]:
 
 
 def decode_label(item: Any) -> Hashable:
-    """The label ``encode_label`` stored."""
-    kinds: dict[str, Callable[[Any], Hashable]] = {"bool": bool, "int": int, "float": float, "str": str}
-    if not (isinstance(item, list) and len(item) == 2 and item[0] in kinds):
-        raise StateError(f"bad label entry {item!r}")
-    return kinds[item[0]](item[1])
-
-
-def _policy_state(policy: Policy) -> dict[str, Any]:
-    fields = {name: getattr(policy, name) for name in policy.__dataclass_fields__ if name != "metric_params"}
-    return {**fields, "metric_params": {k: dict(v) for k, v in policy.metric_params.items()}}
-
-
-def monitor_state(monitor: Monitor) -> dict[str, Any]:
-    """Everything a monitor needs to continue exactly (call with its lock held, buffer flushed)."""
-    m = monitor
-    reference = None
-    if m._reference is not None:
-        reference = {"priors": [[encode_label(k), v] for k, v in m._reference.priors.items()],
-                     "source": m._reference.source}
-    return {
-        "labels": [encode_label(label) for label in m._index.labels],
-        "max_classes": m._index.max_classes,
-        "capacity": m._capacity,
-        "windows": [{"describe": w.describe(), "state": w.state()} for w in m._windows],
-        "lifetime": m._lifetime.state(),
-        "reference": reference,
-        "positive": None if m._positive is None else encode_label(m._positive),
-        "warmup_left": m._warmup_left,
-        "warm_counts": m._warm_counts.tolist(),
-        "last_t": None if m._last_t == -math.inf else m._last_t,
-        "clock_driven": m._clock_driven,
-        "ingested": m._ingested,
-        "policy": _policy_state(m._policy),
-        "detector": asdict(m._watch.settings),
-        "watch": m._watch.state(),
-        "alert_since": [[*key, *value] for key, value in m._alert_since.items()],
-    }
-
-
-def restore_monitor(body: dict[str, Any], clock: Callable[[], float], monitor_cls: type[Monitor]) -> Monitor:
-    """A monitor rebuilt from ``monitor_state`` output; raises ``StateError`` if it does not fit."""
-    try:
-        windows = []
-        for item in body["windows"]:
-            params = dict(item["describe"])
-            windows.append(WINDOW_TYPES[params.pop("kind")](**params))
-        labels = [decode_label(x) for x in body["labels"]]
-        positive = None if body["positive"] is None else decode_label(body["positive"])
-        monitor = monitor_cls(windows, classes=labels, positive=positive, max_classes=int(body["max_classes"]),
-                          warmup=max(1, int(body["warmup_left"])), clock=clock,
-                          policy=Policy(**body["policy"]), detector=DetectorSettings(**body["detector"]))
-        if monitor.labels != tuple(labels) or monitor._capacity != int(body["capacity"]):
-            raise StateError("saved classes do not rebuild the same class index")
-        for window, item in zip(monitor._windows, body["windows"], strict=True):
-            window.restore(item["state"])
-        monitor._lifetime.restore(body["lifetime"])
-        if body["reference"] is not None:
-            priors = {decode_label(k): float(v) for k, v in body["reference"]["priors"]}
-            monitor._reference = Reference.of(priors, source=str(body["reference"]["source"]))
-        monitor._warmup_left = int(body["warmup_left"])
-        monitor._warm_counts = np.asarray(body["warm_counts"], dtype=np.int64)
-        monitor._last_t = -math.inf if body["last_t"] is None else float(body["last_t"])
-        monitor._clock_driven = bool(body["clock_driven"])
-        monitor._ingested = int(body["ingested"])
-        monitor._watch.restore(body["watch"])
-        monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
-        if monitor._ingested != int(monitor._lifetime.snapshot(None).sum()):
-            raise StateError("saved sample count does not match the saved counts")
-    except StateError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise StateError(f"state does not describe a valid monitor: {exc}") from exc
-    return monitor
+    """The label ``encode_label`` stored; ``StateError`` unless the value is of the stored type."""
+    kinds: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+    if not (isinstance(item, list) and len(item) == 2 and item[0] in kinds and type(item[1]) is kinds[item[0]]):
+        raise StateError(f"bad label entry {item!r}: expected [type, value] with type bool, int, float or str")
+    label: Hashable = item[1]
+    return label
 
 
 def _digest(body: dict[str, Any]) -> str:
@@ -162,14 +84,13 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
         os.close(directory)
 
 
-def dumps(monitor: Monitor) -> str:
-    """The monitor's state file as text."""
-    body = monitor._locked_state()
+def dumps(body: dict[str, Any]) -> str:
+    """A state file's text for a monitor's declared state ``body`` (see ``Monitor.save``)."""
     return json.dumps({"format": FORMAT, "version": VERSION, "sha256": _digest(body), "body": body}, allow_nan=True)
 
 
-def loads(text: str, monitor_cls: type[Monitor], clock: Callable[[], float] = time.time) -> Monitor:
-    """A monitor from state file text; ``StateError`` for anything but an intact file of this format."""
+def loads(text: str) -> dict[str, Any]:
+    """The declared state ``body`` of an intact state file; ``StateError`` for anything else."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -182,7 +103,13 @@ def loads(text: str, monitor_cls: type[Monitor], clock: Callable[[], float] = ti
     body = document.get("body")
     if not isinstance(body, dict) or document.get("sha256") != _digest(body):
         raise StateError("state file is corrupt or was modified: its checksum does not match")
-    return restore_monitor(body, clock, monitor_cls)
+    return body
+
+
+class Saveable(Protocol):
+    """Anything with ``save(path)``: a ``Monitor``."""
+
+    def save(self, path: str | os.PathLike[str]) -> None: ...  # pragma: no cover - protocol
 
 
 class Checkpointer:
@@ -201,7 +128,7 @@ class Checkpointer:
     (True, 1)
     """
 
-    def __init__(self, monitor: Monitor, path: str | os.PathLike[str], every: float) -> None:
+    def __init__(self, monitor: Saveable, path: str | os.PathLike[str], every: float) -> None:
         if not every > 0:
             raise ValueError(f"every must be > 0 seconds, got {every!r}")
         self.monitor, self.path, self.every = monitor, Path(path), float(every)

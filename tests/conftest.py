@@ -1,4 +1,4 @@
-"""Shared fixtures: the Prometheus binaries (skipped with a clear message where missing) and a TLS certificate."""
+"""Shared fixtures: the Prometheus binaries and a TLS certificate (missing: a skip saying how, under CI a failure)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,19 @@ if os.environ.get("CI"):
 INSTALL_HINT = "install Debian's 'prometheus' package: apt-get update && apt-get install -y prometheus"
 
 
+def missing(what: str, hint: str) -> None:
+    """A real component the tests need is absent: a failure under CI (``CI`` set), else a skip saying how to get it."""
+    message = f"{what} not found: {hint} (bash .ci/test installs it as root)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; under CI a missing component is a failure, not a skip")
+    pytest.skip(message)
+
+
 def _binary(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} not found: {INSTALL_HINT}")
+        missing(name, INSTALL_HINT)
+    assert path is not None
     return path
 
 
@@ -42,7 +51,8 @@ def tls_cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A throwaway self-signed certificate and key for 127.0.0.1 (made with openssl, or skip)."""
     openssl = shutil.which("openssl")
     if openssl is None:
-        pytest.skip("openssl not found: needed to make a throwaway certificate")
+        missing("openssl", "apt-get install -y openssl (makes a throwaway certificate)")
+    assert openssl is not None
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.server import serve
+from streammon.export.server import serve
 
 REFERENCE = {"legit": 90, "fraud": 10}
 

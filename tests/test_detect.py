@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streammon import ConfusionCounts, Cumulative, Monitor, Sliding
-from streammon.blocks import BLOCK, block_ids
-from streammon.detect import ClassDetector, DetectorSettings, cusum_path
+from streammon.counting.blocks import BLOCK, block_ids
+from streammon.detection.baseline import DetectorSettings
+from streammon.detection.cusum import ClassDetector, cusum_path
 from streammon.metrics.intervals import wilson
 
 REFERENCE = {"legit": 95, "fraud": 5}
@@ -177,7 +178,7 @@ def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, f
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class's alarm state after irregular batches equals a ClassDetector fed that class's (right, total)
     per 256-sample block, recounted directly; through degradations, recoveries and pass boundaries."""
-    monkeypatch.setattr("streammon.detect.FEED_CELLS", feed_cells)
+    monkeypatch.setattr("streammon.detection.cusum.FEED_CELLS", feed_cells)
     rng = np.random.default_rng(k)
     n = 120_000
     truth = rng.integers(0, k, n)
@@ -202,7 +203,7 @@ def test_monitor_detectors_equal_one_detector_per_class_fed_its_blocks(k: int, f
             right = np.bincount(blocks[mine & (preds[:complete] == c)], minlength=complete // BLOCK)
             expected = ClassDetector(p0=p0, drop=settings.drop, arl=settings.arl)
             expected.feed_blocks(right, total, np.arange(complete // BLOCK) * BLOCK + BLOCK - 1)
-            got = monitor._watch.detectors[classes.index(c)]
+            got = monitor.tally.watch.detectors[classes.index(c)]
             assert (got.active, got.since) == (expected.active, expected.since), (c, hi)
             assert got.statistic == pytest.approx(expected.statistic, abs=1e-6), (c, hi)
             switches += got.active

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streammon import Cumulative, Monitor
-from streammon.counts import ClassIndex
-from streammon.labels import code_labels, map_labels
+from streammon.counting.counts import ClassIndex
+from streammon.counting.labels import code_labels, map_labels
 
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint64", "bool"]
 

@@ -14,9 +14,9 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from streammon import Cumulative, Monitor, Sliding
+from streammon.export.prometheus import FAMILIES, MonitorCollector, exported_families
+from streammon.export.server import serve
 from streammon.metrics import catalog
-from streammon.prometheus import FAMILIES, MonitorCollector, exported_families
-from streammon.server import serve
 
 GOLDEN = Path(__file__).parent / "golden" / "exposition.txt"
 

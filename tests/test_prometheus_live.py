@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from streammon import ConfusionCounts
-from streammon.grafana import dashboard, queries
+from streammon.export.grafana import dashboard, queries
 from tests.live import LivePrometheus, stop_process
 from tests.replica_exporter import REFERENCE, replica_samples
 

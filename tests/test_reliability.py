@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.server import serve
+from streammon.export.server import serve
 
 GOOD = ["a", "b", 1, 2, True]
 scalars = st.one_of(

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.server import serve
+from streammon.export.server import serve
 
 
 def _rss_bytes() -> int:

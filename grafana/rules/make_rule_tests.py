@@ -1,5 +1,5 @@
 import math
-from streammon.rules import RuleSettings, alerting_rules, _yaml
+from streammon.export.rules import RuleSettings, alerting_rules, _yaml
 s = RuleSettings()
 ann = {r["alert"]: r["annotations"] for r in alerting_rules(s)}
 inputs = []

@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counts import ClassIndex, check_label
+from streammon.counting.counts import ClassIndex, check_label
 
 IndexArray = npt.NDArray[np.intp]
-IntMatrix = npt.NDArray[np.int64]
 _HOMOGENEOUS = {int: np.int64, bool: np.bool_, float: np.float64, str: np.str_}
 _LUT_SPAN = 1 << 16
 
@@ -189,7 +188,7 @@ def code_labels(
     indices when ``lut`` is None. When every integer between the smallest and largest
     label is a known class (labels 0..K-1 registered in any order, the usual case),
     the codes are the labels themselves (shifted when negative) and nothing is gathered
-    per sample: counts are made over codes and permuted once (``to_index_square``).
+    per sample: counts are made over codes and permuted once (``streammon.counting.batch.to_index_square``).
 
     >>> idx = ClassIndex([2, 0, 1])
     >>> t, p, lut, new = code_labels(np.array([0, 2]), np.array([1, 1]), idx)
@@ -222,36 +221,3 @@ def _dense_table(truth: np.ndarray, preds: np.ndarray, index: ClassIndex) -> tup
     ids = index.ids
     lut = np.array([ids.get(value, -1) for value in range(lo, hi + 1)], dtype=np.intp)
     return (lut, lo) if lut.min() >= 0 else (None, 0)
-
-
-def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) -> IntMatrix:
-    """A code × code count matrix as a ``capacity × capacity`` matrix in class-index order.
-
-    >>> to_index_square(np.array([[1, 2], [3, 4]]), np.array([1, 0]), 3).tolist()
-    [[4, 3, 0], [2, 1, 0], [0, 0, 0]]
-    """
-    out = np.zeros((capacity, capacity), np.int64)
-    if lut is None:
-        out[: counts.shape[0], : counts.shape[1]] = counts
-    else:
-        out[np.ix_(lut, lut)] = counts
-    return out
-
-
-def to_index_columns(counts: IntMatrix, lut: IndexArray | None, k: int) -> IntMatrix:
-    """Per-code columns (rows × codes) as rows × ``k`` columns in class-index order.
-
-    >>> to_index_columns(np.array([[1, 2]]), np.array([1, 0]), 2).tolist(), to_index_columns(
-    ...     np.array([[1, 2]]), np.array([2, 0]), 3).tolist()
-    ([[2, 1]], [[2, 0, 1]])
-    """
-    if lut is None and counts.shape[1] == k:
-        return counts
-    if lut is not None and len(lut) == k:  # a permutation: gather columns (3x faster than scattering them)
-        return np.take(counts, np.argsort(lut), axis=1)
-    out = np.zeros((counts.shape[0], k), np.int64)
-    if lut is None:
-        out[:, : counts.shape[1]] = counts
-    else:
-        out[:, lut] = counts
-    return out

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from streammon.batch import CHUNK, Batch
-from streammon.labels import to_index_columns, to_index_square
+from streammon.counting.batch import CHUNK, Batch, to_index_columns, to_index_square
 
 IntArray = npt.NDArray[np.int64]
 IntMatrix = npt.NDArray[np.int64]

@@ -30,8 +30,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
+from streammon.export.prometheus import MonitorCollector
 from streammon.monitor import Monitor
-from streammon.prometheus import MonitorCollector
 
 DEFAULT_PORT = 9464
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

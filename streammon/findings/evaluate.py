@@ -1,6 +1,6 @@
 """Turn one window's integer counts into a frozen ``WindowReport`` (pure, no state).
 
->>> from streammon.reference import Reference
+>>> from streammon.findings.reference import Reference
 >>> ref = Reference.of({"neg": 900, "pos": 100})
 >>> w = evaluate_window("w", "sliding", np.array([[450, 50], [100, 400]]),
 ...                     ("neg", "pos"), ref, positive=1, policy=Policy())
@@ -19,14 +19,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from streammon.counts import ConfusionCounts, IntMatrix
-from streammon.distortion import Policy, condition3_flags, type1_flags, type2_flags
+from streammon.counting.counts import ConfusionCounts, IntMatrix
+from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
+from streammon.findings.reference import Reference
+from streammon.findings.report import WindowReport
+from streammon.findings.shift import PriorShift, prior_shift
 from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
 from streammon.metrics.intervals import index_intervals, wilson
 from streammon.metrics.multiclass import class_precision
-from streammon.reference import Reference
-from streammon.report import WindowReport
-from streammon.shift import PriorShift, prior_shift
 
 
 def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.batch import Batch, count_pairs
-from streammon.counts import IntMatrix
+from streammon.counting.batch import Batch, count_pairs
+from streammon.counting.counts import IntMatrix
 
 IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket

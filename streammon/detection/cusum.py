@@ -19,10 +19,12 @@ alarms far rarer — none in the scenario benchmark's 2 million samples). After 
 The detector steps once per **block** of ``BLOCK`` (256) samples, aligned to absolute
 stream positions, with each class's (right, total) counts in the block: the block's
 LLR sum enters ``S' = max(0, S' + ΣLLR)``. ``S'`` never exceeds the per-sample CUSUM
-(it only skips resets inside a block), so the false-alarm bound still holds, and an
-alarm comes at most one block late. Because blocks are aligned to the stream, not to
-calls, ``update`` and ``update_many`` raise the same alerts; a partial block waits for
-its remaining samples. Per-block counts come from one ``bincount``; the recursion over
+(it only skips resets inside a block), so the false-alarm bound still holds — but an
+alarm can come several blocks later than the per-sample CUSUM's (a reset skipped inside
+a block keeps evidence against the change that the per-sample statistic forgets). Because
+blocks are aligned to the stream, not to calls, ``update`` and ``update_many`` raise the same
+alerts; a partial block waits for its remaining samples. Per-block counts come from
+``streammon.counting.blocks``; the recursion over
 blocks uses Lindley's form ``S_t = C_t − min(−S_0, min_{k≤t} C_k)`` on cumulative sums.
 
 >>> d = ClassDetector(p0=0.8, drop=0.2, arl=1e7)
@@ -40,45 +42,17 @@ False
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from streammon.blocks import BLOCK
-from streammon.counts import ConfusionCounts
-from streammon.metrics.intervals import wilson
+from streammon.counting.blocks import BLOCK
+from streammon.detection.baseline import DetectorSettings
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 FEED_CELLS = 1 << 15  # (block, class) cells per vectorised CUSUM pass
-
-
-@dataclass(frozen=True)
-class DetectorSettings:
-    """How degradation is detected (see the module docstring).
-
-    ``drop`` — the absolute recall drop the CUSUM is tuned for (smaller drops are
-    detected later); ``arl`` — the false-alarm bound in samples of a class;
-    ``baseline_confidence`` — the in-control recall is the Wilson lower bound of
-    the baseline at this confidence; ``baseline_samples`` — when no baseline is
-    given, each class's first complete blocks holding at least this many of its
-    samples make its baseline; ``enabled=False`` turns degradation detection off
-    (it costs O(samples/256 × K) per batch, the dominant cost of ``update_many``
-    for large K).
-    """
-
-    drop: float = 0.2
-    arl: float = 1e6
-    baseline_confidence: float = 0.95
-    baseline_samples: int = 500
-    enabled: bool = True
-
-    def in_control_recall(self, correct: float, total: float) -> float:
-        """The conservative baseline recall ``p0`` from baseline counts."""
-        return wilson(correct, total, self.baseline_confidence)[0]
 
 
 def cusum_path(llr: npt.NDArray[np.float64], start: float) -> npt.NDArray[np.float64]:
@@ -288,30 +262,3 @@ class DegradationWatch:
             detector.active = bool(saved["active"])
             detector.since = int(saved["since"])
             detector.since_time = float(saved["since_time"])
-
-
-def baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:
-    """(label, correct, total) per class of a validation confusion matrix."""
-    if baseline is None:
-        return []
-    if isinstance(baseline, ConfusionCounts):
-        m, labels = baseline.matrix, baseline.labels
-        return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
-    if not isinstance(baseline, Mapping):
-        if np.ndim(baseline) != 2:
-            raise TypeError(
-                f"baseline must be ConfusionCounts, {{true: {{pred: count}}}} or a K×K array, got {baseline!r}"
-            )
-        if np.shape(baseline) != (len(known), len(known)):
-            raise ValueError(
-                f"a baseline array must be K×K in the order of the known classes {known}, got shape "
-                f"{np.shape(baseline)}"
-            )
-        return baseline_counts(ConfusionCounts(known, baseline), known)
-    counts = ConfusionCounts()
-    for true, row in baseline.items():
-        if not isinstance(row, Mapping):
-            raise TypeError(f"baseline row for {true!r} must map predicted labels to counts, got {row!r}")
-        for pred, count in row.items():
-            counts.add(true, pred, count=count)
-    return baseline_counts(counts, known)

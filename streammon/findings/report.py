@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
-from streammon.counts import ConfusionCounts
-from streammon.reference import Reference
-from streammon.shift import PriorShift
+from streammon.counting.counts import ConfusionCounts
+from streammon.findings.reference import Reference
+from streammon.findings.shift import PriorShift
 
 TYPE1 = "type1"
 TYPE2 = "type2"

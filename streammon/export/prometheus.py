@@ -2,7 +2,7 @@
 
 Nothing is registered at import. Build a ``MonitorCollector`` with one or more
 monitors (the ``model`` label tells them apart) and register it with your own
-``CollectorRegistry`` — or use ``streammon.server.serve``.
+``CollectorRegistry`` — or use ``streammon.export.server.serve``.
 
 Families (names and labels are public; dashboards and rules depend on them):
 
@@ -35,9 +35,9 @@ Undefined values (empty window, absent class, no reference yet) are NaN, never 0
 Counters carry no ``_created`` series.
 
 Custom collectors do not work in prometheus_client's multiprocess mode. Under
-gunicorn-style workers, run one monitor per worker, export with a ``worker`` or
-``instance`` label, and aggregate the ``_total`` counters in PromQL (the rules
-under ``grafana/rules`` do exactly that).
+gunicorn-style workers, run one monitor per worker, serve each on its own port (its
+own scrape target: Prometheus's ``instance`` label tells them apart), and aggregate
+the ``_total`` counters in PromQL (the rules under ``grafana/rules`` do exactly that).
 
 >>> from prometheus_client import CollectorRegistry, generate_latest
 >>> from streammon import Monitor, Sliding
@@ -61,9 +61,9 @@ from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.metrics import catalog
 from streammon.monitor import Monitor
-from streammon.report import TYPE1, TYPE2, Report, WindowReport
 
 WINDOW = ("model", "window")
 

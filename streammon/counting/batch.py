@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counts import IntMatrix
-from streammon.labels import to_index_square
+from streammon.counting.counts import IntMatrix
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -36,6 +35,39 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
         keys += pred[start:start + CHUNK]
         flat += np.bincount(keys, minlength=cells)
     return flat.reshape(capacity, capacity)
+
+
+def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) -> IntMatrix:
+    """A code × code count matrix as a ``capacity × capacity`` matrix in class-index order.
+
+    >>> to_index_square(np.array([[1, 2], [3, 4]]), np.array([1, 0]), 3).tolist()
+    [[4, 3, 0], [2, 1, 0], [0, 0, 0]]
+    """
+    out = np.zeros((capacity, capacity), np.int64)
+    if lut is None:
+        out[: counts.shape[0], : counts.shape[1]] = counts
+    else:
+        out[np.ix_(lut, lut)] = counts
+    return out
+
+
+def to_index_columns(counts: IntMatrix, lut: IndexArray | None, k: int) -> IntMatrix:
+    """Per-code columns (rows × codes) as rows × ``k`` columns in class-index order.
+
+    >>> to_index_columns(np.array([[1, 2]]), np.array([1, 0]), 2).tolist(), to_index_columns(
+    ...     np.array([[1, 2]]), np.array([2, 0]), 3).tolist()
+    ([[2, 1]], [[2, 0, 1]])
+    """
+    if lut is None and counts.shape[1] == k:
+        return counts
+    if lut is not None and len(lut) == k:  # a permutation: gather columns (3x faster than scattering them)
+        return np.take(counts, np.argsort(lut), axis=1)
+    out = np.zeros((counts.shape[0], k), np.int64)
+    if lut is None:
+        out[:, : counts.shape[1]] = counts
+    else:
+        out[:, lut] = counts
+    return out
 
 
 class Batch:

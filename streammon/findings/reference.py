@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from streammon.counts import check_label
+from streammon.counting.counts import check_label
 
 
 @dataclass(frozen=True)

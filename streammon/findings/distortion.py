@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from streammon.counts import IntMatrix
+from streammon.counting.counts import IntMatrix
+from streammon.findings.report import CONDITION3, TYPE1, TYPE2, Flag
 from streammon.metrics import Confusion, spec
-from streammon.report import CONDITION3, TYPE1, TYPE2, Flag
 
 DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {"holder": MappingProxyType({"p": 0.5})}
@@ -58,6 +58,15 @@ class Policy:
     def params(self, metric: str) -> Mapping[str, Any]:
         """The parameters for ``metric`` (empty when it takes none)."""
         return self.metric_params.get(metric, MappingProxyType({}))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The policy as plain data: ``Policy(**policy.as_dict()) == policy``.
+
+        >>> Policy(**Policy().as_dict()) == Policy()
+        True
+        """
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "metric_params"}
+        return {**fields, "metric_params": {k: dict(v) for k, v in self.metric_params.items()}}
 
 
 def type1_flags(

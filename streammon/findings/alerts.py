@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 
-from streammon.reference import Reference
-from streammon.report import CLASS_SET_CHANGE, INCOMPETENT, PRIOR_SHIFT, WindowReport
+from streammon.findings.reference import Reference
+from streammon.findings.report import CLASS_SET_CHANGE, INCOMPETENT, PRIOR_SHIFT, WindowReport
 
 # The Hölder scores that have intervals; an incompetence alert needs the whole interval below 1/K.
 HOLDER_WITH_INTERVALS = ("min_recall", "gmean", "acsa")

@@ -1,0 +1,90 @@
+"""From a copy of a monitor's counts to its frozen ``Report`` (pure: the monitor copies, this reads).
+
+``CountsView`` is what the monitor copies under its lock; ``evaluate_view`` turns each
+window's counts into a ``WindowReport`` and lists the alert conditions that hold;
+``assemble_report`` adds since-when (kept by the monitor) and freezes the result.
+
+>>> import numpy as np
+>>> from streammon.findings.distortion import Policy
+>>> view = CountsView(labels=("neg", "pos"), windows=(("w", "cumulative", np.array([[8, 2], [1, 9]])),),
+...                   lifetime=np.array([[8, 2], [1, 9]]), reference=None, positive=None, samples=20,
+...                   warmup_remaining=980, degraded={}, baseline={}, now=None)
+>>> windows, conditions = evaluate_view(view, Policy())
+>>> report = assemble_report(view, windows, conditions, {}, drop=0.2)
+>>> round(report.windows["w"].scores["acsa"], 12), report.samples, report.alerts
+(0.85, 20, ())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from streammon.counting.counts import ConfusionCounts, IntMatrix
+from streammon.findings.alerts import Condition, degradation_reason, window_conditions
+from streammon.findings.distortion import Policy
+from streammon.findings.evaluate import evaluate_window
+from streammon.findings.reference import Reference
+from streammon.findings.report import DEGRADATION, STREAM, Alert, Report, WindowReport
+
+Since = Mapping[tuple[str, str, str], tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class CountsView:
+    """A consistent copy of everything a report reads: K×K counts per window (name, kind, counts),
+    the lifetime counts, the classes, and the detectors' state (``degraded``: label -> (p0, since
+    sample, since time) of the classes alarming now; ``baseline``: label -> in-control recall)."""
+
+    labels: tuple[Hashable, ...]
+    windows: tuple[tuple[str, str, IntMatrix], ...]
+    lifetime: IntMatrix
+    reference: Reference | None
+    positive: int | None
+    samples: int
+    warmup_remaining: int
+    degraded: Mapping[Hashable, tuple[float, int, float]]
+    baseline: Mapping[Hashable, float]
+    now: float | None
+
+
+def evaluate_view(view: CountsView, policy: Policy) -> tuple[dict[str, WindowReport], list[Condition]]:
+    """Every window's report, and the window alert conditions that hold now."""
+    windows = {
+        name: evaluate_window(name, kind, counts, view.labels, view.reference, positive=view.positive, policy=policy)
+        for name, kind, counts in view.windows
+    }
+    conditions = [c for w in windows.values() for c in window_conditions(w, view.reference)]
+    return windows, conditions
+
+
+def assemble_report(
+    view: CountsView,
+    windows: Mapping[str, WindowReport],
+    conditions: list[Condition],
+    since: Since,
+    *,
+    drop: float,
+) -> Report:
+    """The frozen report: window reports, degradation alerts first, then window alerts with their since-when."""
+    alerts = [Alert(DEGRADATION, STREAM, str(label), at, at_time, degradation_reason(label, p0, drop))
+              for label, (p0, at, at_time) in view.degraded.items()]
+    alerts += [Alert(kind, window, subject, *since[(kind, window, subject)], reason)
+               for kind, window, subject, reason in conditions]
+    return Report(
+        windows=_frozen(windows),
+        labels=view.labels,
+        reference=view.reference,
+        positive=None if view.positive is None else view.labels[view.positive],
+        samples=view.samples,
+        warmup_remaining=view.warmup_remaining,
+        totals=ConfusionCounts(view.labels, view.lifetime),
+        alerts=tuple(alerts),
+        baseline=_frozen(view.baseline),
+    )
+
+
+def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(mapping))

@@ -1,0 +1,196 @@
+"""The write side of a monitor: validation, the lock-free per-sample buffer, time, and batches.
+
+``update`` appends one sample to a small buffer (no numpy on the per-sample path); the
+buffer is flushed into the tally before any read and whenever it fills, so reads always see
+every sample already given. ``update_many`` validates a whole batch, encodes its labels with
+numpy and hands it to the tally (see ``streammon.tally``). A rejected sample or batch raises
+``ValueError``/``TypeError`` and changes nothing. Times never decrease: each sample's time is checked against the last.
+
+>>> from streammon.counting.counts import ClassIndex
+>>> from streammon.counting.windows import Cumulative
+>>> from streammon.detection.baseline import DetectorSettings
+>>> from streammon.detection.cusum import DegradationWatch
+>>> intake = Intake(Tally([Cumulative()], ClassIndex(), DegradationWatch(DetectorSettings()),
+...                       reference=None, positive=None, warmup=10),
+...                 clock=lambda: 0.0)
+>>> intake.update("a", "b")
+>>> intake.update_many(["a", "b"], ["a", "b"])
+>>> intake.samples, intake.tally.view(None).windows[0][2].tolist()
+(3, [[1, 1], [0, 1]])
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from streammon.counting.batch import Batch
+from streammon.counting.labels import as_label_array, code_labels
+from streammon.counting.timing import MAX_TIME, check_time, check_times, clock_time
+from streammon.counting.windows import Timed
+from streammon.tally import Tally
+
+FLUSH_EVERY = 4096
+
+
+class Intake:
+    """Feeds a ``Tally`` from ``update``/``update_many`` calls of any number of threads."""
+
+    def __init__(self, tally: Tally, clock: Callable[[], float]) -> None:
+        self._tally = tally
+        self._clock = clock
+        self._stride = tally.stride
+        self._timed = any(isinstance(w, Timed) for w in tally.windows)
+        self._lock = threading.Lock()
+        self._ids = tally.index.ids  # the live label -> index dict (ClassIndex only ever adds to it)
+        self._cells: list[int] = []  # buffered samples as cell ids true * stride + pred
+        self._last_t = -math.inf
+        self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
+        self._clock_driven = False
+
+    @property
+    def tally(self) -> Tally:
+        """The counts fed so far (read them under ``flush``: the buffer may hold more)."""
+        return self._tally
+
+    @property
+    def samples(self) -> int:
+        """Samples counted so far (buffered ones included)."""
+        return self._tally.ingested + len(self._cells)
+
+    def flush(self) -> None:
+        """Move buffered samples into the windows now (reads do this by themselves)."""
+        with self._lock:
+            self._flush()
+
+    def _clock_time(self, now: Any = None) -> float:
+        """The clock's time (or the ``now`` it returned), checked; a clock that stepped back is clamped."""
+        return clock_time(self._clock() if now is None else now, self._last_t)
+
+    def _resolve_time(self, t: Any) -> float:
+        if t is None:
+            return self._clock_time() if self._timed else self._last_t
+        return check_time(t, self._last_t)
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def update(self, y_true: Any, y_pred: Any, t: float | None = None) -> None:
+        """Count one labelled prediction (``t``: its time in seconds, optional).
+
+        The hot path (known labels, no ``t``) takes no lock: two dict lookups, a
+        clock read when a timed window needs it, and one ``list.append`` — atomic in
+        CPython, with or without the GIL (Python FAQ, "What kinds of global value
+        mutation are thread-safe?"). Buffered samples carry no time of their own:
+        the buffer is flushed whenever a sample's time leaves the bucket it shares
+        with them in every timed window (a sample racing that switch in another
+        thread may be counted one bucket late). New labels, bad labels, explicit
+        times and bucket switches take the validating path, under the lock.
+        """
+        if t is None:
+            ids = self._ids
+            try:
+                cell = ids[y_true] * self._stride + ids[y_pred]
+                if self._timed:
+                    now = self._clock()
+                    fast = self._last_t <= now < self._open_until
+                else:
+                    fast = self._clock_driven
+            except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
+                fast = False
+            if fast:
+                if self._timed:
+                    self._last_t = now
+                cells = self._cells
+                cells.append(cell)
+                if len(cells) >= FLUSH_EVERY:
+                    self.flush()
+                return
+        self._update_checked(y_true, y_pred, t)
+
+    def _update_checked(self, y_true: Any, y_pred: Any, t: Any) -> None:
+        """``update`` with every check, under the lock; opens a new time bucket when needed."""
+        with self._lock:
+            now = self._resolve_time(t)
+            ids = self._ids
+            try:
+                i, j = ids[y_true], ids[y_pred]
+            except (KeyError, TypeError):
+                self._tally.register(self._tally.index.new_labels((y_true, y_pred)))  # validates, or raises
+                i, j = ids[y_true], ids[y_pred]
+            if t is None:
+                self._clock_driven = True
+            if not now < self._open_until:
+                self._flush()  # the buffered samples keep the bucket of the last time
+                self._open_until = self._bucket_end(now)
+            self._last_t = now
+            self._cells.append(i * self._stride + j)
+            if len(self._cells) >= FLUSH_EVERY:
+                self._flush()
+
+    def _bucket_end(self, t: float) -> float:
+        """The earliest time after ``t`` that some timed window puts in a later bucket."""
+        ends = [w.bucket_end(t) for w in self._tally.windows if isinstance(w, Timed)]
+        return min([*ends, math.nextafter(MAX_TIME, math.inf)]) if ends else math.inf
+
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+        """Count a batch: two equal-length 1-D sequences or arrays of labels.
+
+        ``t`` is None (the clock, once for the batch), one time for the whole
+        batch, or one non-decreasing time per sample. The batch is validated in
+        full before anything is counted; an empty batch is a no-op.
+        """
+        truth = as_label_array(y_true, "y_true")
+        preds = as_label_array(y_pred, "y_pred")
+        if len(truth) != len(preds):
+            raise ValueError(f"y_true and y_pred must have the same length, got {len(truth)} and {len(preds)}")
+        size = len(truth)
+        times = None if t is None or np.ndim(t) == 0 else np.asarray(t)
+        if times is not None and (times.ndim != 1 or len(times) != size):
+            raise ValueError(f"t must be None, a scalar or one time per sample ({size}), got shape {times.shape}")
+        if times is not None and times.dtype.kind not in "iuf":
+            raise TypeError(f"t must hold real numbers of seconds, got dtype {times.dtype}")
+        if size == 0:
+            return
+        with self._lock:
+            if times is None:
+                stamp = self._resolve_time(t)
+                batch_times: np.ndarray | float | None = stamp if self._timed else None
+                last = stamp
+            else:
+                batch_times = times.astype(np.float64)
+                check_times(batch_times, self._last_t)
+                last = float(batch_times[-1])
+            true_codes, pred_codes, lut, new = code_labels(truth, preds, self._tally.index)  # validates only
+            self._tally.register(new)  # gives the new labels the indices code_labels announced
+            if t is None:
+                self._clock_driven = True
+            self._flush()
+            self._last_t = last
+            self._open_until = -math.inf  # the next update finds its bucket anew
+            self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut))
+
+    def _flush(self) -> None:
+        """Move the per-sample buffer into every window (caller holds the lock).
+
+        Lock-free ``update`` calls may append meanwhile: exactly the samples read
+        here are deleted from the buffer's front. They all lie in the bucket of
+        ``_last_t``, which stamps them.
+        """
+        buffer = self._cells
+        n = len(buffer)
+        if not n:
+            return
+        cells = np.fromiter(buffer[:n], dtype=np.intp, count=n)
+        del buffer[:n]
+        true_idx, pred_idx = np.divmod(cells, self._stride)
+        self._tally.ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride))
+
+    def _read_time(self) -> float | None:
+        """The time reads are made at: the clock for clock-driven monitors, else the last sample's time."""
+        if self._clock_driven:
+            return self._clock_time()
+        return None if self._last_t == -math.inf else self._last_t

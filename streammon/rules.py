@@ -224,8 +224,8 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "labels": {"severity": "info"},
             "annotations": {
                 "summary": "Class mix of model {{ $labels.model }} moved away from its reference",
-                "description": ("Total variation distance from the reference mix is {{ printf \"%.3f\" $value }}, above "
-                                f"{s.prior_shift_tv}. Informational: trust Condition-1-invariant scores, not "
+                "description": ("Total variation distance from the reference mix is {{ printf \"%.3f\" $value }}, "
+                                f"above {s.prior_shift_tv}. Informational: trust Condition-1-invariant scores, not "
                                 "precision, F1, accuracy or MCC; no action unless a degradation alert fires too."),
                 "runbook_url": _runbook(s, "StreammonPriorShift"),
             },

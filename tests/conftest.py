@@ -1,4 +1,5 @@
-"""Shared fixtures: the Prometheus binaries (skipped with a clear message where missing) and a TLS certificate."""
+"""Shared fixtures: the Prometheus and Alertmanager binaries (skipped with a clear message where missing, a failure
+under CI) and a TLS certificate."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 INSTALL_HINT = "install Debian's 'prometheus' package: apt-get update && apt-get install -y prometheus"
+ALERTMANAGER_HINT = ("install Debian's 'prometheus-alertmanager' package: "
+                     "apt-get update && apt-get install -y prometheus-alertmanager")
 
 
-def _binary(name: str) -> str:
+def _binary(name: str, hint: str = INSTALL_HINT) -> str:
+    """The binary's path; where missing, skip — but fail under CI (CI=true), where a skip would hide the gap."""
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} not found: {INSTALL_HINT}")
+        message = f"{name} not found: {hint}"
+        if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+            pytest.fail(f"{message} (CI is set: the CI image must provide it)")
+        pytest.skip(message)
     return path
 
 
@@ -35,6 +42,19 @@ def promtool() -> str:
 def prometheus_binary() -> str:
     """Path to the prometheus server binary, or skip."""
     return _binary("prometheus")
+
+
+@pytest.fixture(scope="session")
+def alertmanager_binary() -> str:
+    """Path to the Alertmanager server binary (Debian names it prometheus-alertmanager), or skip."""
+    return _binary("prometheus-alertmanager" if shutil.which("prometheus-alertmanager") else "alertmanager",
+                   ALERTMANAGER_HINT)
+
+
+@pytest.fixture(scope="session")
+def amtool() -> str:
+    """Path to amtool, or skip."""
+    return _binary("amtool", ALERTMANAGER_HINT)
 
 
 @pytest.fixture(scope="session")

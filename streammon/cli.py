@@ -3,7 +3,8 @@
 - ``streammon demo`` — stream the embedded synthetic production stream in real time, serve
   ``/metrics`` on 127.0.0.1 (``--port``, default 9464) and print a compact live view;
   stops after ``--duration`` seconds or on Ctrl-C.
-- ``streammon rules`` — print the PromQL recording and alerting rules (YAML).
+- ``streammon rules`` — print the PromQL recording and alerting rules (YAML); ``--profile demo``
+  and the flags below set windows, thresholds and ``for:`` durations (``streammon rules -h``).
 - ``streammon dashboard`` — print the Grafana dashboard (JSON).
 
 >>> main(["demo", "--duration", "0.6", "--rate", "4000", "--port", "0", "--every", "0.5"])  # doctest: +ELLIPSIS
@@ -16,6 +17,7 @@ stopped after ... samples
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import time
@@ -25,7 +27,7 @@ from types import FrameType
 from streammon.counting.windows import Cumulative, Sliding, Timed
 from streammon.demo import PHASES, REFERENCE, VALIDATION, SyntheticStream
 from streammon.export.grafana import render_dashboard
-from streammon.export.rules import render_rules
+from streammon.export.rules import PROFILES, render_rules
 from streammon.export.server import DEFAULT_PORT, serve
 from streammon.findings.report import Report, WindowReport
 from streammon.monitor import Monitor
@@ -102,6 +104,37 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
     return 0
 
 
+# RuleSettings field -> (flag, type, help); every flag overrides the chosen profile.
+RULE_FLAGS: dict[str, tuple[str, type, str]] = {
+    "window": ("--window", str, "recall window of the cross-replica rules (default 1h; demo 1m)"),
+    "baseline": ("--baseline-window", str,
+                 "long window standing in for a class's baseline where no exporter reports one (default 1d)"),
+    "recall_drop": ("--recall-drop", float, "StreammonClassRecallDegraded: drop below the baseline (default 0.15)"),
+    "min_class_samples": ("--min-class-samples", int,
+                          "StreammonClassRecallDegraded: labelled samples of the class in the window (default 100)"),
+    "min_samples_per_class": ("--min-samples-per-class", int,
+                              "StreammonIncompetent: samples of every present class in the window (default 30)"),
+    "prior_shift_tv": ("--prior-shift-tv", float, "StreammonPriorShift: total variation threshold (default 0.1)"),
+    "cusum_replicas": ("--cusum-replicas", int,
+                       "StreammonClassDegraded: replicas whose in-process CUSUM flags the class (default 1)"),
+    "cusum_for": ("--cusum-for", str, "for: of StreammonClassDegraded (default 1m; demo 3s)"),
+    "degradation_for": ("--degradation-for", str, "for: of StreammonClassRecallDegraded (default 10m; demo 15s)"),
+    "incompetent_for": ("--incompetent-for", str, "for: of StreammonIncompetent (default 10m; demo 15s)"),
+    "class_set_for": ("--class-set-for", str, "for: of StreammonClassSetChanged (default 5m; demo 5s)"),
+    "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 15m; demo 15s)"),
+    "runbook": ("--runbook", str, "page the runbook_url annotations point into, + '#<alert name>' (default README.md)"),
+}
+
+
+def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and one flag per ``RuleSettings`` field (durations are Prometheus durations: 90s, 1h, 1d)."""
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                        help="starting values: default (production) or demo (for `streammon demo`)")
+    for field, (flag, kind, text) in RULE_FLAGS.items():
+        metavar = {str: "DURATION", float: "X", int: "N"}[kind] if field != "runbook" else "URL"
+        parser.add_argument(flag, dest=field, type=kind, default=None, metavar=metavar, help=text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``streammon`` command."""
     parser = argparse.ArgumentParser(prog="streammon", description="Monitor classifiers under class imbalance.")
@@ -114,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--phase-seconds", type=float, default=None,
                       help="seconds per phase (default: duration/4, or 60 without --duration)")
     demo.add_argument("--every", type=float, default=2.0, help="seconds between two views (default 2)")
-    sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
+    rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
+    _add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -122,7 +156,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--rate, --duration and --every must be > 0")
         return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
                         phase_seconds=args.phase_seconds, every=args.every)
-    sys.stdout.write(render_rules() if args.command == "rules" else render_dashboard())
+    if args.command == "rules":
+        overrides = {field: getattr(args, field) for field in RULE_FLAGS if getattr(args, field) is not None}
+        try:
+            settings = dataclasses.replace(PROFILES[args.profile], **overrides)
+        except ValueError as error:
+            for field, (flag, _, _) in RULE_FLAGS.items():
+                if str(error).startswith(f"{field} "):
+                    rules.error(f"{flag}: {error}")
+            rules.error(str(error))
+        sys.stdout.write(render_rules(settings))
+        return 0
+    sys.stdout.write(render_dashboard())
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the Prometheus binaries and a TLS certificate (missing: a skip saying how, under CI a failure)."""
+"""Shared fixtures: the Prometheus and Alertmanager binaries and a TLS certificate (missing: a skip
+saying how to install it, under CI a failure)."""
 
 from __future__ import annotations
 
@@ -16,20 +17,23 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 INSTALL_HINT = "install Debian's 'prometheus' package: apt-get update && apt-get install -y prometheus"
+ALERTMANAGER_HINT = ("install Debian's 'prometheus-alertmanager' package: "
+                     "apt-get update && apt-get install -y prometheus-alertmanager")
 
 
 def missing(what: str, hint: str) -> None:
     """A real component the tests need is absent: a failure under CI (``CI`` set), else a skip saying how to get it."""
     message = f"{what} not found: {hint} (bash .ci/test installs it as root)"
-    if os.environ.get("CI"):
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
         pytest.fail(f"{message}; under CI a missing component is a failure, not a skip")
     pytest.skip(message)
 
 
-def _binary(name: str) -> str:
+def _binary(name: str, hint: str = INSTALL_HINT) -> str:
+    """The binary's path; where missing, skip — but fail under CI, where a skip would hide the gap."""
     path = shutil.which(name)
     if path is None:
-        missing(name, INSTALL_HINT)
+        missing(name, hint)
     assert path is not None
     return path
 
@@ -44,6 +48,19 @@ def promtool() -> str:
 def prometheus_binary() -> str:
     """Path to the prometheus server binary, or skip."""
     return _binary("prometheus")
+
+
+@pytest.fixture(scope="session")
+def alertmanager_binary() -> str:
+    """Path to the Alertmanager server binary (Debian names it prometheus-alertmanager), or skip."""
+    return _binary("prometheus-alertmanager" if shutil.which("prometheus-alertmanager") else "alertmanager",
+                   ALERTMANAGER_HINT)
+
+
+@pytest.fixture(scope="session")
+def amtool() -> str:
+    """Path to amtool, or skip."""
+    return _binary("amtool", ALERTMANAGER_HINT)
 
 
 @pytest.fixture(scope="session")

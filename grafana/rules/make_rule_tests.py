@@ -16,9 +16,30 @@ cls("p", "a", "0+10x1440 14490+90x59", "0+9x1440 13041+81x59"); cls("p", "b", "0
 cls("i", "a", "0+10x1500", "0+9x1500"); cls("i", "b", "0+10x1500", "0+2x1500"); ref("i", {"a": 0.5, "b": 0.5})
 cls("e", "a", "0+10x1500", "0+9x1500"); cls("e", "b", "0+0.25x1500", "0+0.25x1380 345+0x119"); ref("e", {"a": 0.975609756097561, "b": 0.024390243902439025})
 cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1440 5+5x59", "0+0x1440 4+4x59"); ref("n", {"a": 0.5, "b": 0.5})
-def alert(name, labels):
-    a = dict(ann[name])
-    a["summary"] = a["summary"].replace("{{ $labels.model }}", labels["model"]).replace("{{ $labels.class }}", labels.get("class", ""))
+def baseline(model, c, instance, values):
+    inputs.append({"series": f'streammon_baseline_recall{{model="{model}",class="{c}",instance="{instance}"}}', "values": values})
+def replica_alert(model, instance, window, kind, subject, values):
+    inputs.append({"series": f'streammon_alert{{model="{model}",instance="{instance}",window="{window}",kind="{kind}",subject="{subject}"}}', "values": values})
+# d: a deployment 30 minutes old (1h and 1d windows hold the same samples); two replicas export baselines 0.88 and 0.92.
+cls("d", "a", "_x1470 0+10x29", "_x1470 0+9x29"); cls("d", "b", "_x1470 0+10x29", "_x1470 0+5x29"); ref("d", {"a": 0.5, "b": 0.5})
+for c in ("a", "b"):
+    baseline("d", c, "r1", "_x1470 0.88+0x29"); baseline("d", c, "r2", "_x1470 0.92+0x29")
+# c: the in-process CUSUM of replicas r1 (since 1480m) and r2 (since 1490m) flags class b; r1 flags a only at the last evaluation
+# only (shorter than for:); r1 also reports a prior shift in three windows, which must not count.
+replica_alert("c", "r1", "stream", "degradation", "b", "_x1480 1+0x19")
+replica_alert("c", "r2", "stream", "degradation", "b", "_x1490 1+0x9")
+replica_alert("c", "r1", "stream", "degradation", "a", "_x1500 1")
+for window in ("cumulative", "sliding_2000", "timed_60s"):
+    replica_alert("c", "r1", window, "prior_shift", "class_mix", "1+0x1500")
+def expand(template, labels, value):
+    """What Prometheus's templating makes of the annotations used here."""
+    out = template.replace("{{ $value | humanizePercentage }}", f"{value * 100:.4g}%")
+    out = out.replace('{{ printf "%.3f" $value }}', f"{value:.3f}").replace("{{ $value }}", f"{value:g}")
+    for key, item in labels.items():
+        out = out.replace(f"{{{{ $labels.{key} }}}}", item)
+    return out
+def alert(name, labels, value):
+    a = {key: expand(text, labels, value) for key, text in ann[name].items()}
     return {"exp_labels": labels, "exp_annotations": a}
 def sample(expr, labels, value):
     return {"labels": f"{expr}{{{labels}}}", "value": value}
@@ -44,12 +65,17 @@ doc = {
       expr_test("streammon:rrt:ratio_1h", 'model="p"', [('model="p"', 9)]),
       expr_test("streammon:prior_shift_tv:ratio_1h", 'model=~"p|n|m"', [('model="m"', 0), ('model="n"', 0.2), ('model="p"', 0.4)]),
       expr_test("streammon:classes_present:count_1h", 'model="n"', [('model="n"', 3)]),
+      expr_test("streammon:class_recall:ratio_1d", 'model="d",class="b"', [('model="d",class="b"', 0.5)]),
+      expr_test("streammon:class_recall:baseline", 'model=~"d|m"', [('model="d",class="a"', 0.9), ('model="d",class="b"', 0.9), ('model="m",class="a"', 0.9), ('model="m",class="b"', 0.85)]),
+      expr_test("streammon:class_degraded:replicas", 'model="c"', [('model="c",class="a"', 1), ('model="c",class="b"', 2)]),
     ],
     "alert_rule_test": [
-      {"eval_time": at, "alertname": "StreammonClassRecallDegraded", "exp_alerts": [alert("StreammonClassRecallDegraded", {"severity": "warning", "model": "m", "class": "b"})]},
-      {"eval_time": at, "alertname": "StreammonIncompetent", "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "i"}), alert("StreammonIncompetent", {"severity": "critical", "model": "m"})]},
-      {"eval_time": at, "alertname": "StreammonClassSetChanged", "exp_alerts": [alert("StreammonClassSetChanged", {"severity": "info", "model": "n"})]},
-      {"eval_time": at, "alertname": "StreammonPriorShift", "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "n"}), alert("StreammonPriorShift", {"severity": "info", "model": "p"})]},
+      {"eval_time": at, "alertname": "StreammonClassDegraded", "exp_alerts": [alert("StreammonClassDegraded", {"severity": "warning", "model": "c", "class": "b"}, 2)]},
+      {"eval_time": at, "alertname": "StreammonClassRecallDegraded", "exp_alerts": [alert("StreammonClassRecallDegraded", {"severity": "warning", "model": "d", "class": "b"}, 0.5), alert("StreammonClassRecallDegraded", {"severity": "warning", "model": "m", "class": "b"}, 0.3)]},
+      {"eval_time": at, "alertname": "StreammonIncompetent", "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "i"}, 0.2), alert("StreammonIncompetent", {"severity": "critical", "model": "m"}, 0.3)]},
+      {"eval_time": at, "alertname": "StreammonClassSetChanged", "exp_alerts": [alert("StreammonClassSetChanged", {"severity": "info", "model": "n"}, 0)]},
+      {"eval_time": at, "alertname": "StreammonPriorShift", "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "n"}, 0.2), alert("StreammonPriorShift", {"severity": "info", "model": "p"}, 0.4)]},
+      {"eval_time": "1380m", "alertname": "StreammonClassDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonClassRecallDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonPriorShift", "exp_alerts": []},
     ],
@@ -57,5 +83,6 @@ doc = {
 }
 head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a real degradation of class b;\n"
         "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K);\n"
-        "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears.\n")
+        "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
+        "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

@@ -89,8 +89,10 @@ def _panels() -> list[dict[str, Any]]:
                  "{{instance}} {{window}}")],
                unit="percentunit"),
         _panel("stat", "Active alerts", "Alerts active now, by kind: degradation (class-conditional), prior_shift, "
-               "class_set_change, incompetent.", (6, 8, 6, 6),
-               [(f"count by (kind) (streammon_alert{{{MODEL}}}) or on () vector(0)", "{{kind}}")]),
+               "class_set_change, incompetent. Each (model, kind, subject) counts once, whatever the windows and "
+               "replicas that report it.", (6, 8, 6, 6),
+               [(f"count by (kind) (max by (model, kind, subject) (streammon_alert{{{MODEL}}})) or on () vector(0)",
+                 "{{kind}}")]),
         _panel("timeseries", "RRT against the reference IR",
                "Ratio of representatives in the window (seed 004) against the training imbalance ratio.",
                (12, 8, 12, 6),

@@ -26,12 +26,17 @@ Families (names and labels are public; dashboards and rules depend on them):
 ``streammon_class_predicted_total{model,class}``        lifetime predictions per class
 ``streammon_samples_total{model}``                      lifetime samples
 ``streammon_alert{model,window,kind,subject}``          1 per active alert (window ``stream`` for degradation)
+``streammon_baseline_recall{model,class}``              in-control recall ``p0`` of each class's degradation CUSUM
 ``streammon_score_interval{...,metric,bound}``          low/high of acsa, gmean, min_recall
 ``streammon_recall_interval{...,class,bound}``          Wilson low/high of each class's recall
 ``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
 ======================================================  ====================================================
 
 Undefined values (empty window, absent class, no reference yet) are NaN, never 0.
+``streammon_baseline_recall`` is the baseline the recall alert rules compare
+with: present from the first scrape when the monitor got ``baseline=`` counts
+(else once a class has learned it), so the rules need no day of history; a class
+still learning its baseline has no series.
 Counters carry no ``_created`` series.
 
 Custom collectors do not work in prometheus_client's multiprocess mode. Under
@@ -120,6 +125,8 @@ FAMILIES: Mapping[str, Family] = {
         Family("streammon_samples", "counter", ("model",), "Labelled samples."),
         Family("streammon_alert", "gauge", (*WINDOW, "kind", "subject"),
                "1 for each active alert: degradation, prior_shift, class_set_change, incompetent."),
+        Family("streammon_baseline_recall", "gauge", ("model", "class"),
+               "In-control recall p0 of each class's degradation detector (Wilson lower bound of its baseline)."),
         Family("streammon_score_interval", "gauge", (*WINDOW, "metric", "bound"),
                "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts."),
         Family("streammon_recall_interval", "gauge", (*WINDOW, "class", "bound"),
@@ -166,6 +173,8 @@ class _Families:
         self.add("streammon_imbalance_ratio", [model], math.nan if reference is None else reference.ir)
         for label, prior in (reference.priors.items() if reference is not None else ()):
             self.add("streammon_reference_prior", [model, label], prior)
+        for label, p0 in report.baseline.items():  # classes still learning their baseline are absent
+            self.add("streammon_baseline_recall", [model, label], p0)
         totals = report.totals.matrix
         self.add("streammon_samples", [model], int(totals.sum()))
         for i, label in enumerate(report.labels):

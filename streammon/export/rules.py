@@ -8,15 +8,22 @@ per-class recall, ACSA, G-mean (``exp(avg(ln ...))``), minimum recall, the class
 RRT and the total-variation distance from the reference mix. Prometheus, Thanos
 or Mimir are the distributed engine; streammon builds none of its own.
 
-Alerts: a class's recall fell well below its baseline with enough labelled
-evidence (class-conditional only, so a pure prior shift cannot fire it); the
-model is incompetent (minimum recall below 1/K — seed 001: some class is
-recalled worse than the uniformly random classifier); the class set changed; the
-mix moved far from the reference (informational).
+Alerts: each replica's in-process per-class CUSUM (``streammon_alert{kind="degradation"}``)
+flags a class, counted once per replica (``StreammonClassDegraded``); a class's
+windowed recall, summed over replicas, fell well below the baseline the exporters
+report (``streammon_baseline_recall``, so it works from the first scrape; the long
+``baseline`` window only where no exporter has one) with enough labelled evidence
+(``StreammonClassRecallDegraded``). Both are class-conditional only, so a pure prior
+shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
+seed 001: some class is recalled worse than the uniformly random classifier); the
+class set changed; the mix moved far from the reference (informational). Every
+alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
 
-``streammon rules`` prints the YAML; ``grafana/rules/streammon.rules.yml`` is its
-checked-in output, validated by ``promtool check rules`` and unit-tested with
-``promtool test rules``.
+``streammon rules`` prints the YAML (its flags set windows, thresholds and ``for:``;
+``--profile demo`` suits ``streammon demo``); ``grafana/rules/streammon.rules.yml``
+is its checked-in default output, validated by ``promtool check rules`` and
+unit-tested with ``promtool test rules``; ``examples/prometheus/streammon.demo.rules.yml``
+is the demo profile's.
 
 >>> text = render_rules()
 >>> 'record: "streammon:class_recall:ratio_1h"' in text and 'alert: "StreammonIncompetent"' in text
@@ -26,13 +33,33 @@ True
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
+
+DURATION = re.compile(r"(?:[0-9]+(?:y|w|d|h|m|s|ms))+")
+DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
+                   "shift_for")
+DEGRADED = "streammon:class_degraded:replicas"
+REPLICAS = "streammon:replicas:count"
+BASELINE = "streammon:class_recall:baseline"
 
 
 @dataclass(frozen=True)
 class RuleSettings:
-    """Windows and thresholds of the generated rules."""
+    """Windows, thresholds and ``for:`` durations of the generated rules.
+
+    ``window`` is the recall window of the cross-replica rules; ``baseline`` the
+    long window whose recall stands in for a class's baseline only where no
+    replica exports ``streammon_baseline_recall`` yet. ``cusum_replicas`` is how
+    many replicas' in-process CUSUM must flag a class. ``runbook`` is the page the
+    ``runbook_url`` annotations point into (``#<alert name in lower case>``).
+
+    >>> RuleSettings(window="1 hour")
+    Traceback (most recent call last):
+    ...
+    ValueError: window must be a Prometheus duration like '1h' or '90s', got '1 hour'
+    """
 
     window: str = "1h"
     baseline: str = "1d"
@@ -40,12 +67,44 @@ class RuleSettings:
     min_class_samples: int = 100  # evidence: labelled samples of that class in the window
     min_samples_per_class: int = 30  # evidence for incompetence: every class present has this many
     prior_shift_tv: float = 0.1  # informational alert threshold on total variation distance
+    cusum_replicas: int = 1  # replicas whose in-process CUSUM flags the class
+    cusum_for: str = "1m"
     degradation_for: str = "10m"
+    incompetent_for: str = "10m"
+    class_set_for: str = "5m"
     shift_for: str = "15m"
+    runbook: str = "README.md"
+
+    def __post_init__(self) -> None:
+        for name in DURATION_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, str) or not DURATION.fullmatch(value):
+                raise ValueError(f"{name} must be a Prometheus duration like '1h' or '90s', got {value!r}")
+        for name in ("recall_drop", "prior_shift_tv"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+        for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if self.window == self.baseline:
+            raise ValueError(f"window and baseline must differ, both are {self.window!r}")
+        if not isinstance(self.runbook, str) or not self.runbook or any(c.isspace() for c in self.runbook):
+            raise ValueError(f"runbook must be a non-empty URL without spaces, got {self.runbook!r}")
+
+
+# ``streammon rules --profile NAME``: ``demo`` suits ``streammon demo`` (phases of a minute or less, scraped every
+# second or few): one-minute windows, ``for:`` of seconds.
+PROFILES: dict[str, RuleSettings] = {
+    "default": RuleSettings(),
+    "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
+                         class_set_for="5s", shift_for="15s"),
+}
 
 
 def recording_rules(s: RuleSettings) -> list[dict[str, str]]:
-    """The recording rules for the window and the baseline."""
+    """The recording rules for the window and the baseline, the baseline recall and the CUSUM aggregation."""
     rules: list[dict[str, str]] = []
     for w in (s.window, s.baseline):
         for what in ("samples", "correct", "predicted"):
@@ -74,50 +133,88 @@ def recording_rules(s: RuleSettings) -> list[dict[str, str]]:
          "expr": (f"0.5 * (sum by (model) (abs({prior} - on (model, class) {reference}))"
                   f" + (sum by (model) ({prior} unless on (model, class) streammon_reference_prior)"
                   f" or sum by (model) ({prior}) * 0))")},
+        # The baseline each class's recall is compared with: the exporters' own (validation counts or the class's
+        # first samples, averaged over replicas) from the first scrape on; the long window only where none exists.
+        {"record": BASELINE,
+         "expr": (f"avg by (model, class) (streammon_baseline_recall)"
+                  f" or on (model, class) streammon:class_recall:ratio_{s.baseline}")},
+        # Each replica's in-process CUSUM, one series per (model, class): the number of replicas flagging it.
+        # The degradation alert has the single window "stream"; counting by (model, class) drops instance and job,
+        # so a replica counts once whatever else it exports.
+        {"record": DEGRADED,
+         "expr": ('count by (model, class) (label_replace(streammon_alert{kind="degradation"} == 1,'
+                  ' "class", "$1", "subject", "(.*)"))')},
+        {"record": REPLICAS, "expr": "count by (model) (streammon_samples_total)"},
     ]
     return rules
 
 
+def _runbook(s: RuleSettings, alert: str) -> str:
+    return f"{s.runbook}#{alert.lower()}"
+
+
 def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
-    """Degradation, incompetence, class-set change and prior-shift alerts."""
-    w, b = s.window, s.baseline
+    """CUSUM and windowed degradation, incompetence, class-set change and prior-shift alerts."""
+    w = s.window
     recall, samples = f"streammon:class_recall:ratio_{w}", f"streammon:class_samples:increase_{w}"
     return [
         {
+            "alert": "StreammonClassDegraded",
+            "expr": f"{DEGRADED} >= {s.cusum_replicas}",
+            "for": s.cusum_for,
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": "Recall of class {{ $labels.class }} of model {{ $labels.model }} dropped (CUSUM)",
+                "description": ("The in-process CUSUM of {{ $value }} replica(s) signals that recall of class "
+                                "{{ $labels.class }} fell below its baseline. Class-conditional: a class-mix shift "
+                                "alone cannot fire this. Check the recall of the class by replica "
+                                "(streammon_recall) and recent model, feature or upstream changes; "
+                                "retrain or roll back if it persists."),
+                "runbook_url": _runbook(s, "StreammonClassDegraded"),
+            },
+        },
+        {
             "alert": "StreammonClassRecallDegraded",
-            "expr": (f"{recall} < on (model, class) (streammon:class_recall:ratio_{b} - {s.recall_drop})"
+            "expr": (f"{recall} < on (model, class) ({BASELINE} - {s.recall_drop})"
                      f" and on (model, class) {samples} >= {s.min_class_samples}"),
             "for": s.degradation_for,
             "labels": {"severity": "warning"},
             "annotations": {
                 "summary": "Recall of class {{ $labels.class }} of model {{ $labels.model }} degraded",
-                "description": (f"Recall over {w} is more than {s.recall_drop} below its {b} baseline, with at least "
-                                f"{s.min_class_samples} labelled samples of the class. Class-conditional: a class-mix "
-                                "shift alone cannot fire this."),
+                "description": (f"Recall over {w}, summed over replicas, is {{{{ $value | humanizePercentage }}}}: "
+                                f"more than {s.recall_drop} below the baseline the exporters report (or its "
+                                f"{s.baseline} value where none does), with at least {s.min_class_samples} labelled "
+                                "samples of the class. Class-conditional: a class-mix shift alone cannot fire this. "
+                                "Compare replicas and recent changes; retrain or roll back if it persists."),
+                "runbook_url": _runbook(s, "StreammonClassRecallDegraded"),
             },
         },
         {
             "alert": "StreammonIncompetent",
             "expr": (f"streammon:min_recall:ratio_{w} < on (model) (1 / streammon:classes_present:count_{w})"
                      f" and on (model) min by (model) ({samples} > 0) >= {s.min_samples_per_class}"),
-            "for": s.degradation_for,
+            "for": s.incompetent_for,
             "labels": {"severity": "critical"},
             "annotations": {
                 "summary": "Model {{ $labels.model }} recalls some class worse than random guessing",
-                "description": (f"The minimum recall over {w} is below 1/K (seed 001): some class is recalled worse "
-                                "than by the uniformly random classifier."),
+                "description": (f"The minimum recall over {w} is {{{{ $value | humanizePercentage }}}}, below 1/K "
+                                "(seed 001): some class is recalled worse than by the uniformly random classifier. "
+                                "Find the class in the per-class recall panel; roll back to the last good model."),
+                "runbook_url": _runbook(s, "StreammonIncompetent"),
             },
         },
         {
             "alert": "StreammonClassSetChanged",
             "expr": (f"streammon:classes_present:count_{w}"
                      " != on (model) count by (model) (max by (model, class) (streammon_reference_prior) > 0)"),
-            "for": "5m",
+            "for": s.class_set_for,
             "labels": {"severity": "info"},
             "annotations": {
                 "summary": "Model {{ $labels.model }} sees a different set of classes than its reference",
                 "description": ("A class appeared or vanished: indices that violate Condition 2 (AUROC-OVO, "
-                                "AUROC-OVA) are not comparable across this change (Type 2 distortion)."),
+                                "AUROC-OVA) are not comparable across this change (Type 2 distortion). Check the "
+                                "labelling pipeline; if the class is real, retrain with it and a new reference mix."),
+                "runbook_url": _runbook(s, "StreammonClassSetChanged"),
             },
         },
         {
@@ -127,9 +224,10 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "labels": {"severity": "info"},
             "annotations": {
                 "summary": "Class mix of model {{ $labels.model }} moved away from its reference",
-                "description": ("Total variation distance from the reference mix is above "
-                                f"{s.prior_shift_tv}. Informational: trust Condition-1-invariant scores, not "
-                                "precision, F1, accuracy or MCC."),
+                "description": ("Total variation distance from the reference mix is {{ printf \"%.3f\" $value }}, "
+                                f"above {s.prior_shift_tv}. Informational: trust Condition-1-invariant scores, not "
+                                "precision, F1, accuracy or MCC; no action unless a degradation alert fires too."),
+                "runbook_url": _runbook(s, "StreammonPriorShift"),
             },
         },
     ]

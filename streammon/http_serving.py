@@ -10,6 +10,15 @@ the newcomer is closed at once. ``stop()`` shuts every held socket down, so it r
 
 Rejections (timeouts, failed handshakes, malformed or oversized requests, 4xx/5xx answers, the bound) are logged
 on the ``"streammon.server"`` logger at INFO; reaching the bound also logs a WARNING, at most once a minute.
+
+>>> import urllib.request
+>>> def hello(environ, start_response):
+...     start_response("200 OK", [("Content-Type", "text/plain")])
+...     return [b"hello"]
+>>> server = BoundedServer(hello, listen("127.0.0.1", 0), tls=None, limits=Limits(max_connections=8))
+>>> urllib.request.urlopen(f"http://127.0.0.1:{server.port}/").read()
+b'hello'
+>>> server.stop()
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ _HEAD_END = re.compile(rb"\r?\n\r?\n")
 _REQUEST_LINE = re.compile(r"([A-Z]+) (\S+) (HTTP/1\.[01])")
 _TOKEN = re.compile(r"[!#$%&'*+.^`|~0-9A-Za-z-]+")  # a header name; '_' is left out so no header poses as another
 _MAX_HEADER_LINES = 100
+_ACCEPT_BURST = 64
 _WARN_EVERY = 60.0
 _LINGER = 0.5  # seconds to drain a rejected client's unread bytes, so it sees the error answer and not a reset
 
@@ -99,7 +109,7 @@ def listen(addr: str, port: int) -> socket.socket:
         if os.name == "posix":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(socket.SOMAXCONN)  # a burst of connections waits for the accept loop instead of being dropped
         sock.setblocking(False)
     except BaseException:
         sock.close()
@@ -161,17 +171,22 @@ class BoundedServer:
                 for key, _ in selector.select():
                     if key.fileobj is self._wake:
                         return
-                    self._accept_one()
+                    for _ in range(_ACCEPT_BURST):  # drain the kernel's queue, then look at the waker again
+                        if not self._accept_one():
+                            break
 
-    def _accept_one(self) -> None:
+    def _accept_one(self) -> bool:
+        """Accept one connection: False when none was waiting."""
         try:
             sock, peer = self._listener.accept()
-        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-            return
+        except (BlockingIOError, InterruptedError):
+            return False
+        except ConnectionAbortedError:
+            return True
         except OSError as error:  # out of file descriptors: leave the rest in the kernel's queue for a moment
             logger.warning("accept failed: %s", error)
             time.sleep(0.1)
-            return
+            return False
         connection = _Connection(sock, peer)
         with self._lock:
             admitted = not self._stopped and self._make_room(connection)
@@ -179,7 +194,7 @@ class BoundedServer:
                 self._held[id(connection)] = connection
         if not admitted:
             sock.close()
-            return
+            return True
         connection.thread = threading.Thread(target=self._serve, args=(connection,), name="streammon-client",
                                              daemon=True)
         try:
@@ -188,6 +203,7 @@ class BoundedServer:
             logger.warning("refused %s: %s", connection.peer, error)
             self._release(connection)
             sock.close()
+        return True
 
     def _make_room(self, newcomer: _Connection) -> bool:
         """Under the lock: True when ``newcomer`` may be held, closing the oldest still-waiting connection if needed."""
@@ -260,7 +276,7 @@ class BoundedServer:
             connection.answering = True
         status, headers, body = _call(self._app, environ)
         if not status[:1].isdigit() or int(status[:3]) >= 400:
-            logger.info("answered %s %s %s with %s", connection.peer, environ["REQUEST_METHOD"],
+            logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
                         environ["PATH_INFO"], status)
         self._send(connection.sock, _response(status, headers, body), self.limits.write_timeout)
 

@@ -8,7 +8,7 @@ import contextlib
 import gzip
 import http.client
 import logging
-import select
+import selectors
 import socket
 import ssl
 import time
@@ -73,10 +73,17 @@ def _open(stack: contextlib.ExitStack, server: MetricsServer | BoundedServer, ho
     return stack.enter_context(socket.create_connection((host, server.port), timeout=5))
 
 
+def _readable(sock: socket.socket, seconds: float) -> bool:
+    """The socket has something to read (data or the peer's close) within ``seconds`` (any fd number)."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(sock, selectors.EVENT_READ)
+        return bool(selector.select(seconds))
+
+
 def _is_open(sock: socket.socket) -> bool:
     """The server has neither closed the connection nor answered on it (for TLS, a read would wait)."""
     if not isinstance(sock, ssl.SSLSocket):
-        return not select.select([sock], [], [], 0)[0]
+        return not _readable(sock, 0)
     timeout = sock.gettimeout()
     sock.settimeout(0.0)  # TLS 1.3 session tickets make the socket readable without any answer: read to see
     try:
@@ -100,7 +107,7 @@ def _wait_closed(sock: socket.socket, seconds: float, dribble: bytes = b"") -> t
             with contextlib.suppress(OSError):
                 sock.send(dribble[sent : sent + 1])
             sent += 1
-        if not select.select([sock], [], [], 0.1)[0]:
+        if not _readable(sock, 0.1):
             continue
         sock.settimeout(0.1)
         try:

@@ -255,7 +255,9 @@ def test_slow_reader_is_cut_by_write_timeout(caplog: pytest.LogCaptureFixture) -
         slow = _slow_reader(stack, server)
         status, body, _ = _scrape("127.0.0.1", server.port)
         assert status == 200 and len(body) == size
-        time.sleep(1.5)  # past write_timeout
+        deadline = time.monotonic() + 10  # until the server gives up on the slow reader
+        while time.monotonic() < deadline and not any("answer not read" in r.getMessage() for r in caplog.records):
+            time.sleep(0.05)
         received = b""
         with contextlib.suppress(OSError):
             while chunk := slow.recv(1 << 20):
@@ -272,7 +274,7 @@ def test_full_server_refuses_newcomers_and_stops_promptly() -> None:
                                limits=Limits(max_connections=2, write_timeout=60))
         stack.callback(server.stop)
         slow = [_slow_reader(stack, server) for _ in range(2)]
-        time.sleep(0.3)  # both requests read: the server is answering them
+        assert all(_readable(sock, 5.0) for sock in slow)  # both are being answered
         newcomer = _open(stack, server)
         newcomer.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
         assert _wait_closed(newcomer, 3.0) == (True, b"")

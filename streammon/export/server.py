@@ -3,7 +3,12 @@
 Options follow ``prometheus_client.start_http_server`` (``certfile``/``keyfile``
 for TLS, ``client_cafile`` and ``client_auth_required`` for mutual TLS) plus
 HTTP basic auth (``basic_auth=(user, password)``; use it with TLS, or the
-password crosses the network in clear).
+password crosses the network in clear). ``addr`` may be IPv4 or IPv6 (``::1``).
+
+No client can stall the exporter: TLS handshakes run per connection, never in
+the accept loop, under a deadline, and connections are bounded; see ``serve``
+and ``streammon.export.http_serving``. Rejected requests are logged on the
+``"streammon.server"`` logger (the library adds no handlers).
 
 >>> from streammon import Monitor, Sliding
 >>> import urllib.request
@@ -21,29 +26,18 @@ from __future__ import annotations
 import base64
 import hmac
 import ssl
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from socketserver import ThreadingMixIn
 from types import TracebackType
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
+from streammon.export.http_messages import WSGIApp
+from streammon.export.http_serving import BoundedServer, Limits, listen
 from streammon.export.prometheus import MonitorCollector
 from streammon.monitor import Monitor
 
 DEFAULT_PORT = 9464
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
-
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """Scrapes are not logged to stderr."""
 
 
 def _with_basic_auth(app: WSGIApp, user: str, password: str) -> WSGIApp:
@@ -76,26 +70,23 @@ def _tls_context(certfile: str, keyfile: str | None, client_cafile: str | None, 
 class MetricsServer:
     """A running ``/metrics`` endpoint; ``stop()`` it (or use it as a context manager)."""
 
-    def __init__(self, app: WSGIApp, *, addr: str, port: int, tls: ssl.SSLContext | None) -> None:
-        self._server = make_server(addr, port, app, _ThreadingWSGIServer, handler_class=_QuietHandler)
-        if tls is not None:
-            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+    def __init__(self, app: WSGIApp, *, addr: str, port: int, tls: ssl.SSLContext | None,
+                 limits: Limits | None = None) -> None:
+        listener = listen(addr, port)
+        self._server = BoundedServer(app, listener, tls=tls, limits=limits if limits is not None else Limits())
         self.scheme = "https" if tls else "http"
-        self.addr = addr
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, name="streammon-metrics", daemon=True)
-        self._thread.start()
+        self.addr = addr[1:-1] if addr.startswith("[") and addr.endswith("]") else addr
+        self.port = self._server.port
 
     @property
     def url(self) -> str:
         """The metrics URL."""
-        return f"{self.scheme}://{self.addr}:{self.port}/metrics"
+        host = f"[{self.addr}]" if ":" in self.addr else self.addr
+        return f"{self.scheme}://{host}:{self.port}/metrics"
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        """Stop serving: close the socket and every held connection (returns within about 2 s)."""
+        self._server.stop()
 
     def __enter__(self) -> MetricsServer:
         return self
@@ -116,13 +107,44 @@ def serve(
     client_cafile: str | None = None,
     client_auth_required: bool = False,
     basic_auth: tuple[str, str] | None = None,
+    max_connections: int = 64,
+    request_timeout: float = 5.0,
+    write_timeout: float = 10.0,
+    max_header_bytes: int = 8192,
 ) -> MetricsServer:
     """Serve ``source`` (a monitor, named monitors, or a collector) at ``/metrics``.
 
-    A single monitor is served under ``model``. ``port=0`` picks a free port.
-    The collector is registered in ``registry`` (a new ``CollectorRegistry`` by
+    A single monitor is served under ``model``. ``port=0`` picks a free port;
+    ``addr`` is an IPv4 or IPv6 address (``"::1"``) or a host name. The
+    collector is registered in ``registry`` (a new ``CollectorRegistry`` by
     default — never the global one).
+
+    Limits, so that no client can hold the exporter (each answer closes its
+    connection):
+
+    - ``max_connections``: connections held at once; one more closes the oldest
+      connection that has not sent its request yet, or is refused when all are
+      being answered.
+    - ``request_timeout``: seconds from accepting a connection to the end of its
+      request headers, TLS handshake included (idle and slowloris clients).
+    - ``write_timeout``: seconds to send the answer (clients that read slowly).
+    - ``max_header_bytes``: size of the request line and headers (431 beyond).
+
+    >>> from streammon import Sliding
+    >>> serve(Monitor([Sliding(5)]), port=0, addr="::1::")
+    Traceback (most recent call last):
+    ...
+    ValueError: addr='::1::': expected an IPv4 or IPv6 address (such as 127.0.0.1 or ::1) or a host name ...
     """
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"port={port!r}: expected an int")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port={port!r}: expected 0 (any free port) to 65535")
+    limits = Limits(max_connections=max_connections, request_timeout=request_timeout, write_timeout=write_timeout,
+                    max_header_bytes=max_header_bytes)
+    tls = _tls_context(certfile, keyfile, client_cafile, client_auth_required) if certfile else None
+    if tls is None and (keyfile or client_cafile or client_auth_required):
+        raise ValueError("TLS options need certfile=")
     if isinstance(source, MonitorCollector):
         collector = source
     elif isinstance(source, Monitor):
@@ -135,7 +157,8 @@ def serve(
     if basic_auth is not None:
         user, password = basic_auth
         app = _with_basic_auth(app, user, password)
-    tls = _tls_context(certfile, keyfile, client_cafile, client_auth_required) if certfile else None
-    if tls is None and (keyfile or client_cafile or client_auth_required):
-        raise ValueError("TLS options need certfile=")
-    return MetricsServer(app, addr=addr, port=port, tls=tls)
+    try:
+        return MetricsServer(app, addr=addr, port=port, tls=tls, limits=limits)
+    except BaseException:
+        registry.unregister(collector)  # so that serving again on another address works
+        raise

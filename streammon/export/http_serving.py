@@ -1,0 +1,308 @@
+"""The bounded HTTP/1.1 core of the exporter: one WSGI app, a deadline on every client, N connections.
+
+The accept loop only accepts. Each connection gets its own thread, which does the TLS handshake and reads the
+request under one deadline (``request_timeout``, from accept to the end of the headers: a client that sends
+nothing, or dribbles a byte a second, is cut off all the same), caps the request head (``max_header_bytes``),
+answers once (``Connection: close``) and sends the answer under a second deadline (``write_timeout``). At most
+``max_connections`` are held. When one more arrives, the oldest connection still waiting for its request is
+closed to make room (idle and slow clients are the oldest); when every held connection is already being answered,
+the newcomer is closed at once. ``stop()`` shuts every held socket down, so it returns at once.
+
+Rejections (timeouts, failed handshakes, malformed or oversized requests, 4xx/5xx answers, the bound) are logged
+on the ``"streammon.server"`` logger at INFO; reaching the bound also logs a WARNING, at most once a minute.
+
+>>> import urllib.request
+>>> def hello(environ, start_response):
+...     start_response("200 OK", [("Content-Type", "text/plain")])
+...     return [b"hello"]
+>>> server = BoundedServer(hello, listen("127.0.0.1", 0), tls=None, limits=Limits(max_connections=8))
+>>> urllib.request.urlopen(f"http://127.0.0.1:{server.port}/").read()
+b'hello'
+>>> server.stop()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import math
+import os
+import re
+import selectors
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from streammon.export.http_messages import Rejected, WSGIApp, call_app, http_response, request_environ
+
+logger = logging.getLogger("streammon.server")  # a literal: the module may move, the logger name stays
+
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_ACCEPT_BURST = 64
+_WARN_EVERY = 60.0
+_LINGER = 0.5  # seconds to drain a rejected client's unread bytes, so it sees the error answer and not a reset
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the server grants each client (seconds and bytes); see the module docstring.
+
+    >>> Limits().max_connections, Limits().request_timeout, Limits().write_timeout, Limits().max_header_bytes
+    (64, 5.0, 10.0, 8192)
+    >>> Limits(request_timeout=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: request_timeout=0: expected a finite number of seconds > 0
+    """
+
+    max_connections: int = 64
+    request_timeout: float = 5.0
+    write_timeout: float = 10.0
+    max_header_bytes: int = 8192
+
+    def __post_init__(self) -> None:
+        for name in ("max_connections", "max_header_bytes"):
+            count = getattr(self, name)
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise TypeError(f"{name}={count!r}: expected an int")
+            if count < 1:
+                raise ValueError(f"{name}={count!r}: expected an int >= 1")
+        for name in ("request_timeout", "write_timeout"):
+            seconds = getattr(self, name)
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+                raise TypeError(f"{name}={seconds!r}: expected a number of seconds")
+            if not 0 < seconds < math.inf:
+                raise ValueError(f"{name}={seconds!r}: expected a finite number of seconds > 0")
+
+
+def listen(addr: str, port: int) -> socket.socket:
+    """A listening socket on ``addr`` (IPv4, IPv6 such as ``::1`` or ``[::1]``, or a host name), ``port`` (0: free)."""
+    host = addr[1:-1] if addr.startswith("[") and addr.endswith("]") else addr
+    try:
+        if ":" in host:  # only IPv6 literals have colons: say so without asking DNS
+            ipaddress.IPv6Address(host)
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError, ValueError) as error:
+        raise ValueError(f"addr={addr!r}: expected an IPv4 or IPv6 address (such as 127.0.0.1 or ::1) "
+                         f"or a host name that resolves ({error})") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        if os.name == "posix":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)  # a burst of connections waits for the accept loop instead of being dropped
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class _Connection:
+    def __init__(self, sock: socket.socket, peer: Any) -> None:
+        self.sock = sock
+        self.peer = f"[{peer[0]}]:{peer[1]}" if sock.family == socket.AF_INET6 else f"{peer[0]}:{peer[1]}"
+        self.accepted = time.monotonic()
+        self.answering = False
+        self.thread: threading.Thread | None = None
+
+    def abort(self) -> None:
+        """Wake and fail whatever another thread is doing on the socket (``SSLSocket.shutdown`` would race it)."""
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(self.sock, socket.SHUT_RDWR)
+
+
+class BoundedServer:
+    """Serve ``app`` on ``listener`` (from :func:`listen`) in a thread, within ``limits``, until :meth:`stop`."""
+
+    def __init__(self, app: WSGIApp, listener: socket.socket, *, tls: ssl.SSLContext | None, limits: Limits) -> None:
+        self._app, self._listener, self._tls, self.limits = app, listener, tls, limits
+        self.port = int(listener.getsockname()[1])
+        self._held: dict[int, _Connection] = {}  # insertion order: the oldest first
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._warned_at = -math.inf
+        self._wake, self._waker = socket.socketpair()
+        self._thread = threading.Thread(target=self._accept_loop, name="streammon-metrics", daemon=True)
+        self._thread.start()
+
+    def stop(self, grace: float = 1.0) -> None:
+        """Stop accepting, cut every held connection, wait up to about ``2 * grace`` seconds for the threads."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            held, self._held = list(self._held.values()), {}
+        self._waker.send(b"x")
+        self._thread.join(timeout=grace)
+        for connection in held:
+            connection.abort()
+        deadline = time.monotonic() + grace
+        for connection in held:
+            if connection.thread is not None and connection.thread.ident is not None:
+                connection.thread.join(timeout=max(deadline - time.monotonic(), 0.0))
+        for sock in (self._listener, self._wake, self._waker):
+            sock.close()
+
+    def _accept_loop(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._listener, selectors.EVENT_READ)
+            selector.register(self._wake, selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._wake:
+                        return
+                    for _ in range(_ACCEPT_BURST):  # drain the kernel's queue, then look at the waker again
+                        if not self._accept_one():
+                            break
+
+    def _accept_one(self) -> bool:
+        """Accept one connection: False when none was waiting."""
+        try:
+            sock, peer = self._listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return False
+        except ConnectionAbortedError:
+            return True
+        except OSError as error:  # out of file descriptors: leave the rest in the kernel's queue for a moment
+            logger.warning("accept failed: %s", error)
+            time.sleep(0.1)
+            return False
+        connection = _Connection(sock, peer)
+        with self._lock:
+            admitted = not self._stopped and self._make_room(connection)
+            if admitted:
+                self._held[id(connection)] = connection
+        if not admitted:
+            sock.close()
+            return True
+        connection.thread = threading.Thread(target=self._serve, args=(connection,), name="streammon-client",
+                                             daemon=True)
+        try:
+            connection.thread.start()
+        except RuntimeError as error:  # no more threads
+            logger.warning("refused %s: %s", connection.peer, error)
+            self._release(connection)
+            sock.close()
+        return True
+
+    def _make_room(self, newcomer: _Connection) -> bool:
+        """Under the lock: True when ``newcomer`` may be held, closing the oldest still-waiting connection if needed."""
+        if len(self._held) < self.limits.max_connections:
+            return True
+        now = time.monotonic()
+        if now - self._warned_at >= _WARN_EVERY:
+            self._warned_at = now
+            logger.warning("max_connections=%d reached: closing the oldest idle connections, "
+                           "or refusing new ones while every held one is being answered", self.limits.max_connections)
+        victim = next((held for held in self._held.values() if not held.answering), None)
+        if victim is None:
+            logger.info("refused %s: max_connections=%d held, all being answered", newcomer.peer, len(self._held))
+            return False
+        del self._held[id(victim)]
+        victim.abort()
+        logger.info("closed %s (no request after %.1f s) to make room for %s: max_connections=%d",
+                    victim.peer, now - victim.accepted, newcomer.peer, self.limits.max_connections)
+        return True
+
+    def _holds(self, connection: _Connection) -> bool:
+        with self._lock:
+            return id(connection) in self._held
+
+    def _release(self, connection: _Connection) -> bool:
+        """Forget ``connection``; False when it was already dropped (to make room, or by ``stop``)."""
+        with self._lock:
+            return self._held.pop(id(connection), None) is not None
+
+    def _serve(self, connection: _Connection) -> None:
+        try:
+            self._answer(connection)
+        except Rejected as rejected:
+            if self._holds(connection):  # a connection dropped to make room was logged then
+                logger.info("rejected %s: %s", connection.peer, rejected.reason)
+            if rejected.status:
+                with contextlib.suppress(OSError, Rejected):
+                    answer = http_response(rejected.status, [], f"{rejected.status}: {rejected.reason}\n".encode())
+                    self._send(connection.sock, answer, min(1.0, self.limits.write_timeout))
+                    _linger(connection.sock)
+        except OSError as error:  # resets, TLS errors
+            if self._holds(connection):
+                logger.info("dropped %s: %s", connection.peer, error)
+        except Exception:
+            logger.exception("error answering %s", connection.peer)
+        finally:
+            self._release(connection)
+            connection.sock.close()
+
+    def _answer(self, connection: _Connection) -> None:
+        deadline = connection.accepted + self.limits.request_timeout
+        if self._tls is not None:
+            tls_sock = self._tls.wrap_socket(connection.sock, server_side=True, do_handshake_on_connect=False)
+            with self._lock:
+                connection.sock = tls_sock
+                if id(connection) not in self._held:
+                    raise Rejected("", "dropped before its TLS handshake")
+            tls_sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            try:
+                tls_sock.do_handshake()
+            except TimeoutError:
+                raise Rejected("", f"no TLS handshake within request_timeout={self.limits.request_timeout}s") from None
+            except ssl.SSLError as error:
+                raise Rejected("", f"TLS handshake failed: {error.reason or error}") from None
+        head = self._read_head(connection.sock, deadline)
+        environ = request_environ(head, connection.peer, "https" if self._tls else "http", self.port)
+        with self._lock:
+            if id(connection) not in self._held:
+                return
+            connection.answering = True
+        status, headers, body = call_app(self._app, environ)
+        if not status[:1].isdigit() or int(status[:3]) >= 400:
+            logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
+                        environ["PATH_INFO"], status)
+        self._send(connection.sock, http_response(status, headers, body), self.limits.write_timeout)
+
+    def _read_head(self, sock: socket.socket, deadline: float) -> bytes:
+        limit, buffer, scanned = self.limits.max_header_bytes, bytearray(), 0
+        while (end := _HEAD_END.search(buffer, max(scanned - 3, 0))) is None:
+            if len(buffer) > limit:
+                raise Rejected("431 Request Header Fields Too Large", f"request head over max_header_bytes={limit}")
+            scanned = len(buffer)
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                raise Rejected("408 Request Timeout",
+                                f"no complete request within request_timeout={self.limits.request_timeout}s") from None
+            if not chunk:
+                raise Rejected("", "closed before sending a complete request")
+            buffer += chunk
+        if end.start() > limit:
+            raise Rejected("431 Request Header Fields Too Large", f"request head over max_header_bytes={limit}")
+        return bytes(buffer[: end.start()])
+
+    def _send(self, sock: socket.socket, data: bytes, timeout: float) -> None:
+        deadline, view = time.monotonic() + timeout, memoryview(data)
+        while view:
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            try:
+                view = view[sock.send(view) :]
+            except TimeoutError:
+                raise Rejected("", f"answer not read within {timeout}s ({len(view)} bytes left)") from None
+
+
+def _linger(sock: socket.socket) -> None:
+    """After an error answer: stop sending, and drain what the client still sends for a moment, so that closing
+    does not reset the connection before the client has read the answer."""
+    socket.socket.shutdown(sock, socket.SHUT_WR)
+    deadline, drained = time.monotonic() + _LINGER, 0
+    while drained < 1 << 20 and (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        drained += len(chunk)

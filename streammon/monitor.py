@@ -163,6 +163,10 @@ class Monitor(Intake):
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``)."""
+        state.write_atomically(path, self.dumps())
+
+    def dumps(self) -> str:
+        """The monitor's whole state as state-file text (what ``save`` writes)."""
         with self._lock:
             self._flush()
             body = {
@@ -173,7 +177,7 @@ class Monitor(Intake):
                 "detector": asdict(self._tally.watch.settings),
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
             }
-        state.write_atomically(path, state.dumps(body))
+        return state.dumps(body)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time) -> Monitor:
@@ -182,7 +186,12 @@ class Monitor(Intake):
         Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered
         or foreign file, or one whose parts contradict each other.
         """
-        body = state.loads(Path(path).read_text(encoding="utf-8"))
+        return cls.loads(Path(path).read_text(encoding="utf-8"), clock=clock)
+
+    @classmethod
+    def loads(cls, text: str, *, clock: Callable[[], float] = time.time) -> Monitor:
+        """A monitor restored from ``dumps`` text (see ``load``)."""
+        body = state.loads(text)
         try:
             windows = []
             for item in body["windows"]:

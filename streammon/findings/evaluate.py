@@ -72,10 +72,13 @@ def evaluate_window(
     true_counts = counts.sum(axis=1)
     present_mask = true_counts > 0
     scores: dict[str, float] = {}
+    # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages over
+    # the classes present; what needs a second class stays NaN).
+    scored = Confusion.of(np.pad(counts, (0, 1))) if k == 1 else c
     for metric, s in catalog().items():
-        if not s.applies_to(k) or (s.kind != "multiclass" and (k != 2 or positive is None)):
+        if not s.applies_to(max(k, 2)) or (s.kind != "multiclass" and (k != 2 or positive is None)):
             continue
-        scores[metric] = s.evaluate(c, positive=positive or 0, **policy.params(metric))
+        scores[metric] = s.evaluate(scored, positive=positive or 0, **policy.params(metric))
 
     priors = None if reference is None else reference.aligned(labels)
     reference_classes = 0 if priors is None else int((priors > 0).sum())

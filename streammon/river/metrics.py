@@ -1,57 +1,73 @@
-"""river integration: every catalog metric as a river metric, and a whole Monitor inside a river loop.
+"""Every catalog metric as a river metric: the classes behind ``streammon.river``.
 
-Each class subclasses river's ``metrics.base.BinaryMetric`` or ``MultiClassMetric``, so
-``+`` composition, ``clone()``, ``works_with`` and ``evaluate.progressive_val_score``
-behave as river users expect. Differences from river's own metrics, on purpose:
+Binary metrics count TN/FP/FN/TP against ``pos_val`` (any label); multi-class metrics
+count an integer ``ConfusionCounts``. Both feed ``streammon.metrics.compute`` — the
+classes only route (STYLE.md, habit 1). Import them from ``streammon.river``.
 
-- counts are integers and ``revert`` is exact (evicting what was never added raises),
-  so ``utils.Rolling(GMean, window_size=...)`` holds exactly the tail — no 2.8e-17
-  leftovers, no ghost class;
-- ``pos_val`` works for any label (``Precision(pos_val="spam")``); every other label is
-  the negative class;
-- undefined values are NaN, not 0;
-- sample weights must be whole numbers (they are counts).
-
->>> from river import datasets, evaluate, linear_model, preprocessing
->>> model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
->>> evaluate.progressive_val_score(datasets.Phishing(), model, GMean() + MPrecision(pos_val=True))
-GMean: 89.29%
-MPrecision: 89.20%
->>> metric = make("holder", p=-1)
->>> for y, p in [("a", "a"), ("b", "a"), ("b", "b")]:
-...     metric.update(y, p)
+>>> metric = ACSA()
+>>> metric.update("ham", "ham")
+>>> metric.get()  # recall over the classes seen as true, as scikit-learn's balanced_accuracy_score
+1.0
+>>> metric.update("spam", "ham", w=np.int64(3))
 >>> metric
-HolderMean: 66.67%
+ACSA: 50.00%
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+import numbers
+import operator
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
-from river import base as river_base
 from river.metrics import base as metrics_base
 
 from streammon.counting.counts import ConfusionCounts
-from streammon.counting.windows import Window
-from streammon.findings.report import Report
 from streammon.metrics import catalog, compute
-from streammon.monitor import Monitor
+
+MAX_WEIGHT = 2**53  # the largest count a float64 still holds exactly
 
 
-def _count(w: Any) -> int:
-    """A sample weight as a count: a whole number >= 0."""
-    if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 or w != int(w):
-        raise ValueError(f"streammon metrics count samples: w must be a whole number >= 0, got {w!r}")
-    return int(w)
+def as_count(w: Any) -> int:
+    """A sample weight as a count: a whole number in [0, 2**53] (a Python or numpy int or float).
+
+    >>> as_count(np.int64(2)), as_count(3.0)
+    (2, 3)
+    >>> as_count(0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: streammon metrics count samples: w must be a whole number in [0, 2**53], got 0.5
+    """
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real):
+        raise TypeError(f"streammon metrics count samples: w must be a number, got {w!r} ({type(w).__name__})")
+    value: int | float = math.nan
+    if isinstance(w, numbers.Integral):
+        value = operator.index(w)
+    else:
+        with contextlib.suppress(OverflowError):  # a Fraction beyond float range stays NaN
+            value = float(w)
+    if not (0 <= value <= MAX_WEIGHT and (isinstance(value, int) or value.is_integer())):  # NaN fails too
+        raise ValueError(f"streammon metrics count samples: w must be a whole number in [0, 2**53], got {w!r}")
+    return int(value)
 
 
-class BinaryCatalogMetric(metrics_base.BinaryMetric):
+class CatalogDirection:
+    """``bigger_is_better`` from the catalog entry of ``self.metric`` (no direction, e.g. dominance: False)."""
+
+    metric: str
+
+    @property
+    def bigger_is_better(self) -> bool:
+        return bool(catalog()[self.metric].higher_is_better)
+
+
+class BinaryCatalogMetric(CatalogDirection, metrics_base.BinaryMetric):
     """A binary catalog metric over integer TP/FN/FP/TN counts; ``pos_val`` may be any label."""
 
-    metric: ClassVar[str] = ""
+    metric = ""
 
     def __init__(self, pos_val: Any = True) -> None:
         self.pos_val = pos_val
@@ -61,10 +77,10 @@ class BinaryCatalogMetric(metrics_base.BinaryMetric):
         return 2 * bool(y_true == self.pos_val) + bool(y_pred == self.pos_val)
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        self._cells[self._cell(y_true, y_pred)] += _count(w)
+        self._cells[self._cell(y_true, y_pred)] += as_count(w)
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        cell, count = self._cell(y_true, y_pred), _count(w)
+        cell, count = self._cell(y_true, y_pred), as_count(w)
         if self._cells[cell] < count:
             raise ValueError(f"cannot revert ({y_true!r}, {y_pred!r}): it was not counted")
         self._cells[cell] -= count
@@ -76,39 +92,37 @@ class BinaryCatalogMetric(metrics_base.BinaryMetric):
         tn, fp, fn, tp = self._cells
         return compute(self.metric, [[tn, fp], [fn, tp]], positive=1, **self._params())
 
-    @property
-    def bigger_is_better(self) -> bool:
-        return bool(catalog()[self.metric].higher_is_better)
 
-
-class MultiClassCatalogMetric(metrics_base.MultiClassMetric):
+class MultiClassCatalogMetric(CatalogDirection, metrics_base.MultiClassMetric):
     """A multi-class catalog metric over an integer ``ConfusionCounts``."""
 
-    metric: ClassVar[str] = ""
+    metric = ""
 
     def __init__(self) -> None:
         self._counts = ConfusionCounts()
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        self._counts.add(y_true, y_pred, count=_count(w))
+        self._counts.add(y_true, y_pred, count=as_count(w))
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        self._counts.evict(y_true, y_pred, count=_count(w))
+        self._counts.evict(y_true, y_pred, count=as_count(w))
 
     def _params(self) -> dict[str, Any]:
         return {}
 
     def get(self) -> float:
-        """The metric over the labels that still have counts: after ``revert`` no ghost class remains."""
+        """The metric over the labels that still have counts: after ``revert`` no ghost class remains.
+
+        While one label has been seen, it is padded with an absent class (no true and no
+        predicted sample), which the catalog leaves out: one correct prediction gives an
+        accuracy and an ACSA of 1, as scikit-learn; a real 0/0 (MCC, kappa, AUROC) stays NaN.
+        """
         m = self._counts.matrix
         live = (m.sum(axis=0) + m.sum(axis=1)) > 0
-        if live.sum() < 2:
-            return math.nan
-        return compute(self.metric, m[np.ix_(live, live)], **self._params())
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return bool(catalog()[self.metric].higher_is_better)
+        block = m[np.ix_(live, live)]
+        if len(block) < 2:
+            block = np.pad(block, (0, 2 - len(block)))
+        return compute(self.metric, block, **self._params())
 
 
 # -- binary metrics (and the per-class recall and precision of pos_val) ---------------------------
@@ -337,65 +351,3 @@ def make(name: str, **params: Any) -> BinaryCatalogMetric | MultiClassCatalogMet
     except KeyError:
         raise ValueError(f"unknown metric {name!r}; valid names: {', '.join(METRIC_CLASSES)}") from None
     return cls(**params)
-
-
-class MonitorMetric(metrics_base.MultiClassMetric):
-    """A whole ``Monitor`` as one river metric: windows, flags and alerts in a river loop.
-
-    ``get()`` is ``metric`` in ``window`` (default: the first window); ``report()``
-    gives everything else. Windows are templates: each instance (and each
-    ``clone()``) counts in fresh copies. ``revert`` is not supported — the monitor's
-    own ``Sliding``/``Timed`` windows do what ``utils.Rolling`` would.
-
-    >>> from streammon import Sliding
-    >>> m = MonitorMetric(windows=[Sliding(100)], reference={True: 1, False: 9}, metric="gmean")
-    >>> for y, p in [(True, True), (False, False), (True, False)]:
-    ...     m.update(y, p)
-    >>> round(m.get(), 3), m.report().windows["sliding_100"].n
-    (0.707, 3)
-    """
-
-    def __init__(
-        self,
-        windows: Sequence[Window] | None = None,
-        reference: Mapping[Any, Any] | None = None,
-        metric: str = "acsa",
-        window: str | None = None,
-        **monitor_options: Any,
-    ) -> None:
-        if metric not in catalog():
-            raise ValueError(f"unknown metric {metric!r}; valid names: {', '.join(catalog())}")
-        self.windows = windows
-        self.reference = reference
-        self.metric = metric
-        self.window = window
-        self.monitor_options = monitor_options
-        fresh = None if windows is None else [w.fresh() for w in windows]
-        self.monitor = Monitor(fresh, reference=reference, **monitor_options)
-        self._window = window or self.monitor.window_names[0]
-        if self._window not in self.monitor.window_names:
-            raise ValueError(f"unknown window {window!r}; the monitor has {self.monitor.window_names}")
-
-    def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        count = _count(w)
-        if count == 1:
-            self.monitor.update(y_true, y_pred)
-        elif count:
-            self.monitor.update_many([y_true] * count, [y_pred] * count)
-
-    def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        raise NotImplementedError("MonitorMetric keeps its own windows: use Sliding/Timed instead of utils.Rolling")
-
-    def report(self) -> Report:
-        """The monitor's full report: every window's scores, flags, intervals, and the alerts."""
-        return self.monitor.report()
-
-    def get(self) -> float:
-        return float(self.report().windows[self._window].scores.get(self.metric, math.nan))
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return bool(catalog()[self.metric].higher_is_better)
-
-    def works_with(self, model: river_base.Estimator) -> bool:
-        return isinstance(model, river_base.Classifier)

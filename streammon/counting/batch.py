@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import numpy.typing as npt
 
@@ -29,12 +31,29 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
         return np.bincount(keys, minlength=cells).reshape(capacity, capacity).astype(np.int64, copy=False)
     flat = np.zeros(cells, np.int64)
     buffer = np.empty(CHUNK, np.intp)  # page faults of a batch-sized temporary cost more than the counting
-    for start in range(0, n, CHUNK):
-        keys = buffer[: min(CHUNK, n - start)]
-        np.multiply(true[start:start + CHUNK], capacity, out=keys)
-        keys += pred[start:start + CHUNK]
+    for start, stop in chunk_bounds(n):
+        keys = buffer[: stop - start]
+        np.multiply(true[start:stop], capacity, out=keys)
+        keys += pred[start:stop]
         flat += np.bincount(keys, minlength=cells)
     return flat.reshape(capacity, capacity)
+
+
+def chunk_bounds(n: int, first_offset: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, stop) of consecutive chunks of at most ``CHUNK`` samples covering ``range(n)``.
+
+    The first chunk is ``first_offset`` shorter, so with a stream's offset into a block of a
+    size dividing ``CHUNK`` every later chunk starts a block.
+
+    >>> list(chunk_bounds(2 * CHUNK + 5, first_offset=5)) == [(0, CHUNK - 5), (CHUNK - 5, 2 * CHUNK - 5),
+    ...                                                       (2 * CHUNK - 5, 2 * CHUNK + 5)]
+    True
+    """
+    start = 0
+    while start < n:
+        stop = min(n, start + CHUNK - first_offset)
+        yield start, stop
+        start, first_offset = stop, 0
 
 
 def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) -> IntMatrix:

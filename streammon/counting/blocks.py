@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counting.batch import CHUNK, Batch, to_index_columns, to_index_square
+from streammon.counting.batch import CHUNK, Batch, chunk_bounds, to_index_columns, to_index_square
 
 IntArray = npt.NDArray[np.int64]
 IntMatrix = npt.NDArray[np.int64]
@@ -36,9 +36,8 @@ def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], posi
     right = np.empty((n_blocks, k), np.int64)
     total = np.empty((n_blocks, k), np.int64)
     key = np.empty(min(n, CHUNK), np.intp)
-    start, first_block = 0, 0
-    while start < n:
-        stop = min(n, start + CHUNK - offset)  # every chunk after the first starts a block
+    first_block = 0
+    for start, stop in chunk_bounds(n, offset):  # every chunk after the first starts a block
         m = stop - start
         chunk = key[:m]
         np.multiply(true[start:stop], k, out=chunk)
@@ -50,7 +49,7 @@ def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], posi
         np.einsum("bij->bi", counts, out=total[first_block:first_block + blocks])  # row sums, fast for small k
         right[first_block:first_block + blocks] = np.diagonal(counts, axis1=1, axis2=2)
         first_block += blocks
-        start, offset = stop, 0
+        offset = 0
     return delta, right, total
 
 
@@ -70,9 +69,8 @@ def block_class_counts(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], p
     counts = np.empty(((offset + n - 1) // BLOCK + 1, 2, k), np.int64)
     key = np.empty(min(n, CHUNK), np.intp)
     correct = np.empty(min(n, CHUNK), np.bool_)
-    start, first_block = 0, 0
-    while start < n:
-        stop = min(n, start + CHUNK - offset)  # every chunk after the first starts a block
+    first_block = 0
+    for start, stop in chunk_bounds(n, offset):  # every chunk after the first starts a block
         m = stop - start
         chunk, right = key[:m], correct[:m]
         np.equal(true[start:stop], pred[start:stop], out=right)
@@ -82,7 +80,7 @@ def block_class_counts(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], p
         blocks = (offset + m - 1) // BLOCK + 1
         counts[first_block:first_block + blocks] = np.bincount(chunk, minlength=blocks * 2 * k).reshape(blocks, 2, k)
         first_block += blocks
-        start, offset = stop, 0
+        offset = 0
     right_counts = counts[:, 1, :]
     return right_counts.copy(), counts[:, 0, :] + right_counts
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from streammon.counting.counts import IntMatrix
 from streammon.findings.report import CONDITION3, TYPE1, TYPE2, Flag
 from streammon.metrics import Confusion, spec
 
@@ -115,16 +114,15 @@ def type2_flags(scores: Mapping[str, float], *, present: int, reference: int) ->
 
 def condition3_flags(
     scores: Mapping[str, float],
-    counts: IntMatrix,
+    c: Confusion,
     labels: Sequence[Hashable],
     policy: Policy,
 ) -> list[Flag]:
-    """Condition 3: a collapsed class recall wiping out a G-mean-like index."""
-    c = Confusion.of(counts)
+    """Condition 3: a collapsed class recall wiping out a G-mean-like index (``c``: the window's counts)."""
     collapsed = c.present & ~np.isnan(c.recalls) & (c.recalls <= policy.collapse_recall)
     if not collapsed.any() or c.n_present - int(collapsed.sum()) < 1:
         return []
-    others = counts.copy()
+    others = c.matrix.copy()
     others[collapsed, :] = 0
     rest = Confusion.of(others)
     names = ", ".join(f"{labels[int(i)]!r} ({c.recalls[i]:.3f})" for i in np.flatnonzero(collapsed))

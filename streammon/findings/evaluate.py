@@ -107,7 +107,7 @@ def evaluate_window(
     )
     if n > 0 and priors is not None:
         flags += type2_flags(scores, present=int(present_mask.sum()), reference=reference_classes)
-    flags += condition3_flags(scores, counts, labels, policy)
+    flags += condition3_flags(scores, c, labels, policy)
 
     holder_scores = {}
     for metric, value in scores.items():
@@ -133,9 +133,7 @@ def evaluate_window(
         ir=ir,
         prior_shift=shift,
         recall=MappingProxyType({lab: float(c.recalls[i]) for i, lab in enumerate(labels)}),
-        precision=MappingProxyType(
-            {lab: safe_divide(float(counts[i, i]), float(predicted[i])) for i, lab in enumerate(labels)}
-        ),
+        precision=MappingProxyType({lab: class_precision(c, i) for i, lab in enumerate(labels)}),
         corrected_precision=MappingProxyType({
             lab: math.nan if corrected_c is None else class_precision(corrected_c, i) for i, lab in enumerate(labels)
         }),

@@ -249,8 +249,8 @@ class ClassIndex:
         return new
 
     def register(self, labels: Iterable[Any]) -> None:
-        """Add the unknown labels (all or nothing)."""
-        for label in self.new_labels(labels):
+        """Add the unknown labels (all or nothing); their kinds were checked by ``new_labels`` of their batch."""
+        for label in self.new_labels(labels, kinds=set(self.declared)):
             self._ids[label] = len(self._labels)
             self._labels.append(label)
             self._names[str(label)] = label

@@ -56,7 +56,7 @@ def hostile_labels() -> st.SearchStrategy[object]:
     return st.one_of(
         nan_likes,
         st.sampled_from([float("inf"), -float("inf"), np.inf, Decimal("Infinity"), 10**5000, -(10**400),
-                         2**63, -(2**63), Fraction(10**400), "\udc80", "\ud800x", "a\x00b", "", "x" * 257,
+                         2**63, -(2**63), Fraction(10**400), "\udc80", "\ud800x", "", "x" * 257,
                          "é" * 70_000, b"a", ("a", 1), (), frozenset({1}), 0.73, np.float64(0.5), 1 + 2j]),
         st.integers(min_value=2**63, max_value=2**70) | st.integers(min_value=-(2**70), max_value=-(2**63)),
         st.floats().filter(lambda x: not math.isfinite(x) or x != math.floor(x) or abs(x) >= 2**63),

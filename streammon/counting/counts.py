@@ -6,7 +6,7 @@ what lets replicas or partitions be combined exactly.
 
 Labels are what every later stage can carry — the report, the Prometheus
 exposition and the JSON state file: ``str`` (1 to ``MAX_LABEL_LENGTH`` characters,
-no control characters or lone surrogates), ``int`` within ``±LABEL_INT_BOUND`` (int64)
+no lone surrogates), ``int`` within ``±LABEL_INT_BOUND`` (int64)
 and ``bool``. A float label that is a whole number (``1.0``, as pandas gives an integer
 column with gaps) is the ``int``; any other float is refused (a score is not a class:
 threshold it first). NumPy scalars are stored as the equivalent Python value. Labels
@@ -123,10 +123,10 @@ def _check_text(label: str) -> str:
             f"label {show(label)} has {len(label)} characters: a str label must have 1 to "
             f"{MAX_LABEL_LENGTH} (streammon.counting.counts.MAX_LABEL_LENGTH)"
         )
-    if not label.isprintable() and any(unicodedata.category(c) in ("Cc", "Cs") for c in label):
+    if not label.isprintable() and any(unicodedata.category(c) == "Cs" for c in label):
         raise ValueError(
-            f"label {show(label)} holds a control character or a lone surrogate: "
-            "it cannot be exported or saved as text"
+            f"label {show(label)} holds a lone surrogate: it is not valid Unicode and cannot be exported "
+            "or saved as UTF-8"
         )
     return label
 

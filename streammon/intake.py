@@ -30,7 +30,7 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.labels import as_label_array, code_labels
-from streammon.counting.timing import MAX_TIME, check_time, check_times, clock_time
+from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
 from streammon.tally import Tally
 
@@ -139,8 +139,12 @@ class Intake:
     def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
         """Count a batch: two equal-length 1-D sequences or arrays of labels.
 
+        Lists, tuples, NumPy arrays, pandas Series/Index, polars Series and pyarrow
+        (chunked) arrays are accepted; tables, dicts, sets and iterators of unknown
+        length are refused (see ``streammon.counting.labels.as_label_array``).
         ``t`` is None (the clock, once for the batch), one time for the whole
-        batch, or one non-decreasing time per sample. The batch is validated in
+        batch, or one non-decreasing time per sample: seconds or datetimes
+        (``streammon.counting.timing``). The batch is validated in
         full before anything is counted; an empty batch is a no-op.
         """
         truth = as_label_array(y_true, "y_true")
@@ -148,11 +152,7 @@ class Intake:
         if len(truth) != len(preds):
             raise ValueError(f"y_true and y_pred must have the same length, got {len(truth)} and {len(preds)}")
         size = len(truth)
-        times = None if t is None or np.ndim(t) == 0 else np.asarray(t)
-        if times is not None and (times.ndim != 1 or len(times) != size):
-            raise ValueError(f"t must be None, a scalar or one time per sample ({size}), got shape {times.shape}")
-        if times is not None and times.dtype.kind not in "iuf":
-            raise TypeError(f"t must hold real numbers of seconds, got dtype {times.dtype}")
+        times = None if t is None or np.ndim(t) == 0 else as_times(t, size)
         if size == 0:
             return
         with self._lock:
@@ -161,7 +161,7 @@ class Intake:
                 batch_times: np.ndarray | float | None = stamp if self._timed else None
                 last = stamp
             else:
-                batch_times = times.astype(np.float64)
+                batch_times = times
                 check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
             true_codes, pred_codes, lut, new = code_labels(truth, preds, self._tally.index)  # validates only

@@ -62,6 +62,8 @@ class Monitor(Intake):
         The label of the positive class for binary metrics.
     classes
         Labels to register up front (in this order), so K is known before data.
+        With a reference or ``classes``, a batch (or sample) whose labels share no type
+        (str / int) with them is refused: ``0``/``1`` against ``"legit"``/``"fraud"`` is a mistake.
     warmup
         Samples used to learn the reference when none is given.
     max_classes
@@ -122,6 +124,8 @@ class Monitor(Intake):
         given = baseline_counts(baseline, list(dict.fromkeys(initial)))
         initial += [label for label, _, _ in given]
         index.register(initial)
+        if initial:
+            index.declare()  # a batch must share a label type with the reference / classes
         watch = DegradationWatch(
             detector or DetectorSettings(),
             {index.ids[label]: (correct, total) for label, correct, total in given},

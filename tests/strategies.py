@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -41,3 +43,24 @@ def label_streams(draw: st.DrawFn, *, max_size: int = 300) -> tuple[list[object]
     truth = draw(st.lists(labels, min_size=size, max_size=size))
     preds = draw(st.lists(labels, min_size=size, max_size=size))
     return truth, preds
+
+
+def hostile_labels() -> st.SearchStrategy[object]:
+    """Labels that stress the report, the exposition and the state file: huge ints, lone surrogates,
+    NaN-likes of every numeric type, infinities, very long strings, bytes, tuples, None, scores."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    nan_likes = st.sampled_from([float("nan"), np.float32("nan"), np.float64("nan"), Decimal("NaN"),
+                                 Decimal("sNaN"), complex("nan"), complex(0, float("nan")), None])
+    return st.one_of(
+        nan_likes,
+        st.sampled_from([float("inf"), -float("inf"), np.inf, Decimal("Infinity"), 10**5000, -(10**400),
+                         2**63, -(2**63), Fraction(10**400), "\udc80", "\ud800x", "", "x" * 257,
+                         "é" * 70_000, b"a", ("a", 1), (), frozenset({1}), 0.73, np.float64(0.5), 1 + 2j]),
+        st.integers(min_value=2**63, max_value=2**70) | st.integers(min_value=-(2**70), max_value=-(2**63)),
+        st.floats().filter(lambda x: not math.isfinite(x) or x != math.floor(x) or abs(x) >= 2**63),
+        st.text(min_size=257, max_size=400),
+        st.binary(min_size=1, max_size=4),
+        st.tuples(st.integers(), st.text(max_size=2)),
+    )

@@ -64,7 +64,7 @@ def test_class_index_validates_labels_and_cap() -> None:
     assert idx.labels == (7, "a") and type(idx.labels[0]) is int
     with pytest.raises(ValueError, match="None"):
         idx.register([None])
-    with pytest.raises(TypeError, match="not hashable"):
+    with pytest.raises(TypeError, match="not a class label"):
         idx.register([{"a": 1}])
     with pytest.raises(ValueError, match="max_classes=3"):
         idx.register(["b", "c"])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.state import Checkpointer, StateError
+from streammon.state import Checkpointer, StateError, encode_label
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,13 +88,20 @@ def test_truncated_tampered_and_foreign_files_give_clear_errors(tmp_path: Path) 
         Monitor.load(path)
 
 
-def test_labels_that_cannot_be_saved_are_refused_before_writing(tmp_path: Path) -> None:
-    """A tuple label cannot be stored faithfully: save raises TypeError and writes nothing."""
+def test_labels_that_cannot_be_saved_are_refused_when_given(tmp_path: Path) -> None:
+    """A tuple label cannot be stored faithfully: update refuses it up front, so every monitor can be saved."""
     monitor = Monitor([Cumulative()])
-    monitor.update(("a", 1), ("a", 1))
+    monitor.update("a", "a")
+    with pytest.raises(TypeError, match="not a class label"):
+        monitor.update(("a", 1), ("a", 1))
+    monitor.save(tmp_path / "m.json")
+    assert Monitor.load(tmp_path / "m.json").labels == ("a",)
+
+
+def test_encode_label_refuses_what_it_cannot_store() -> None:
+    """encode_label itself still refuses a type it cannot store (the last line of defence)."""
     with pytest.raises(TypeError, match="cannot be saved"):
-        monitor.save(tmp_path / "m.json")
-    assert not list(tmp_path.iterdir())
+        encode_label(("a", 1))
 
 
 def test_a_process_killed_while_saving_leaves_the_previous_state_intact(tmp_path: Path) -> None:

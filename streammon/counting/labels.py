@@ -17,13 +17,14 @@ in first-seen order, with the indices they will get once registered.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counting.counts import ClassIndex, check_label
+from streammon.counting.counts import LABEL_INT_BOUND, ClassIndex, check_label, label_kind, show
 
 IndexArray = npt.NDArray[np.intp]
 _HOMOGENEOUS = {int: np.int64, bool: np.bool_, float: np.float64, str: np.str_}
@@ -33,47 +34,107 @@ _LUT_SPAN = 1 << 16
 def as_label_array(values: Any, what: str) -> np.ndarray:
     """A 1-D array of labels from a sequence or array, keeping each label's type.
 
+    Accepts lists, tuples, NumPy arrays and anything with an array protocol — pandas
+    Series and Index, polars Series, pyarrow arrays and chunked arrays — without
+    importing those libraries. Float labels must be whole numbers (they become ints);
+    a missing label (None, NaN, ``pandas.NA``, ``NaT``, an Arrow null) rejects the batch.
+
     >>> as_label_array([1, "1"], "y_true").dtype
     dtype('O')
+    >>> as_label_array([0.0, 1.0], "y_true").tolist()
+    [0, 1]
     >>> as_label_array(np.array([[1, 2]]), "y_true")
     Traceback (most recent call last):
     ...
     ValueError: y_true must be 1-D (one label per sample), got shape (1, 2)
+    >>> as_label_array({"a": 1}, "y_true")
+    Traceback (most recent call last):
+    ...
+    TypeError: y_true is a dict (its keys would be counted): pass a sequence of labels, e.g. list(d.values())
     """
-    if isinstance(values, (str, bytes)) or (np.ndim(values) == 0 and not hasattr(values, "__len__")):
-        raise TypeError(f"{what} must be a sequence or 1-D array of labels, got {values!r}")
-    if isinstance(values, np.ndarray):
-        arr = values
-    else:
-        items = list(values)
-        kinds = set(map(type, items))
-        target = _HOMOGENEOUS.get(kinds.pop()) if len(kinds) == 1 else None
-        converted: np.ndarray | None = None
-        try:
-            converted = np.array(items, dtype=target) if target is not None else None
-        except (OverflowError, ValueError):
-            converted = None
-        if converted is None or converted.ndim != 1:
-            converted = np.empty(len(items), dtype=object)
-            converted[:] = _rows(items)
-        arr = converted
+    arr = _as_array(values, what)
     if arr.ndim != 1:
         raise ValueError(f"{what} must be 1-D (one label per sample), got shape {arr.shape}")
-    if arr.dtype.kind not in "biufUSO":
-        raise TypeError(f"{what} has dtype {arr.dtype}: expected labels (int, bool, float, str or objects)")
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        bad = int(np.flatnonzero(np.isnan(arr))[0])
-        raise ValueError(f"{what}[{bad}] is NaN: expected a class label (NaN is not a class)")
+    kind = arr.dtype.kind
+    if kind == "f":
+        return _whole_numbers(arr, what)
+    if kind == "u" and arr.dtype.itemsize == 8 and len(arr) and int(arr.max()) >= LABEL_INT_BOUND:
+        bad = int(np.flatnonzero(arr >= LABEL_INT_BOUND)[0])
+        raise ValueError(f"{what}[{bad}] = {arr[bad]} is out of range: int labels must be within ±2**63 (int64)")
+    if kind == "S":
+        raise TypeError(f"{what} holds bytes ({arr.dtype}): decode them to str first, e.g. arr.astype(str)")
+    if kind not in "biuUO":
+        raise TypeError(
+            f"{what} has dtype {arr.dtype}: expected class labels (str, int or bool; whole-number floats)"
+        )
     return arr
 
 
-def _rows(items: list[Any]) -> list[Any]:
+def _as_array(values: Any, what: str) -> np.ndarray:
+    """Any accepted container as a NumPy array; a clear TypeError for the ones that would miscount."""
+    if isinstance(values, np.ndarray):
+        return values
+    kind = type(values).__name__
+    if isinstance(values, (str, bytes, bytearray)) or (np.ndim(values) == 0 and not hasattr(values, "__len__")
+                                                       and not hasattr(values, "__iter__")):
+        raise TypeError(f"{what} must be a sequence or 1-D array of labels, got {show(values)}")
+    if hasattr(values, "columns") or hasattr(values, "column_names"):
+        raise TypeError(
+            f"{what} is a {kind} (a table, its column names would be counted): pass one column, "
+            "e.g. df['label'] (pandas, polars) or table.column('label') (pyarrow)"
+        )
+    if isinstance(values, Mapping):
+        raise TypeError(
+            f"{what} is a {kind} (its keys would be counted): pass a sequence of labels, e.g. list(d.values())"
+        )
+    if isinstance(values, AbstractSet):
+        raise TypeError(f"{what} is a {kind}: a set has no order and no repeats, pass one label per sample in order")
+    if not hasattr(values, "__len__"):
+        raise TypeError(
+            f"{what} is a {kind} of unknown length: pass a list or an array (e.g. list(...) of it)"
+        )
+    if hasattr(values, "__array__"):  # pandas, polars, pyarrow: their own conversion (nulls become NaN/None)
+        return np.asarray(values)
+    return _from_sequence(list(values))
+
+
+def _from_sequence(items: list[Any]) -> np.ndarray:
+    kinds = set(map(type, items))
+    target = _HOMOGENEOUS.get(kinds.pop()) if len(kinds) == 1 else None
+    converted: np.ndarray | None = None
+    try:
+        converted = np.array(items, dtype=target) if target is not None else None
+    except (OverflowError, ValueError):
+        converted = None
+    if converted is None or converted.ndim != 1:
+        converted = _object_rows(items)
+    return converted
+
+
+def _object_rows(items: list[Any]) -> np.ndarray:
     for position, item in enumerate(items):
         if np.ndim(item) != 0:
             raise ValueError(
-                f"labels must be scalars (one per sample), got {item!r} at position {position}"
+                f"labels must be scalars (one per sample), got {show(item)} at position {position}"
             )
-    return items
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _whole_numbers(arr: np.ndarray, what: str) -> np.ndarray:
+    """A float array of whole numbers as int64 labels; missing or fractional values raise."""
+    missing = np.isnan(arr)
+    if missing.any():
+        bad = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"{what}[{bad}] is missing (NaN, None or NA): drop missing labels before counting, nothing was counted"
+        )
+    wrong = ~(np.abs(arr) < LABEL_INT_BOUND) | (arr != np.floor(arr))
+    if wrong.any():
+        bad = int(np.flatnonzero(wrong)[0])
+        check_label(float(arr[bad]))  # raises with the reason (a score, or out of range)
+    return arr.astype(np.int64)
 
 
 def _identity_span(index: ClassIndex) -> int:
@@ -116,10 +177,19 @@ def _python_value(value: Any, kind: str) -> Hashable:
     return label
 
 
+def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> int:
+    """The provisional index of a new label; over the cap raises at once (no more work than the cap)."""
+    i = pending.get(label)
+    if i is None:
+        i = pending[label] = len(index) + len(pending)
+        if i >= index.max_classes:
+            index.new_labels(pending)  # raises: an invalid label, or too many classes
+    return i
+
+
 def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
-    known = len(index)
     if kind in "biu":
         looked_up = _lookup_integers(arr, index)
         if looked_up is not None:
@@ -135,7 +205,7 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
                 label = check_label(value)
                 i = ids.get(label)
                 if i is None:
-                    i = pending.setdefault(label, known + len(pending))
+                    i = _pend(label, index, pending)
             out[position] = i
         return out
     uniques, first, inverse = np.unique(arr, return_index=True, return_inverse=True)
@@ -143,8 +213,17 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
     for u in np.argsort(first, kind="stable"):
         label = _python_value(uniques[u], kind)
         i = index.get(label)
-        ids_of[u] = i if i is not None else pending.setdefault(label, known + len(pending))
+        ids_of[u] = i if i is not None else _pend(label, index, pending)
     return ids_of[inverse.reshape(-1)]
+
+
+def _kinds(arr: np.ndarray) -> set[str]:
+    """The label kinds (str / int) of an array: from its dtype, or one pass over an object array."""
+    if arr.dtype.kind == "U":
+        return {"str"}
+    if arr.dtype.kind in "biu":
+        return {"int"}
+    return {label_kind(value) for value in set(arr.tolist())}
 
 
 def map_labels(
@@ -155,7 +234,9 @@ def map_labels(
     New labels are ordered as ``update`` would see them one sample at a time
     (true label, then predicted label, sample by sample); their indices are the
     ones ``ClassIndex.register(new)`` will assign. Raises (changing nothing) on an
-    invalid label or when the new labels would pass ``max_classes``.
+    invalid label, when the new labels would pass ``max_classes`` (as soon as they
+    do: the work is linear in the batch, whatever the number of new labels), or
+    when the batch shares no label type with the declared classes.
     """
     pending: dict[Hashable, int] = {}
     true_idx = _map_one(truth, index, pending)
@@ -163,16 +244,16 @@ def map_labels(
     if not pending:
         return true_idx, pred_idx, []
     known = len(index)
-    first_seen = {}
-    for label, provisional in pending.items():
-        in_true = np.flatnonzero(true_idx == provisional)
-        in_pred = np.flatnonzero(pred_idx == provisional)
-        first_seen[label] = min(
-            2 * int(in_true[0]) if len(in_true) else np.inf,
-            2 * int(in_pred[0]) + 1 if len(in_pred) else np.inf,
-        )
-    order = sorted(pending, key=first_seen.__getitem__)
-    new = index.new_labels(order)  # validates and checks the cap
+    first = np.full(len(pending), np.iinfo(np.int64).max, np.int64)  # first position, interleaved true/pred
+    for idx, offset in ((true_idx, 0), (pred_idx, 1)):
+        at = np.flatnonzero(idx >= known)
+        if len(at):
+            fresh, where = np.unique(idx[at] - known, return_index=True)
+            first[fresh] = np.minimum(first[fresh], 2 * at[where] + offset)
+    provisional = list(pending)  # in the order of their provisional ids
+    order = [provisional[i] for i in np.argsort(first, kind="stable")]
+    kinds = _kinds(truth) | _kinds(preds) if index.declared else None
+    new = index.new_labels(order, kinds=kinds)  # validates, checks the cap and the declared types
     remap = np.arange(known + len(pending), dtype=np.intp)
     for rank, label in enumerate(order):
         remap[pending[label]] = known + rank

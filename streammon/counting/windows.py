@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from streammon.counting.batch import Batch, count_pairs
 from streammon.counting.counts import IntMatrix
+from streammon.counting.timing import MAX_TIME
 
 IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
@@ -217,10 +218,17 @@ class Timed(Window):
     def __init__(self, seconds: float, *, buckets: int = 60, name: str | None = None) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
             raise TypeError(f"Timed seconds must be a number, got {seconds!r}")
+        if not (isinstance(seconds, float) or -MAX_TIME <= seconds <= MAX_TIME):  # a huge int: no float
+            raise ValueError(f"Timed seconds must be finite and > 0, got an int of {seconds.bit_length()} bits")
         if not (math.isfinite(seconds) and seconds > 0):
             raise ValueError(f"Timed seconds must be finite and > 0, got {seconds!r}")
         if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
             raise ValueError(f"Timed buckets must be an int >= 1, got {buckets!r}")
+        if MAX_TIME / (seconds / buckets) >= 2**62:  # every accepted time's bucket id must fit int64
+            raise ValueError(
+                f"Timed buckets of {seconds / buckets:g} s ({seconds!r} s / {buckets}) are too fine: bucket ids "
+                f"of times within ±{MAX_TIME:g} s must fit int64, so a bucket must last >= {MAX_TIME / 2**62:.2g} s"
+            )
         super().__init__(name or f"timed_{seconds:g}s")
         self.seconds = float(seconds)
         self.buckets = buckets

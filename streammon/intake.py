@@ -145,7 +145,9 @@ class Intake:
         ``t`` is None (the clock, once for the batch), one time for the whole
         batch, or one non-decreasing time per sample: seconds or datetimes
         (``streammon.counting.timing``). The batch is validated in
-        full before anything is counted; an empty batch is a no-op.
+        full before anything is counted; an empty batch is a no-op. Labels are encoded before
+        the lock is taken (again under it only if another thread added classes meanwhile), so a
+        large or hostile batch does not hold up reports and scrapes.
         """
         truth = as_label_array(y_true, "y_true")
         preds = as_label_array(y_pred, "y_pred")
@@ -155,7 +157,12 @@ class Intake:
         times = None if t is None or np.ndim(t) == 0 else as_times(t, size)
         if size == 0:
             return
+        index = self._tally.index
+        known = len(index)
+        encoded = code_labels(truth, preds, index)  # outside the lock: validates (linear), changes nothing
         with self._lock:
+            if len(index) != known:  # another thread added classes meanwhile: encode against them
+                encoded = code_labels(truth, preds, index)
             if times is None:
                 stamp = self._resolve_time(t)
                 batch_times: np.ndarray | float | None = stamp if self._timed else None
@@ -164,7 +171,7 @@ class Intake:
                 batch_times = times
                 check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
-            true_codes, pred_codes, lut, new = code_labels(truth, preds, self._tally.index)  # validates only
+            true_codes, pred_codes, lut, new = encoded
             self._tally.register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True

@@ -148,3 +148,28 @@ def test_streammon_imports_no_frame_library() -> None:
     code = "import streammon, sys; print(sorted(m for m in ('pandas', 'polars', 'pyarrow') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_batch_encoded_while_another_adds_classes_is_encoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Labels are encoded outside the lock; if another call registers classes meanwhile, the batch is re-encoded."""
+    from collections import Counter
+
+    import streammon.intake
+    from streammon import Cumulative, Monitor
+
+    monitor = Monitor([Cumulative()], warmup=10**9)
+    real = streammon.intake.code_labels
+    interleaved: list[bool] = []
+
+    def encode_then_race(*args: Any) -> Any:
+        encoded = real(*args)
+        if not interleaved:  # between this batch's encoding and its lock, another batch adds two classes
+            interleaved.append(True)
+            monitor.update_many(["x", "y"], ["y", "x"])
+        return encoded
+
+    monkeypatch.setattr(streammon.intake, "code_labels", encode_then_race)
+    monitor.update_many(["a", "b", "a"], ["b", "b", "a"])
+    expected = Counter([("x", "y"), ("y", "x"), ("a", "b"), ("b", "b"), ("a", "a")])
+    got = monitor.counts()["cumulative"].cells()
+    assert {pair: n for pair, n in got.items() if n} == dict(expected)

@@ -48,7 +48,8 @@ class Intake:
         self._lock = threading.Lock()
         self._ids = tally.index.ids  # the live label -> index dict (ClassIndex only ever adds to it)
         self._cells: list[int] = []  # buffered samples as cell ids true * stride + pred
-        self._last_t = -math.inf
+        self._last_t = -math.inf  # the latest sample time: written under the lock only, never decreases
+        self._fast_t = -math.inf  # the clock time the lock-free path read last (see _catch_up)
         self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
 
@@ -84,11 +85,13 @@ class Intake:
         The hot path (known labels, no ``t``) takes no lock: two dict lookups, a
         clock read when a timed window needs it, and one ``list.append`` — atomic in
         CPython, with or without the GIL (Python FAQ, "What kinds of global value
-        mutation are thread-safe?"). Buffered samples carry no time of their own:
-        the buffer is flushed whenever a sample's time leaves the bucket it shares
-        with them in every timed window (a sample racing that switch in another
-        thread may be counted one bucket late). New labels, bad labels, explicit
-        times and bucket switches take the validating path, under the lock.
+        mutation are thread-safe?"). Buffered samples carry no time of their own: the
+        buffer is flushed whenever a sample's time leaves the bucket it shares with
+        them in every timed window (a sample racing that switch in another thread may
+        be counted one bucket late). The time it read is left as a hint only, which
+        the lock holder caps to the open bucket and never lets move back
+        (``_catch_up``), so no thread switch can rewind time. New labels, bad labels,
+        explicit times and bucket switches take the validating path, under the lock.
         """
         if t is None:
             ids = self._ids
@@ -103,7 +106,7 @@ class Intake:
                 fast = False
             if fast:
                 if self._timed:
-                    self._last_t = now
+                    self._fast_t = now  # a hint only: _last_t is written under the lock alone
                 cells = self._cells
                 cells.append(cell)
                 if len(cells) >= FLUSH_EVERY:
@@ -114,6 +117,7 @@ class Intake:
     def _update_checked(self, y_true: Any, y_pred: Any, t: Any) -> None:
         """``update`` with every check, under the lock; opens a new time bucket when needed."""
         with self._lock:
+            self._catch_up()  # a time must not precede the buffered samples
             now = self._resolve_time(t)
             ids = self._ids
             try:
@@ -124,7 +128,7 @@ class Intake:
             if t is None:
                 self._clock_driven = True
             if not now < self._open_until:
-                self._flush()  # the buffered samples keep the bucket of the last time
+                self._flush()  # the buffered samples keep the bucket they share
                 self._open_until = self._bucket_end(now)
             self._last_t = now
             self._cells.append(i * self._stride + j)
@@ -163,6 +167,7 @@ class Intake:
         with self._lock:
             if len(index) != known:  # another thread added classes meanwhile: encode against them
                 encoded = code_labels(truth, preds, index)
+            self._catch_up()
             if times is None:
                 stamp = self._resolve_time(t)
                 batch_times: np.ndarray | float | None = stamp if self._timed else None
@@ -180,17 +185,27 @@ class Intake:
             self._open_until = -math.inf  # the next update finds its bucket anew
             self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut))
 
+    def _catch_up(self) -> None:
+        """Move ``_last_t`` up to the time the lock-free path read last (caller holds the lock).
+
+        That hint may be stale (a thread switched out between its clock read and its write
+        leaves an older time, even one of an earlier bucket), so it only ever moves
+        ``_last_t`` forward, and never past the open bucket the buffered samples share.
+        """
+        self._last_t = max(self._last_t, min(self._fast_t, math.nextafter(self._open_until, -math.inf)))
+
     def _flush(self) -> None:
         """Move the per-sample buffer into every window (caller holds the lock).
 
         Lock-free ``update`` calls may append meanwhile: exactly the samples read
         here are deleted from the buffer's front. They all lie in the bucket of
-        ``_last_t``, which stamps them.
+        ``_last_t`` once caught up (``_catch_up``), which stamps them.
         """
         buffer = self._cells
         n = len(buffer)
         if not n:
             return
+        self._catch_up()
         cells = np.fromiter(buffer[:n], dtype=np.intp, count=n)
         del buffer[:n]
         true_idx, pred_idx = np.divmod(cells, self._stride)

@@ -20,7 +20,6 @@ import os
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from streammon import state
@@ -34,6 +33,7 @@ from streammon.findings.distortion import Policy
 from streammon.findings.reference import Reference
 from streammon.findings.report import Report
 from streammon.intake import Intake
+from streammon.state_schema import check_body
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
@@ -184,18 +184,26 @@ class Monitor(Intake):
         return state.dumps(body)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time) -> Monitor:
+    def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
+             max_bytes: int = state.MAX_BYTES) -> Monitor:
         """A monitor restored from ``save``: same reports, and its windows continue exactly.
 
-        Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered
-        or foreign file, or one whose parts contradict each other.
+        Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered,
+        foreign or oversized (``max_bytes``, default 256 MiB) file, or one whose parts are out
+        of bounds or contradict each other — checked before anything is built from it
+        (``streammon.state_schema``), so loading costs time and memory in proportion to the file.
         """
-        return cls.loads(Path(path).read_text(encoding="utf-8"), clock=clock)
+        return cls._from_body(state.read(path, max_bytes=max_bytes), clock)
 
     @classmethod
-    def loads(cls, text: str, *, clock: Callable[[], float] = time.time) -> Monitor:
+    def loads(cls, data: str | bytes, *, clock: Callable[[], float] = time.time,
+              max_bytes: int = state.MAX_BYTES) -> Monitor:
         """A monitor restored from ``dumps`` text (see ``load``)."""
-        body = state.loads(text)
+        return cls._from_body(state.loads(data, max_bytes=max_bytes), clock)
+
+    @classmethod
+    def _from_body(cls, body: dict[str, Any], clock: Callable[[], float]) -> Monitor:
+        check_body(body)
         try:
             windows = []
             for item in body["windows"]:
@@ -214,7 +222,7 @@ class Monitor(Intake):
             monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
         except state.StateError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise state.StateError(f"state does not describe a valid monitor: {exc!r}") from exc
         return monitor
 

@@ -24,17 +24,31 @@ True
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
+import logging
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 FORMAT = "streammon.monitor"
 VERSION = 1
+MAX_BYTES = 256 * 2**20  # the largest state file read unless ``max_bytes`` says otherwise
+MAX_DEPTH = 16  # a state file nests 8 levels deep (window → state → slots → bucket → row)
+
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_OPEN_CLOSE = bytes.maketrans(b"{}", b"[]")
+_CHUNK = 1 << 18
+
+log = logging.getLogger("streammon.state")  # checkpoint failures; streammon configures no handlers
 
 
 class StateError(ValueError):
@@ -52,7 +66,8 @@ def encode_label(label: Hashable) -> list[Any]:
 def decode_label(item: Any) -> Hashable:
     """The label ``encode_label`` stored; ``StateError`` unless the value is of the stored type."""
     kinds: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
-    if not (isinstance(item, list) and len(item) == 2 and item[0] in kinds and type(item[1]) is kinds[item[0]]):
+    if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and item[0] in kinds
+            and type(item[1]) is kinds[item[0]]):
         raise StateError(f"bad label entry {item!r}: expected [type, value] with type bool, int, float or str")
     label: Hashable = item[1]
     return label
@@ -63,9 +78,24 @@ def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsync and rename: all or nothing."""
+def _resolve(path: str | os.PathLike[str]) -> Path:
+    """Where a save to ``path`` goes: ``path``, or the file a symbolic link there points to."""
     target = Path(path)
+    if not target.is_symlink():
+        return target
+    resolved = Path(os.path.realpath(target))
+    if resolved.is_symlink():  # realpath stops at a loop
+        raise OSError(errno.ELOOP, "the state path is a symbolic link loop", str(target))
+    return resolved
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, fsync and rename: all or nothing.
+
+    A symbolic link at ``path`` is followed: the file it points to is replaced (atomically,
+    through a temporary file beside it) and the link is kept.
+    """
+    target = _resolve(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -89,11 +119,57 @@ def dumps(body: dict[str, Any]) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION, "sha256": _digest(body), "body": body}, allow_nan=True)
 
 
-def loads(text: str) -> dict[str, Any]:
-    """The declared state ``body`` of an intact state file; ``StateError`` for anything else."""
+def nesting(data: bytes) -> int:
+    """How deep JSON ``data`` nests lists and objects (brackets inside strings do not count).
+
+    Linear time, in chunks of ``_CHUNK`` brackets: no recursion, whatever the input.
+
+    >>> nesting(b'{"a": [[1], "]]]["]}'), nesting(b"[" * 100_000)
+    (3, 100000)
+    """
+    brackets = _STRINGS.sub(b'""', data).translate(_OPEN_CLOSE, _NOT_BRACKETS)
+    depth = deepest = 0
+    for start in range(0, len(brackets), _CHUNK):
+        chunk = np.frombuffer(brackets, np.uint8, count=min(_CHUNK, len(brackets) - start), offset=start)
+        levels = np.cumsum(np.where(chunk == ord("["), 1, -1), dtype=np.int64) + depth
+        deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+    return deepest
+
+
+def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """The declared state ``body`` of the state file at ``path`` (``loads``); reads at most ``max_bytes + 1`` bytes."""
+    chunks: list[bytes] = []
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size  # 0 for pipes and the like: read on, up to the limit
+        if size > max_bytes:
+            raise StateError(f"state file is {size} bytes, over the limit of {max_bytes} (max_bytes)")
+        read = 0
+        while read <= max_bytes and (chunk := handle.read(min(max(size + 1 - read, 1 << 16), max_bytes + 1 - read))):
+            chunks.append(chunk)
+            read += len(chunk)
+    return loads(b"".join(chunks), max_bytes=max_bytes)
+
+
+def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """The declared state ``body`` of an intact state file; ``StateError`` for anything else.
+
+    Bounded before parsing: at most ``max_bytes`` bytes of strict UTF-8, nested at most
+    ``MAX_DEPTH`` deep. What the body says is checked by ``streammon.state_schema``.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > max_bytes:
+        raise StateError(f"state file is {len(raw)} bytes, over the limit of {max_bytes} (max_bytes)")
+    try:
+        text = raw.decode("utf-8")  # strict: no BOM, no other encoding, no lone surrogate
+    except UnicodeDecodeError as exc:
+        raise StateError(f"state file is not UTF-8 text: {exc}") from exc
+    depth = nesting(raw)
+    del raw
+    if depth > MAX_DEPTH:
+        raise StateError(f"state file nests {depth} levels deep, over the limit of {MAX_DEPTH}: not a state file")
     try:
         document = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, and int("…") beyond 4,300 digits
         raise StateError(f"state file is truncated or not JSON: {exc}") from exc
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise StateError(f"not a streammon monitor state (format {document.get('format')!r})"
@@ -116,8 +192,10 @@ class Checkpointer:
     """Save a monitor to ``path`` every ``every`` seconds in a background thread, and once more on ``stop()``.
 
     For exporter processes: restart with ``Monitor.load(path)`` and lose at most ``every``
-    seconds of counts. A failed save is kept in ``last_error`` and retried next time; it
-    never stops the thread or the service.
+    seconds of counts. A failed save is logged (logger ``streammon.state``, ERROR), kept in
+    ``last_error`` and retried next time; it never stops the thread or the service. The
+    last save, on ``stop()``, raises if it fails (counts since the previous save are lost),
+    except when leaving a ``with`` block that is already raising: then it is only logged.
 
     >>> import tempfile, pathlib
     >>> from streammon import Monitor, Sliding
@@ -140,10 +218,15 @@ class Checkpointer:
     def _save(self) -> None:
         try:
             self.monitor.save(self.path)
-            self.saves += 1
-            self.last_error = None
         except (OSError, ValueError, TypeError) as exc:
+            log.error("checkpoint: saving the monitor to %s failed (%d saves so far): %s", self.path, self.saves, exc,
+                      exc_info=exc)
             self.last_error = exc
+            return
+        if self.last_error is not None:
+            log.info("checkpoint: saving to %s works again", self.path)
+        self.saves += 1
+        self.last_error = None
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -154,15 +237,17 @@ class Checkpointer:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
-        """Stop the thread and save one last time."""
+    def stop(self, *, raise_error: bool = True) -> None:
+        """Stop the thread and save one last time; raise what that save raised (it is logged either way)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
         self._save()
+        if raise_error and self.last_error is not None:
+            raise self.last_error
 
     def __enter__(self) -> Checkpointer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.stop(raise_error=kind is None)  # never hide the block's own exception behind a failed save

@@ -143,7 +143,7 @@ def _ill_conditioned(rates: FloatArray, condition: float) -> str:
     weights = np.abs(direction)
     involved = np.flatnonzero(weights >= 0.3 * weights.max())
     names = ", ".join(str(j) for j in involved)
-    never = np.flatnonzero(rates.sum(axis=1) < 0.01)
+    never = np.flatnonzero(rates.mean(axis=1) < 0.1 / rates.shape[0])  # < 10 % of its share at a uniform mix
     extra = f"; the model almost never predicts class {', '.join(str(i) for i in never)}" if never.size else ""
     return (f"C is ill-conditioned (condition number {condition:.3g}): predictions barely tell classes "
             f"{names} apart{extra}; their intervals are wide")

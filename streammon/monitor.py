@@ -15,6 +15,7 @@ A rejected sample or batch raises ``ValueError``/``TypeError`` and changes nothi
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -32,11 +33,13 @@ from streammon.findings.alerts import active_since
 from streammon.findings.assemble import assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
 from streammon.findings.reference import Reference
-from streammon.findings.report import Report
+from streammon.findings.report import Alert, Report
 from streammon.intake import Intake
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
+
+ALERT_LOG = logging.getLogger("streammon.alerts")
 
 
 def default_windows() -> list[Window]:
@@ -130,6 +133,7 @@ class Monitor(Intake):
         super().__init__(Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup), clock)
         self._policy = policy or Policy()
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
+        self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -220,7 +224,14 @@ class Monitor(Intake):
         return self._tally.index.max_classes
 
     def report(self) -> Report:
-        """A frozen report of every window (counts copied under the lock, math outside it)."""
+        """A frozen report of every window (counts copied under the lock, math outside it).
+
+        Alerts that turn on or off are logged on the ``"streammon.alerts"`` logger by the
+        first report that sees the change: a WARNING when one is raised, INFO when it
+        clears (the ``Alert`` is the record's ``alert`` attribute). The library adds no
+        handlers; configure ``logging`` to see them. A monitor restored by ``load``
+        logs the alerts still on at its first report.
+        """
         with self._lock:
             self._flush()
             view = self._tally.view(self._read_time())
@@ -229,7 +240,19 @@ class Monitor(Intake):
             stamp = self._last_t if view.now is None else view.now
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
             since = dict(self._alert_since)
-        return assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        report = assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        on = {(a.kind, a.window, a.subject): a for a in report.alerts}
+        with self._lock:
+            raised = [alert for key, alert in on.items() if key not in self._alerts_on]
+            cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
+            self._alerts_on = on
+        for alert in raised:
+            ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
+                              alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})
+        for alert in cleared:
+            ALERT_LOG.info("alert cleared: %s in %s on %s (raised at sample %d), at sample %d", alert.kind,
+                           alert.window, alert.subject, alert.since_sample, report.samples, extra={"alert": alert})
+        return report
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"

@@ -32,6 +32,7 @@ from streammon.detection.cusum import DegradationWatch
 from streammon.findings.alerts import active_since
 from streammon.findings.assemble import assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
+from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report
 from streammon.intake import Intake
@@ -153,7 +154,7 @@ class Monitor(Intake):
         return self._tally.reference
 
     def counts(self) -> dict[str, ConfusionCounts]:
-        """The raw counts of every window now (no metrics computed: cheap).
+        """The raw counts of every window now (no metrics computed: cheap), read-only like a report.
 
         >>> m = Monitor([Sliding(2)])
         >>> m.update_many(["a", "b", "b"], ["a", "a", "b"])
@@ -163,7 +164,8 @@ class Monitor(Intake):
         with self._lock:
             self._flush()
             view = self._tally.view(self._read_time())
-        return {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
+        windows = {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
+        return FrozenMap(windows, noun="window")
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``)."""

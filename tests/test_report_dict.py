@@ -178,3 +178,13 @@ def test_repr_is_short_and_says_what_the_report_holds() -> None:
     assert text.startswith("Report(samples=600, windows=['cumulative', 'sliding_1000', 'sliding_10000', 'timed_3600s']")
     assert "'class0'" in text and "4 more" in text  # 12 classes: the first 8 shown
     assert len(repr(report.windows["cumulative"])) < 300
+
+
+def test_counts_by_window_name_a_mistyped_window_too() -> None:
+    """Monitor.counts() answers a mistyped window name with the names that exist, like a report."""
+    monitor = Monitor([Cumulative(), Sliding(2)])
+    monitor.update_many(["a", "b", "b"], ["a", "a", "b"])
+    counts = monitor.counts()
+    assert counts["sliding_2"].to_dict() == {"b": {"a": 1, "b": 1}}
+    with pytest.raises(KeyError, match="no window 'sliding' here; the windows are 'cumulative', 'sliding_2'"):
+        counts["sliding"]

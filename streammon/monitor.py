@@ -15,6 +15,7 @@ A rejected sample or batch raises ``ValueError``/``TypeError`` and changes nothi
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -30,13 +31,16 @@ from streammon.detection.cusum import DegradationWatch
 from streammon.findings.alerts import active_since
 from streammon.findings.assemble import assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
+from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.findings.report import Report
+from streammon.findings.report import Alert, Report
 from streammon.intake import Intake
 from streammon.state_schema import check_body
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
+
+ALERT_LOG = logging.getLogger("streammon.alerts")
 
 
 def default_windows() -> list[Window]:
@@ -134,6 +138,7 @@ class Monitor(Intake):
         super().__init__(Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup), clock)
         self._policy = policy or Policy()
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
+        self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -153,7 +158,7 @@ class Monitor(Intake):
         return self._tally.reference
 
     def counts(self) -> dict[str, ConfusionCounts]:
-        """The raw counts of every window now (no metrics computed: cheap).
+        """The raw counts of every window now (no metrics computed: cheap), read-only like a report.
 
         >>> m = Monitor([Sliding(2)])
         >>> m.update_many(["a", "b", "b"], ["a", "a", "b"])
@@ -163,7 +168,8 @@ class Monitor(Intake):
         with self._lock:
             self._flush()
             view = self._tally.view(self._read_time())
-        return {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
+        windows = {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
+        return FrozenMap(windows, noun="window")
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``)."""
@@ -232,7 +238,14 @@ class Monitor(Intake):
         return self._tally.index.max_classes
 
     def report(self) -> Report:
-        """A frozen report of every window (counts copied under the lock, math outside it)."""
+        """A frozen report of every window (counts copied under the lock, math outside it).
+
+        Alerts that turn on or off are logged on the ``"streammon.alerts"`` logger by the
+        first report that sees the change: a WARNING when one is raised, INFO when it
+        clears (the ``Alert`` is the record's ``alert`` attribute). The library adds no
+        handlers; configure ``logging`` to see them. A monitor restored by ``load``
+        logs the alerts still on at its first report.
+        """
         with self._lock:
             self._flush()
             view = self._tally.view(self._read_time())
@@ -241,7 +254,19 @@ class Monitor(Intake):
             stamp = self._last_t if view.now is None else view.now
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
             since = dict(self._alert_since)
-        return assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        report = assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        on = {(a.kind, a.window, a.subject): a for a in report.alerts}
+        with self._lock:
+            raised = [alert for key, alert in on.items() if key not in self._alerts_on]
+            cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
+            self._alerts_on = on
+        for alert in raised:
+            ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
+                              alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})
+        for alert in cleared:
+            ALERT_LOG.info("alert cleared: %s in %s on %s (raised at sample %d), at sample %d", alert.kind,
+                           alert.window, alert.subject, alert.since_sample, report.samples, extra={"alert": alert})
+        return report
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"

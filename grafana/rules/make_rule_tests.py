@@ -51,6 +51,7 @@ def expr_test(expr, selector, samples):
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
+  "group_eval_order": ["streammon.recording", "streammon.alerts"],  # alerts read this evaluation's recorded values
   "tests": [{
     "interval": "1m",
     "input_series": inputs,

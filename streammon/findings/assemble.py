@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
 from streammon.findings.alerts import Condition, degradation_reason, window_conditions
 from streammon.findings.distortion import Policy
 from streammon.findings.evaluate import evaluate_window
+from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import DEGRADATION, STREAM, Alert, Report, WindowReport
 
@@ -74,7 +73,7 @@ def assemble_report(
     alerts += [Alert(kind, window, subject, *since[(kind, window, subject)], reason)
                for kind, window, subject, reason in conditions]
     return Report(
-        windows=_frozen(windows),
+        windows=FrozenMap(windows, noun="window"),
         labels=view.labels,
         reference=view.reference,
         positive=None if view.positive is None else view.labels[view.positive],
@@ -82,9 +81,5 @@ def assemble_report(
         warmup_remaining=view.warmup_remaining,
         totals=ConfusionCounts(view.labels, view.lifetime),
         alerts=tuple(alerts),
-        baseline=_frozen(view.baseline),
+        baseline=FrozenMap(view.baseline, noun="class"),
     )
-
-
-def _frozen(mapping: Mapping[Any, Any]) -> Mapping[Any, Any]:
-    return MappingProxyType(dict(mapping))

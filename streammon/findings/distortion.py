@@ -23,16 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from streammon.findings.frozen import FrozenMap
 from streammon.findings.report import CONDITION3, TYPE1, TYPE2, Flag
 from streammon.metrics import Confusion, spec
 
-DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {"holder": MappingProxyType({"p": 0.5})}
+DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = FrozenMap(
+    {"holder": FrozenMap({"p": 0.5}, noun="parameter")}, noun="metric"
 )
 
 
@@ -56,7 +56,7 @@ class Policy:
 
     def params(self, metric: str) -> Mapping[str, Any]:
         """The parameters for ``metric`` (empty when it takes none)."""
-        return self.metric_params.get(metric, MappingProxyType({}))
+        return self.metric_params.get(metric, FrozenMap(noun="parameter"))
 
     def as_dict(self) -> dict[str, Any]:
         """The policy as plain data: ``Policy(**policy.as_dict()) == policy``.

@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
-from types import MappingProxyType
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
 from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
+from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import WindowReport
 from streammon.findings.shift import PriorShift, prior_shift
@@ -123,28 +124,35 @@ def evaluate_window(
         n=n,
         labels=labels,
         confusion=ConfusionCounts(labels, counts),
-        counts=MappingProxyType({lab: int(true_counts[i]) for i, lab in enumerate(labels)}),
-        predicted=MappingProxyType({lab: int(predicted[i]) for i, lab in enumerate(labels)}),
-        priors=MappingProxyType({lab: safe_divide(float(true_counts[i]), n) for i, lab in enumerate(labels)}),
+        counts=_frozen_class({lab: int(true_counts[i]) for i, lab in enumerate(labels)}),
+        predicted=_frozen_class({lab: int(predicted[i]) for i, lab in enumerate(labels)}),
+        priors=_frozen_class({lab: safe_divide(float(true_counts[i]), n) for i, lab in enumerate(labels)}),
         present=tuple(lab for i, lab in enumerate(labels) if present_mask[i]),
         absent=tuple(lab for i, lab in enumerate(labels) if not present_mask[i]),
         positive=None if positive is None else labels[positive],
         rrt=rrt,
         ir=ir,
         prior_shift=shift,
-        recall=MappingProxyType({lab: float(c.recalls[i]) for i, lab in enumerate(labels)}),
-        precision=MappingProxyType({lab: class_precision(c, i) for i, lab in enumerate(labels)}),
-        corrected_precision=MappingProxyType({
+        recall=_frozen_class({lab: float(c.recalls[i]) for i, lab in enumerate(labels)}),
+        precision=_frozen_class({lab: class_precision(c, i) for i, lab in enumerate(labels)}),
+        corrected_precision=_frozen_class({
             lab: math.nan if corrected_c is None else class_precision(corrected_c, i) for i, lab in enumerate(labels)
         }),
-        scores=MappingProxyType(scores),
-        corrected=MappingProxyType(corrected),
-        distortion=MappingProxyType(distortion),
-        competitiveness=MappingProxyType(holder_scores),
+        scores=_frozen_metric(scores),
+        corrected=_frozen_metric(corrected),
+        distortion=_frozen_metric(distortion),
+        competitiveness=_frozen_metric(holder_scores),
         flags=tuple(flags),
-        recall_interval=MappingProxyType({
+        recall_interval=_frozen_class({
             lab: wilson(float(diagonal[i]), float(true_counts[i]), policy.confidence) for i, lab in enumerate(labels)
         }),
-        intervals=MappingProxyType(index_intervals(diagonal, true_counts, policy.confidence)),
+        intervals=_frozen_metric(index_intervals(diagonal, true_counts, policy.confidence)),
     )
 
+
+def _frozen_class(values: Mapping[Hashable, Any]) -> FrozenMap[Hashable, Any]:
+    return FrozenMap(values, noun="class")
+
+
+def _frozen_metric(values: Mapping[str, Any]) -> FrozenMap[str, Any]:
+    return FrozenMap(values, noun="metric")

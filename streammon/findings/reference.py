@@ -14,12 +14,13 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from streammon.counting.counts import check_label
+from streammon.findings.encode import by_label, label_entries, label_keys
+from streammon.findings.frozen import FrozenMap
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Reference:
         total = math.fsum(weights.values())
         if total <= 0:
             raise ValueError(f"reference weights must not all be 0, got {mix!r}")
-        return cls(MappingProxyType({k: w / total for k, w in weights.items()}), source)
+        return cls(FrozenMap({k: w / total for k, w in weights.items()}, noun="class"), source)
 
     @property
     def labels(self) -> tuple[Hashable, ...]:
@@ -71,6 +72,19 @@ class Reference:
     def majority(self) -> Hashable:
         """The class with the largest prior (ties: the earlier one)."""
         return max(self.labels, key=lambda label: self.priors[label])
+
+    def to_dict(self, keys: Mapping[Hashable, str] | None = None) -> dict[str, Any]:
+        """JSON-ready: ``labels``, ``priors`` by class key and ``source`` (``streammon.findings.encode``).
+
+        ``keys`` gives each label's JSON key (a report passes its own); by default they
+        follow ``encode.label_keys`` over the reference's labels.
+
+        >>> Reference.of({0: 3, 1: 1}).to_dict()["priors"]
+        {'0': 0.75, '1': 0.25}
+        """
+        keys = label_keys(self.labels) if keys is None else keys
+        return {"labels": label_entries(self.labels, keys), "priors": by_label(self.priors, keys),
+                "source": self.source}
 
     def aligned(self, labels: Sequence[Hashable]) -> np.ndarray:
         """Priors in the order of ``labels`` (0 for a class the reference lacks)."""

@@ -1,14 +1,47 @@
 """Frozen reports: what a ``Monitor`` knows at one moment, safe to share and keep.
 
-Every mapping is read-only; undefined values are NaN. See ``Monitor.report``.
+Every mapping is read-only (a ``FrozenMap``: asking for a missing key names the
+valid ones); undefined values are NaN. Reports pickle, deep-copy and go through
+``dataclasses.asdict``. ``to_dict()`` gives JSON-ready data: NaN becomes
+``None``, ±inf the strings ``"Infinity"``/``"-Infinity"``, classes are keyed by
+``str(label)`` and listed with their types under ``labels`` (the rules are in
+``streammon.findings.encode``); confusion matrices are lists of rows (true class)
+in the order of ``labels``. See ``Monitor.report``.
+
+>>> import json
+>>> from streammon import Monitor, Sliding
+>>> m = Monitor([Sliding(3)], reference={"legit": 9, "fraud": 1})
+>>> m.update_many(["legit", "legit", "legit"], ["legit", "fraud", "legit"])
+>>> report = m.report()
+>>> report
+Report(samples=3, windows=['sliding_3'], labels=['legit', 'fraud'], alerts=1, warmup_remaining=0)
+>>> w = report.to_dict()["windows"]["sliding_3"]
+>>> w["confusion"], w["recall"], w["rrt"]
+([[2, 1], [0, 0]], {'legit': 0.6666666666666666, 'fraud': None}, 'Infinity')
+>>> report.windows["sliding"]
+Traceback (most recent call last):
+...
+KeyError: "no window 'sliding' here; the windows are 'sliding_3'"
+>>> len(json.dumps(report.to_dict(), allow_nan=False)) > 0
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from streammon.counting.counts import ConfusionCounts
+from streammon.findings.encode import (
+    by_label,
+    floats,
+    json_float,
+    label_entries,
+    label_keys,
+    matrix,
+    pair,
+)
 from streammon.findings.reference import Reference
 from streammon.findings.shift import PriorShift
 
@@ -34,6 +67,11 @@ class Flag:
     kind: str
     magnitude: float
     reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``metric``, ``kind``, ``magnitude``, ``reason``."""
+        return {"metric": self.metric, "kind": self.kind, "magnitude": json_float(self.magnitude),
+                "reason": self.reason}
 
 
 DEGRADATION = "degradation"
@@ -69,8 +107,13 @@ class Alert:
     since_time: float
     reason: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields by name (``since_time`` ``None`` when unknown)."""
+        return {"kind": self.kind, "window": self.window, "subject": self.subject, "since_sample": self.since_sample,
+                "since_time": json_float(self.since_time), "reason": self.reason}
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class WindowReport:
     """One window: counts, class mix, scores, prior correction and flags.
 
@@ -112,8 +155,47 @@ class WindowReport:
         """The names of the flagged metrics (of one ``kind`` if given)."""
         return tuple(dict.fromkeys(f.metric for f in self.flags if kind in (None, f.kind)))
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: every field by name, per-class values keyed as the module says."""
+        return self._json(label_keys(self.labels))
 
-@dataclass(frozen=True)
+    def _json(self, keys: Mapping[Hashable, str]) -> dict[str, Any]:
+        def key(label: Hashable | None) -> str | None:
+            return None if label is None else keys[label]
+
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "n": self.n,
+            "labels": label_entries(self.labels, keys),
+            "confusion": matrix(self.confusion, self.labels),
+            "counts": by_label(self.counts, keys, int),
+            "predicted": by_label(self.predicted, keys, int),
+            "priors": by_label(self.priors, keys),
+            "present": [keys[label] for label in self.present],
+            "absent": [keys[label] for label in self.absent],
+            "positive": key(self.positive),
+            "rrt": json_float(self.rrt),
+            "ir": json_float(self.ir),
+            "prior_shift": None if self.prior_shift is None else self.prior_shift.to_dict(),
+            "recall": by_label(self.recall, keys),
+            "precision": by_label(self.precision, keys),
+            "corrected_precision": by_label(self.corrected_precision, keys),
+            "scores": floats(self.scores),
+            "corrected": floats(self.corrected),
+            "distortion": floats(self.distortion),
+            "competitiveness": dict(self.competitiveness),
+            "flags": [f.to_dict() for f in self.flags],
+            "recall_interval": by_label(self.recall_interval, keys, pair),
+            "intervals": {metric: pair(interval) for metric, interval in self.intervals.items()},
+        }
+
+    def __repr__(self) -> str:
+        return (f"WindowReport(name={self.name!r}, kind={self.kind!r}, n={self.n}, labels={_short(self.labels)}, "
+                f"flags={len(self.flags)})")
+
+
+@dataclass(frozen=True, repr=False)
 class Report:
     """Everything a monitor knows now: one ``WindowReport`` per window.
 
@@ -136,3 +218,36 @@ class Report:
     def alerting(self, kind: str | None = None) -> tuple[Alert, ...]:
         """The active alerts (of one ``kind`` if given)."""
         return tuple(a for a in self.alerts if kind in (None, a.kind))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data for ``json.dumps(..., allow_nan=False)`` (rules in the module docstring).
+
+        Keys: ``labels`` (``[{"key", "value", "type"}]`` in class-index order), ``positive``
+        (a class key or ``None``), ``samples``, ``warmup_remaining``, ``reference``
+        (``{"priors": {key: prior}, "source"}`` or ``None``), ``totals`` (lifetime K×K counts),
+        ``baseline`` (``{key: recall}``), ``alerts`` (a list of ``Alert.to_dict()``) and
+        ``windows`` (``{name: WindowReport.to_dict()}``).
+        """
+        keys = label_keys(self.labels)
+        return {
+            "labels": label_entries(self.labels, keys),
+            "positive": None if self.positive is None else keys[self.positive],
+            "samples": self.samples,
+            "warmup_remaining": self.warmup_remaining,
+            "reference": None if self.reference is None else self.reference.to_dict(keys),
+            "totals": matrix(self.totals, self.labels),
+            "baseline": by_label(self.baseline, keys),
+            "alerts": [a.to_dict() for a in self.alerts],
+            "windows": {name: w._json(keys) for name, w in self.windows.items()},
+        }
+
+    def __repr__(self) -> str:
+        return (f"Report(samples={self.samples}, windows={list(self.windows)!r}, "
+                f"labels={_short(self.labels)}, alerts={len(self.alerts)}, warmup_remaining={self.warmup_remaining})")
+
+
+def _short(labels: tuple[Hashable, ...], shown: int = 8) -> str:
+    """The labels for a repr: all of a few, else the first ``shown`` and how many more."""
+    if len(labels) <= shown:
+        return repr(list(labels))
+    return repr(list(labels[:shown]))[:-1] + f", ... {len(labels) - shown} more]"

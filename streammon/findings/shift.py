@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from streammon.findings.encode import json_float
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.tails import chi2_sf
 
@@ -61,6 +62,15 @@ class PriorShift:
     df: int
     p_value: float
     shifted: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields by name (NaN as ``None``, inf as ``"Infinity"``; see ``encode``).
+
+        >>> prior_shift([3, 0], [0.0, 1.0]).to_dict()
+        {'js': 1.0, 'tv': 1.0, 'chi2': 'Infinity', 'df': 0, 'p_value': 0.0, 'shifted': True}
+        """
+        return {"js": json_float(self.js), "tv": json_float(self.tv), "chi2": json_float(self.chi2), "df": self.df,
+                "p_value": json_float(self.p_value), "shifted": self.shifted}
 
 
 def prior_shift(

@@ -1,0 +1,101 @@
+"""Alerts raised and cleared are logged on "streammon.alerts": once per change, outside the lock, no handlers added."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from streammon import Alert, Monitor, Sliding
+
+AT_REFERENCE = (["neg"] * 90 + ["pos"] * 10, ["neg"] * 90 + ["pos"] * 10)
+HALF_HALF = (["neg"] * 50 + ["pos"] * 50, ["neg"] * 50 + ["pos"] * 50)
+
+
+def _monitor() -> Monitor:
+    return Monitor([Sliding(100)], reference={"neg": 9, "pos": 1}, clock=lambda: 7.0,
+                   baseline={"neg": {"neg": 95, "pos": 5}, "pos": {"pos": 90, "neg": 10}})
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "streammon.alerts"]
+
+
+def test_a_prior_shift_alert_is_logged_once_when_raised_and_once_when_cleared(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """WARNING when the mix moves away, nothing while it stays away, INFO when the window is back at the reference."""
+    caplog.set_level(logging.INFO, logger="streammon.alerts")
+    monitor = _monitor()
+    monitor.update_many(*AT_REFERENCE)
+    monitor.report()
+    assert _logged(caplog) == []
+    monitor.update_many(*HALF_HALF)
+    monitor.report()
+    monitor.report()
+    (raised,) = _logged(caplog)
+    assert raised[0] == "WARNING"
+    assert raised[1].startswith("alert raised: prior_shift in sliding_100 on class_mix since sample 200: class mix")
+    caplog.clear()
+    monitor.update_many(*AT_REFERENCE)
+    monitor.report()
+    assert _logged(caplog) == [
+        ("INFO", "alert cleared: prior_shift in sliding_100 on class_mix (raised at sample 200), at sample 300")
+    ]
+
+
+def test_a_degradation_alert_is_logged_with_the_alert_attached(caplog: pytest.LogCaptureFixture) -> None:
+    """A class whose recall collapses is logged as a WARNING whose record carries the Alert itself."""
+    caplog.set_level(logging.INFO, logger="streammon.alerts")
+    monitor = _monitor()
+    for _ in range(3):
+        monitor.update_many(["neg"] * 900 + ["pos"] * 100, ["neg"] * 1000)
+        monitor.report()
+    records = [r for r in caplog.records if "degradation" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.WARNING
+    alert = records[0].alert
+    assert isinstance(alert, Alert) and (alert.kind, alert.window, alert.subject) == ("degradation", "stream", "pos")
+    assert records[0].getMessage().startswith(f"alert raised: degradation in stream on pos since sample "
+                                              f"{alert.since_sample}: recall of 'pos' fell below its baseline")
+
+
+def test_alerts_are_logged_outside_the_monitor_lock() -> None:
+    """A log handler runs while the monitor's lock is free, so a handler that reads the monitor cannot deadlock."""
+    monitor = _monitor()
+    lock_free: list[bool] = []
+
+    class Probe(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            def probe() -> None:  # another thread: a non-blocking try, no timing involved
+                got = monitor._lock.acquire(blocking=False)
+                if got:
+                    monitor._lock.release()
+                lock_free.append(got)
+
+            thread = threading.Thread(target=probe)
+            thread.start()
+            thread.join()
+
+    logger = logging.getLogger("streammon.alerts")
+    probe, level = Probe(), logger.level
+    logger.addHandler(probe)
+    logger.setLevel(logging.INFO)
+    try:
+        monitor.update_many(*HALF_HALF)
+        monitor.report()
+        monitor.update_many(*AT_REFERENCE)
+        monitor.report()
+    finally:
+        logger.removeHandler(probe)
+        logger.setLevel(level)
+    assert lock_free == [True, True]  # one raised, one cleared
+
+
+def test_the_library_configures_no_log_handlers() -> None:
+    """Neither "streammon" nor "streammon.alerts" gets a handler from the library: the application decides."""
+    monitor = _monitor()
+    monitor.update_many(*HALF_HALF)
+    monitor.report()
+    for name in ("streammon", "streammon.alerts"):
+        logger = logging.getLogger(name)
+        assert logger.handlers == [] and logger.propagate

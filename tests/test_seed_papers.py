@@ -67,8 +67,20 @@ def test_seed004_two_class_reductions(cm: np.ndarray) -> None:
     for name in ("acsa", "auroc_ova", "auroc_ovo", "nauroc_ova"):
         assert compute(name, cm) == pytest.approx(ba, abs=1e-12), name
     assert compute("gmean", cm) == pytest.approx(math.sqrt(compute("tpr", cm) * compute("tnr", cm)), abs=1e-12)
-    maurpc = (compute("tpr", cm) + compute("mprecision", cm)) / 2
-    assert compute("maurpc", cm) == pytest.approx(maurpc, nan_ok=True)
+
+
+@given(confusion_matrices(k_min=2, k_max=2))
+def test_seed004_definition5_maurpc_from_the_cells(cm: np.ndarray) -> None:
+    """Seed 004, Definition 5 (eqs. 8-9), written from TP, FN, FP, TN: ζ̂ = (TP/n1)/((TP/n1) + (FP/n2)) and
+    κ̂ = (TP/n1 + ζ̂)/2 with n1 = TP + FN, n2 = FP + TN; ζ̂ is undefined (NaN) when TP = FP = 0."""
+    tp, fn, fp, tn = (float(x) for x in (cm[1, 1], cm[1, 0], cm[0, 1], cm[0, 0]))
+    n1, n2 = tp + fn, fp + tn
+    if tp == 0 and fp == 0:
+        assert math.isnan(compute("mprecision", cm)) and math.isnan(compute("maurpc", cm))
+        return
+    m_precision = (tp / n1) / ((tp / n1) + (fp / n2))
+    assert compute("mprecision", cm) == pytest.approx(m_precision, abs=1e-12)
+    assert compute("maurpc", cm) == pytest.approx((tp / n1 + m_precision) / 2, abs=1e-12)
 
 
 # Seed 004, Theorems 1-5 and Figure 6, restated independently of the catalog.

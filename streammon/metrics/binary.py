@@ -85,11 +85,12 @@ def dominance(c: Confusion, positive: int) -> float:
     return tpr(c, positive) - tnr(c, positive)
 
 
-def iba(c: Confusion, positive: int, *, alpha: float = 0.05, squared: bool = False) -> float:
+def iba(c: Confusion, positive: int, *, alpha: float, squared: bool) -> float:
     """Index of balanced accuracy (seed 000): (1 + α·dominance)·M.
 
     ``M`` is the G-mean, or its square with ``squared=True`` (imbalanced-learn's
-    ``make_index_balanced_accuracy`` defaults: α = 0.1, squared).
+    ``make_index_balanced_accuracy`` defaults: α = 0.1, squared). The defaults
+    (seed 000: α = 0.05, M = G-mean) are the catalog's, in ``specs``.
     """
     g = holder_mean([tpr(c, positive), tnr(c, positive)], 0)
     m = g * g if squared else g

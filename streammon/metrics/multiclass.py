@@ -77,6 +77,7 @@ def auroc_ovo(c: Confusion) -> float:
         return math.nan
     rates = block / n_i[:, None]  # row-normalised: R
     off_diagonal_in = rates.sum(axis=0) - np.diagonal(rates)  # Σ_{j≠i} m_ji/n_j
+    # (Summed over i, row sums give the same total, so mutation testing's axis=1 is an equivalent mutant.)
     terms = 1 + np.diagonal(rates) - off_diagonal_in / (size - 1)
     return float(terms.sum() / (2 * size))
 

@@ -52,11 +52,11 @@ def reweight(cm: Any, priors: Any) -> FloatArray:
     [[nan, nan], [1.5, 3.5]]
     """
     m = as_matrix(cm)
-    p = normalise_priors(priors, m.shape[0])
+    p = normalise_priors(priors, len(m))
     n = m.sum()
     rows = m.sum(axis=1)
     out = np.zeros_like(m)
     known = rows > 0
     out[known] = m[known] / rows[known, None] * (p[known, None] * n)
-    out[~known & (p > 0)] = np.nan
+    out[~known & (p > 0)] = np.nan  # (mutation testing: None stores as NaN too, an equivalent mutant)
     return out

@@ -27,9 +27,12 @@ from streammon.metrics import binary, multiclass
 from streammon.metrics.confusion import Confusion
 
 REQUIRED = object()  # marks a parameter without a default
+BINARY = "binary"  # K = 2 only
+PER_CLASS = "per_class"  # about one class, chosen by ``positive``
+MULTICLASS = "multiclass"  # any K >= 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricSpec:
     """The facts about one metric, and the pure function that computes it.
 
@@ -40,6 +43,8 @@ class MetricSpec:
     misclassified (``None``: does not apply, or depends on a parameter — see
     ``satisfies_condition3``). ``kind`` is ``"binary"`` (K = 2 only),
     ``"per_class"`` (about one class, chosen by ``positive``) or ``"multiclass"``.
+    ``params`` holds each parameter's default (``REQUIRED``: none) — the one
+    place in ``metrics`` that sets one. Every field is passed by name.
     """
 
     name: str
@@ -64,7 +69,7 @@ class MetricSpec:
     @property
     def binary_only(self) -> bool:
         """True when the metric is defined for K = 2 only."""
-        return self.kind == "binary"
+        return self.kind == BINARY
 
     def applies_to(self, k: int) -> bool:
         """Whether the metric is defined for a K×K matrix."""
@@ -100,7 +105,7 @@ class MetricSpec:
     def evaluate(self, c: Confusion, *, positive: int = 1, **params: Any) -> float:
         """Compute the metric on a prepared matrix (no applicability check)."""
         resolved = self.resolve_params(params)
-        if self.kind == "multiclass":
+        if self.kind == MULTICLASS:
             return float(self.function(c, **resolved))
         return float(self.function(c, positive, **resolved))
 
@@ -116,45 +121,114 @@ def _ova_floor(c: int) -> float:
 
 
 def _specs() -> tuple[MetricSpec, ...]:
-    b, m = "binary", "multiclass"
-    pc = "per_class"
-    a = MetricSpec
+    """The catalog rows, every fact named (a misplaced fact shows in review).
+
+    Each row's last line, ``title`` and ``formula``, is display text that no code
+    reads; mutation testing leaves those lines alone (pyproject, ``[tool.mutmut]``).
+    """
     return (
-        a("tpr", "True positive rate", "TP/(TP+FN)", b, True, None, None, True, ("004", "000", "002", "003"), binary.tpr),
-        a("tnr", "True negative rate", "TN/(TN+FP)", b, True, None, None, True, ("000", "002", "003"), binary.tnr),
-        a("npv", "Negative predictive value", "TN/(TN+FN)", b, False, None, None, True, ("002",), binary.npv),
-        a("f1", "F1 score", "2·precision·tpr/(precision+tpr)", b, False, None, None, True, ("002", "003"), binary.f1),
-        a("balanced_accuracy", "Balanced accuracy", "(TPR+TNR)/2", b, True, None, None, True, ("000", "002", "004"), binary.balanced_accuracy),
-        a("informedness", "Bookmaker informedness", "TPR+TNR−1", b, True, None, None, True, ("002",), binary.informedness),
-        a("dominance", "Dominance", "TPR−TNR", b, True, None, None, None, ("000",), binary.dominance),
-        a("iba", "Index of balanced accuracy", "(1+α·dominance)·M", b, True, None, None, True, ("000",), binary.iba,
-          params=MappingProxyType({"alpha": 0.05, "squared": False})),
-        a("optimized_precision", "Optimized precision", "accuracy−|TNR−TPR|/(TNR+TPR)", b, False, None, None, True, ("000",), binary.optimized_precision),
-        a("ac_score", "AC-score", "2·TPR·TNR/(TPR+TNR)", b, True, None, None, True, ("002",), binary.ac_score),
-        a("hmnc", "HMNC", "TP·TN·n/((TP+TN)·P·N)", b, False, None, None, True, ("003",), binary.hmnc),
-        a("aurpc", "AURPC (discrete)", "(TPR+precision)/2", b, False, None, None, True, ("004",), binary.aurpc),
-        a("mprecision", "mPrecision", "TPR/(TPR+FPR)", b, True, None, None, True, ("004",), binary.mprecision),
-        a("maurpc", "mAURPC", "(TPR+mPrecision)/2", b, True, None, None, True, ("004",), binary.maurpc),
-        a("recall", "Recall of a class", "m_ii/n_i", pc, True, True, None, True, ("001", "004"), multiclass.recall),
-        a("precision", "Precision of a class", "m_ii/k_i", pc, False, True, None, True, ("004", "001", "003"), multiclass.class_precision),
-        a("acsa", "Average class-specific accuracy", "(1/C)Σr_i", m, True, True, True, True, ("001", "004"), multiclass.acsa, holder_p=1.0),
-        a("gmean", "Geometric mean of recalls", "(Πr_i)^(1/C)", m, True, True, False, True, ("004", "000", "001", "003"), multiclass.gmean, holder_p=0.0),
-        a("hmean", "Harmonic mean of recalls", "C/Σ(1/r_i)", m, True, True, False, True, ("001",), multiclass.hmean, holder_p=-1.0),
-        a("min_recall", "Minimum recall", "min r_i", m, True, True, False, True, ("001",), multiclass.min_recall, holder_p=-math.inf),
-        a("max_recall", "Maximum recall", "max r_i", m, True, True, True, True, ("001",), multiclass.max_recall, holder_p=math.inf),
-        a("holder", "Hölder mean of recalls", "((1/C)Σr_i^p)^(1/p)", m, True, True, None, True, ("001",), multiclass.holder,
-          params=MappingProxyType({"p": REQUIRED})),
-        a("auroc_ovo", "AUROC one-vs-one", "C/(2(C−1))·acsa+(C−2)/(2(C−1))", m, True, False, None, True, ("004",), multiclass.auroc_ovo,
-          lower_bound=_ovo_floor),
-        a("auroc_ova", "AUROC one-vs-all", "(1/2C)Σ(1+r_i−(k_i−m_ii)/(n−n_i))", m, False, False, None, True, ("004",), multiclass.auroc_ova,
-          lower_bound=_ova_floor),
-        a("nauroc_ova", "Normalised AUROC one-vs-all", "(auroc_ova−λ_C)/(1−λ_C)", m, False, True, None, True, ("004",), multiclass.nauroc_ova),
-        a("aurpc_ova", "AURPC one-vs-all", "(1/2C)Σ(m_ii/k_i+r_i)", m, False, True, None, True, ("004",), multiclass.aurpc_ova),
-        a("maurpc_ova", "mAURPC one-vs-all", "(1/2C)Σ((m_ii/n_i)/(Σ_j m_ji/n_j)+r_i)", m, True, True, True, True, ("004",), multiclass.maurpc_ova),
-        a("accuracy", "Accuracy", "Σm_ii/n", m, False, True, True, True, ("001", "003"), multiclass.accuracy),
-        a("mcc", "Matthews correlation coefficient", "Gorodkin's R_K", m, False, None, None, True, ("002", "003"), multiclass.mcc),
-        a("kappa", "Cohen's kappa", "(p_o−p_e)/(1−p_e)", m, False, None, None, True, ("003",), multiclass.kappa),
-        a("macro_f1", "Macro-averaged F1", "(1/C)Σ2m_ii/(n_i+k_i)", m, False, None, None, True, ("002",), multiclass.macro_f1),
+        MetricSpec(name="tpr", kind=BINARY, function=binary.tpr, seeds=("004", "000", "002", "003"),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="True positive rate", formula="TP/(TP+FN)"),
+        MetricSpec(name="tnr", kind=BINARY, function=binary.tnr, seeds=("000", "002", "003"),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="True negative rate", formula="TN/(TN+FP)"),
+        MetricSpec(name="npv", kind=BINARY, function=binary.npv, seeds=("002",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="Negative predictive value", formula="TN/(TN+FN)"),
+        MetricSpec(name="f1", kind=BINARY, function=binary.f1, seeds=("002", "003"),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="F1 score", formula="2·precision·tpr/(precision+tpr)"),
+        MetricSpec(name="balanced_accuracy", kind=BINARY, function=binary.balanced_accuracy, seeds=("000", "002", "004"),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="Balanced accuracy", formula="(TPR+TNR)/2"),
+        MetricSpec(name="informedness", kind=BINARY, function=binary.informedness, seeds=("002",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="Bookmaker informedness", formula="TPR+TNR−1"),
+        MetricSpec(name="dominance", kind=BINARY, function=binary.dominance, seeds=("000",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=None,
+                   title="Dominance", formula="TPR−TNR"),
+        MetricSpec(name="iba", kind=BINARY, function=binary.iba, seeds=("000",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   params=MappingProxyType({"alpha": 0.05, "squared": False}),
+                   title="Index of balanced accuracy", formula="(1+α·dominance)·M"),
+        MetricSpec(name="optimized_precision", kind=BINARY, function=binary.optimized_precision, seeds=("000",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="Optimized precision", formula="accuracy−|TNR−TPR|/(TNR+TPR)"),
+        MetricSpec(name="ac_score", kind=BINARY, function=binary.ac_score, seeds=("002",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="AC-score", formula="2·TPR·TNR/(TPR+TNR)"),
+        MetricSpec(name="hmnc", kind=BINARY, function=binary.hmnc, seeds=("003",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="HMNC", formula="TP·TN·n/((TP+TN)·P·N)"),
+        MetricSpec(name="aurpc", kind=BINARY, function=binary.aurpc, seeds=("004",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="AURPC (discrete)", formula="(TPR+precision)/2"),
+        MetricSpec(name="mprecision", kind=BINARY, function=binary.mprecision, seeds=("004",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="mPrecision", formula="TPR/(TPR+FPR)"),
+        MetricSpec(name="maurpc", kind=BINARY, function=binary.maurpc, seeds=("004",),
+                   condition1=True, condition2=None, condition3=None, higher_is_better=True,
+                   title="mAURPC", formula="(TPR+mPrecision)/2"),
+        MetricSpec(name="recall", kind=PER_CLASS, function=multiclass.recall, seeds=("001", "004"),
+                   condition1=True, condition2=True, condition3=None, higher_is_better=True,
+                   title="Recall of a class", formula="m_ii/n_i"),
+        MetricSpec(name="precision", kind=PER_CLASS, function=multiclass.class_precision, seeds=("004", "001", "003"),
+                   condition1=False, condition2=True, condition3=None, higher_is_better=True,
+                   title="Precision of a class", formula="m_ii/k_i"),
+        MetricSpec(name="acsa", kind=MULTICLASS, function=multiclass.acsa, seeds=("001", "004"),
+                   condition1=True, condition2=True, condition3=True, higher_is_better=True,
+                   holder_p=1.0,
+                   title="Average class-specific accuracy", formula="(1/C)Σr_i"),
+        MetricSpec(name="gmean", kind=MULTICLASS, function=multiclass.gmean, seeds=("004", "000", "001", "003"),
+                   condition1=True, condition2=True, condition3=False, higher_is_better=True,
+                   holder_p=0.0,
+                   title="Geometric mean of recalls", formula="(Πr_i)^(1/C)"),
+        MetricSpec(name="hmean", kind=MULTICLASS, function=multiclass.hmean, seeds=("001",),
+                   condition1=True, condition2=True, condition3=False, higher_is_better=True,
+                   holder_p=-1.0,
+                   title="Harmonic mean of recalls", formula="C/Σ(1/r_i)"),
+        MetricSpec(name="min_recall", kind=MULTICLASS, function=multiclass.min_recall, seeds=("001",),
+                   condition1=True, condition2=True, condition3=False, higher_is_better=True,
+                   holder_p=-math.inf,
+                   title="Minimum recall", formula="min r_i"),
+        MetricSpec(name="max_recall", kind=MULTICLASS, function=multiclass.max_recall, seeds=("001",),
+                   condition1=True, condition2=True, condition3=True, higher_is_better=True,
+                   holder_p=math.inf,
+                   title="Maximum recall", formula="max r_i"),
+        MetricSpec(name="holder", kind=MULTICLASS, function=multiclass.holder, seeds=("001",),
+                   condition1=True, condition2=True, condition3=None, higher_is_better=True,
+                   params=MappingProxyType({"p": REQUIRED}),
+                   title="Hölder mean of recalls", formula="((1/C)Σr_i^p)^(1/p)"),
+        MetricSpec(name="auroc_ovo", kind=MULTICLASS, function=multiclass.auroc_ovo, seeds=("004",),
+                   condition1=True, condition2=False, condition3=None, higher_is_better=True,
+                   lower_bound=_ovo_floor,
+                   title="AUROC one-vs-one", formula="C/(2(C−1))·acsa+(C−2)/(2(C−1))"),
+        MetricSpec(name="auroc_ova", kind=MULTICLASS, function=multiclass.auroc_ova, seeds=("004",),
+                   condition1=False, condition2=False, condition3=None, higher_is_better=True,
+                   lower_bound=_ova_floor,
+                   title="AUROC one-vs-all", formula="(1/2C)Σ(1+r_i−(k_i−m_ii)/(n−n_i))"),
+        MetricSpec(name="nauroc_ova", kind=MULTICLASS, function=multiclass.nauroc_ova, seeds=("004",),
+                   condition1=False, condition2=True, condition3=None, higher_is_better=True,
+                   title="Normalised AUROC one-vs-all", formula="(auroc_ova−λ_C)/(1−λ_C)"),
+        MetricSpec(name="aurpc_ova", kind=MULTICLASS, function=multiclass.aurpc_ova, seeds=("004",),
+                   condition1=False, condition2=True, condition3=None, higher_is_better=True,
+                   title="AURPC one-vs-all", formula="(1/2C)Σ(m_ii/k_i+r_i)"),
+        MetricSpec(name="maurpc_ova", kind=MULTICLASS, function=multiclass.maurpc_ova, seeds=("004",),
+                   condition1=True, condition2=True, condition3=True, higher_is_better=True,
+                   title="mAURPC one-vs-all", formula="(1/2C)Σ((m_ii/n_i)/(Σ_j m_ji/n_j)+r_i)"),
+        MetricSpec(name="accuracy", kind=MULTICLASS, function=multiclass.accuracy, seeds=("001", "003"),
+                   condition1=False, condition2=True, condition3=True, higher_is_better=True,
+                   title="Accuracy", formula="Σm_ii/n"),
+        MetricSpec(name="mcc", kind=MULTICLASS, function=multiclass.mcc, seeds=("002", "003"),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="Matthews correlation coefficient", formula="Gorodkin's R_K"),
+        MetricSpec(name="kappa", kind=MULTICLASS, function=multiclass.kappa, seeds=("003",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="Cohen's kappa", formula="(p_o−p_e)/(1−p_e)"),
+        MetricSpec(name="macro_f1", kind=MULTICLASS, function=multiclass.macro_f1, seeds=("002",),
+                   condition1=False, condition2=None, condition3=None, higher_is_better=True,
+                   title="Macro-averaged F1", formula="(1/C)Σ2m_ii/(n_i+k_i)"),
     )
 
 
@@ -219,6 +293,6 @@ def compute(name: str, cm: Any, *, positive: int = 1, **params: Any) -> float:
         valid = ", ".join(applicable(c.k)) or "none (K must be >= 2)"
         what = "is binary-only and does not apply" if s.binary_only else "does not apply"
         raise ValueError(f"metric {name!r} {what} to K={c.k}; valid for K={c.k}: {valid}")
-    if s.kind != "multiclass":
+    if s.kind != MULTICLASS:
         positive = check_positive(positive, c.k)
     return s.evaluate(c, positive=positive, **params)

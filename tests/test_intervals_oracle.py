@@ -1,0 +1,123 @@
+"""Interval bounds pinned to independent implementations: statsmodels, the Wilson quadratic solved here, scipy's
+Beta distribution, to 1e-9 where the method is exact."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from streammon import Cumulative, Monitor
+from streammon.metrics.intervals import index_interval, index_intervals, wilson
+
+CASES = [(0, 1), (1, 1), (0, 7), (3, 7), (7, 7), (1, 20), (14, 20), (80, 100), (50, 100), (999, 1000), (3, 10_000)]
+ALPHAS = [0.001, 0.01, 0.05, 0.1, 0.2, 0.5]
+
+
+def _wilson_by_quadratic(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """Wilson (1927): the p with (k/n − p)² = z²·p(1 − p)/n, i.e. the roots of (n + z²)p² − (2k + z²)p + k²/n."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    a, b, c = n + z * z, -(2 * k + z * z), k * k / n
+    root = math.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize(("k", "n"), CASES)
+def test_wilson_equals_statsmodels_and_the_quadratic(k: int, n: int, alpha: float) -> None:
+    """wilson(k, n, 1 − α) equals statsmodels' proportion_confint(method='wilson') and the roots of Wilson's
+    quadratic to 1e-9, at several sizes and levels."""
+    low, high = wilson(k, n, confidence=1 - alpha)
+    sm_low, sm_high = proportion_confint(k, n, alpha=alpha, method="wilson")
+    assert (low, high) == pytest.approx((sm_low, sm_high), abs=1e-9)
+    assert (low, high) == pytest.approx(_wilson_by_quadratic(k, n, alpha), abs=1e-9)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_wilson_bounds_are_where_the_score_test_is_at_z(alpha: float) -> None:
+    """Inside (0, 1) each Wilson bound p solves |k/n − p| = z·√(p(1 − p)/n): the interval is the score test inverted."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    for k, n in CASES:
+        for bound in wilson(k, n, confidence=1 - alpha):
+            if 0 < bound < 1:
+                assert abs(k / n - bound) == pytest.approx(z * math.sqrt(bound * (1 - bound) / n), rel=1e-9)
+
+
+def test_wilson_ends_are_exact() -> None:
+    """With no success the low end is exactly 0, with all successes the high end exactly 1 (no rounding error)."""
+    for n in range(1, 200):
+        assert wilson(0, n)[0] == 0.0
+        assert wilson(n, n)[1] == 1.0
+        assert wilson(n, n, confidence=0.99)[1] == 1.0
+
+
+def test_confidence_must_lie_strictly_between_0_and_1() -> None:
+    """A confidence of 0 or 1 (or outside) is an error, for Wilson and for the index intervals."""
+    for confidence in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+            wilson(3, 10, confidence=confidence)
+        with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+            index_intervals([3], [10], confidence=confidence)
+
+
+def test_detector_baseline_is_the_wilson_lower_bound() -> None:
+    """A given baseline of 80/100 correct sets the in-control recall to statsmodels' Wilson lower bound (0.7112…)."""
+    report = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, baseline=[[90, 10], [20, 80]]).report()
+    expected = proportion_confint(80, 100, alpha=0.05, method="wilson")[0]
+    assert report.baseline["fraud"] == pytest.approx(expected, abs=1e-12)
+    assert report.baseline["fraud"] == pytest.approx(0.7111708, abs=1e-7)
+
+
+@pytest.mark.parametrize(("k", "n"), [(2, 4), (15, 20), (40, 50), (5, 5)])
+def test_one_class_acsa_interval_is_the_jeffreys_interval(k: int, n: int) -> None:
+    """With one class, the ACSA and G-mean intervals are the Jeffreys interval of its recall (statsmodels),
+    within the Monte Carlo error of 200 000 posterior draws."""
+    expected = proportion_confint(k, n, alpha=0.05, method="jeffreys")
+    intervals = index_intervals([k], [n], draws=200_000)
+    assert intervals["acsa"] == pytest.approx(expected, abs=3e-3)
+    assert intervals["gmean"] == pytest.approx(intervals["acsa"], abs=1e-9)
+
+
+def test_several_classes_match_an_independent_posterior_simulation() -> None:
+    """ACSA and G-mean intervals are the central 90 % of the index over Beta(k + ½, n − k + ½) draws per class:
+    an independent simulation with scipy gives the same bounds within Monte Carlo error."""
+    correct, totals = np.array([8, 45, 190]), np.array([10, 60, 200])
+    draws = stats.beta(correct + 0.5, totals - correct + 0.5).rvs(size=(200_000, 3), random_state=1)
+    expected = {"acsa": np.quantile(draws.mean(axis=1), [0.05, 0.95]),
+                "gmean": np.quantile(np.exp(np.log(draws).mean(axis=1)), [0.05, 0.95])}
+    got = index_intervals(correct, totals, confidence=0.9, draws=200_000)
+    for name, (low, high) in expected.items():
+        assert got[name] == pytest.approx((low, high), abs=3e-3), name
+
+
+def test_min_recall_interval_is_bonferroni_wilson() -> None:
+    """The minimum-recall interval is [min L_i, min U_i] of per-class Wilson intervals at level 1 − α/C."""
+    correct, totals = [8, 45, 190], [10, 60, 200]
+    bounds = [proportion_confint(k, n, alpha=0.05 / 3, method="wilson") for k, n in zip(correct, totals, strict=True)]
+    expected = (min(b[0] for b in bounds), min(b[1] for b in bounds))
+    assert index_interval("min_recall", correct, totals) == pytest.approx(expected, abs=1e-12)
+
+
+def test_intervals_are_seeded_and_count_every_class_with_a_sample() -> None:
+    """The draws are seeded (seed 0 by default: the same report twice), a seed is passed through, and a class
+    with a single sample counts while a class with none is left out."""
+    correct, totals = [3, 1, 0], [4, 1, 0]
+    assert index_intervals(correct, totals) == index_intervals(correct, totals, seed=0)
+    assert index_interval("acsa", correct, totals) == index_intervals(correct, totals, seed=0)["acsa"]
+    assert index_interval("acsa", correct, totals, seed=7, draws=500) == index_intervals(
+        correct, totals, seed=7, draws=500)["acsa"]
+    assert index_interval("gmean", correct, totals, seed=7) != index_interval("gmean", correct, totals, seed=8)
+    with_single = index_intervals(correct, totals)
+    without = index_intervals([3], [4])
+    assert with_single["acsa"] != without["acsa"] and all(math.isfinite(v) for v in with_single["acsa"])
+    assert with_single["min_recall"] == pytest.approx(
+        (min(wilson(3, 4, 0.975)[0], wilson(1, 1, 0.975)[0]), min(wilson(3, 4, 0.975)[1], 1.0)))
+
+
+def test_unknown_index_names_list_the_three_with_intervals() -> None:
+    """Asking for an interval of another index says which three have one."""
+    with pytest.raises(ValueError, match=r"no interval for 'mcc'; intervals exist for acsa, gmean, min_recall$"):
+        index_interval("mcc", [1], [2])

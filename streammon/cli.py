@@ -135,6 +135,57 @@ def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, dest=field, type=kind, default=None, metavar=metavar, help=text)
 
 
+def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``streammon replay``: replay the log, write the timeline (only once the whole log replayed), print a summary."""
+    import json  # noqa: PLC0415 (this command's own imports)
+    from pathlib import Path  # noqa: PLC0415
+
+    def mapping(text: str | None) -> dict[str, object] | None:
+        if text is None:
+            return None
+        if Path(text).is_file():
+            text = Path(text).read_text(encoding="utf-8")
+        if text.lstrip().startswith("{"):
+            value = json.loads(text)
+            if not isinstance(value, dict):
+                raise ValueError(f"expected a JSON object, got {text!r}")
+            return value
+        pairs = [item.rpartition("=") for item in text.split(",") if item.strip()]
+        if not pairs or any(not sep for _, sep, _ in pairs):
+            raise ValueError(f"expected LABEL=COUNT,LABEL=COUNT or JSON, got {text!r}")
+        return {label.strip(): float(count) for label, _, count in pairs}
+
+    if not args.counts and not (args.true and args.pred):
+        parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
+    try:
+        from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
+
+        options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
+                   "positive": args.positive, "text_labels": True}
+        if args.counts:
+            result = replay_counts(args.path, **options)
+        else:
+            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **options)
+        for path in (args.json, args.parquet):
+            if path:
+                result.write_timeline(path)
+    except ImportError as exc:
+        print(f"streammon replay: {exc}: install the replay extra (pip install 'streammon[replay]')", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"streammon replay: error: {exc}", file=sys.stderr)
+        return 1
+    span = "" if result.first_time is None else f", data time {result.first_time:g} to {result.last_time:g} s"
+    print(f"replayed {result.samples} rows of {result.source}{span}; {len(result.snapshots)} snapshots "
+          f"(every {result.every}); classes {list(result.classes)}")
+    for line in format_view(result.report, 0.0, "replay").splitlines()[1:]:
+        print(line)
+    for a in result.alerts:
+        until = "still on" if a.cleared is None else f"cleared by snapshot at {a.cleared.time}"
+        print(f"  alert {a.kind} [{a.window}] {a.subject}: since sample {a.since_sample} (t={a.since_time:g}), {until}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``streammon`` command."""
     parser = argparse.ArgumentParser(prog="streammon", description="Monitor classifiers under class imbalance.")
@@ -150,7 +201,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
     _add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
+    replaying = sub.add_parser("replay", help="replay a log of predictions and labels (Parquet, CSV, Arrow IPC)",
+                               description="Replay a log through a monitor: print the final report and the alerts, "
+                               "write the timeline of snapshots (JSON or Parquet). Nothing is written if the log "
+                               "is malformed.")
+    replaying.add_argument("path", help="a Parquet file or folder, a CSV or an Arrow IPC file (or, with --counts, a "
+                           "bucket-count table)")
+    replaying.add_argument("--true", metavar="COL", help="column of the true labels")
+    replaying.add_argument("--pred", metavar="COL", help="column of the predicted labels")
+    replaying.add_argument("--time", metavar="COL", help="column of the times (timestamps, dates or seconds; rows in "
+                           "time order); without it timed windows are left out")
+    replaying.add_argument("--counts", action="store_true", help="PATH is a bucket-count table (bucket_start, true, "
+                           "pred, count), as made by DuckDB or Spark")
+    replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "
+                           "time: 90s, 15m, 1h, 1d, 1w (default 1d, or 100000 rows without --time)")
+    replaying.add_argument("--reference", metavar="MIX", help="the training class mix: LABEL=COUNT,... or JSON (text "
+                           "or a file); default: learned from the first 1000 rows")
+    replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
+                           "(text or a file) for the degradation detector")
+    replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
+    replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
+    replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
     args = parser.parse_args(argv)
+    if args.command == "replay":
+        return run_replay(args, replaying)
     if args.command == "demo":
         if args.rate <= 0 or (args.duration is not None and args.duration <= 0) or args.every <= 0:
             parser.error("--rate, --duration and --every must be > 0")

@@ -124,7 +124,7 @@ def open_log(source: Any, *, true: str, pred: str, time: str | None = None, batc
     columns = [c for c in dict.fromkeys([true, pred, time]) if c is not None]
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        return Log(str(path), file_parts(path, columns, batch_rows), true=true, pred=pred, time=time)
+        return Log(str(path), file_parts(path, columns, batch_rows, time), true=true, pred=pred, time=time)
     name, table = in_memory(source, columns)
     return Log(name, [table_part(name, table, columns, batch_rows)], true=true, pred=pred, time=time)
 
@@ -137,7 +137,7 @@ def _format(path: Path) -> str:
     raise ReplayError(f"unknown log format: expected a name ending in one of {PARQUET + CSV + IPC}", file=str(path))
 
 
-def file_parts(path: Path, columns: list[str], batch_rows: int) -> list[Part]:
+def file_parts(path: Path, columns: list[str], batch_rows: int, time: str | None = None) -> list[Part]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", "."))
                        and not any(q.startswith(("_", ".")) for q in p.relative_to(path).parts[:-1]))
@@ -150,7 +150,10 @@ def file_parts(path: Path, columns: list[str], batch_rows: int) -> list[Part]:
         files = [path]
     else:
         raise ReplayError("no such file or folder", file=str(path))
-    opener = {"parquet": _parquet_part, "csv": _csv_part, "ipc": _ipc_part}[_format(files[0])]
+    fmt = _format(files[0])
+    if fmt == "csv":
+        return [_csv_part(str(p), columns, batch_rows, time) for p in files]
+    opener = _parquet_part if fmt == "parquet" else _ipc_part
     return [opener(str(p), columns, batch_rows) for p in files]
 
 
@@ -197,7 +200,7 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
     return Part(name, schema, batches)
 
 
-def _csv_part(name: str, columns: list[str], batch_rows: int) -> Part:
+def _csv_part(name: str, columns: list[str], batch_rows: int, time: str | None = None) -> Part:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -206,6 +209,11 @@ def _csv_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = pcsv.open_csv(name, read_options=read, convert_options=convert).schema
+        if time is not None and label_kind(schema.field(time).type) == "str":  # a time column read as text
+            found = first_bad(name, time, [pa.float64(), pa.timestamp("us")])
+            if found is not None:
+                raise ReplayError(f"value {found[1]!r} is not a time: expected timestamps, dates or seconds",
+                                  file=name, column=time, row=found[0])
     except (pa.ArrowKeyError, KeyError) as exc:
         header = pcsv.open_csv(name, read_options=pcsv.ReadOptions(block_size=1 << 16)).schema
         missing = next((c for c in columns if c not in header.names), None)
@@ -232,29 +240,35 @@ def _csv_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
 def _csv_error(name: str, schema: Any, done: int, exc: Exception) -> ReplayError:
     """Find the row and column of a CSV value that does not parse as its column's (inferred) type."""
+    for field in schema:
+        if label_kind(field.type) != "str":
+            found = first_bad(name, field.name, [field.type], done)
+            if found is not None:
+                row, value = found
+                return ReplayError(f"value {value!r} is not of the column's type {field.type} (inferred from the "
+                                   "first rows)", file=name, column=field.name, row=row)
+    return ReplayError(f"cannot parse the rows after row {done}: {exc}", file=name, row=done)
+
+
+def first_bad(name: str, column: str, targets: list[Any], skip: int = 0) -> tuple[int, Any] | None:
+    """The first row (from ``skip``) and value of a CSV column that casts to none of ``targets``."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    for field in schema:
-        if label_kind(field.type) == "str":
-            continue
-        target = field.type
-        reader = pcsv.open_csv(name, read_options=pcsv.ReadOptions(skip_rows_after_names=done),
-                               convert_options=pcsv.ConvertOptions(include_columns=[field.name],
-                                                                   column_types={field.name: pa.string()}))
-        row = done
-        for batch in reader:
-            text = batch.column(0)
+    reader = pcsv.open_csv(name, read_options=pcsv.ReadOptions(skip_rows_after_names=skip),
+                           convert_options=pcsv.ConvertOptions(include_columns=[column],
+                                                               column_types={column: pa.string()}))
+    row = skip
+    for batch in reader:
+        text = batch.column(0)
+        if not any(_casts(text, t) for t in targets):
             lo, hi = 0, len(text)
-            if _casts(text, target):
-                row += len(text)
-                continue
             while hi - lo > 1:  # the first value that does not cast
                 mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if not _casts(text.slice(lo, mid - lo), target) else (mid, hi)
-            return ReplayError(f"value {text[lo].as_py()!r} is not of the column's type {target} (inferred from "
-                               "the first rows)", file=name, column=field.name, row=row + lo)
-    return ReplayError(f"cannot parse the rows after row {done}: {exc}", file=name, row=done)
+                lo, hi = (lo, mid) if not any(_casts(text.slice(lo, mid - lo), t) for t in targets) else (mid, hi)
+            return row + lo, text[lo].as_py()
+        row += len(text)
+    return None
 
 
 def _casts(text: Any, target: Any) -> bool:

@@ -20,21 +20,24 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import streammon
+from streammon.logs import counts_with_duckdb
+from streammon.logs.sources import open_log
 
 ROW_GROUP = 1 << 20
 START = 1_700_000_000
 
 
-def write_log(path: Path, rows: int, classes: int, strings: bool, days: float, seed: int = 0) -> None:
+def write_log(path: Path, rows: int, *, classes: int, strings: bool, days: float, seed: int = 0) -> None:
     """A log of ``rows`` rows evenly over ``days``, written a row group at a time (bounded memory)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rng = np.random.default_rng(seed)
     names = np.array([f"class_{i}" for i in range(classes)])
     step = int(days * 86_400 * 1_000_000) // rows
-    schema = None
     writer = None
     for start in range(0, rows, ROW_GROUP):
         n = min(ROW_GROUP, rows - start)
@@ -44,8 +47,7 @@ def write_log(path: Path, rows: int, classes: int, strings: bool, days: float, s
         ts = pa.array(micros, pa.timestamp("us", tz="UTC"))
         table = pa.table({"ts": ts, "y": names[y] if strings else y, "p": names[p] if strings else p})
         if writer is None:
-            schema = table.schema
-            writer = pq.ParquetWriter(path, schema)
+            writer = pq.ParquetWriter(path, table.schema)
         writer.write_table(table, row_group_size=ROW_GROUP)
     assert writer is not None
     writer.close()
@@ -57,13 +59,7 @@ def timed(run: object) -> float:
     return time.perf_counter() - start
 
 
-def measure(path: Path, rows: int, classes: int, strings: bool, days: float) -> None:
-    import duckdb
-
-    import streammon
-    from streammon.logs import counts_with_duckdb
-    from streammon.logs.sources import open_log
-
+def measure(path: Path, rows: int, *, classes: int, strings: bool, days: float) -> None:
     labels = [f"class_{i}" for i in range(classes)] if strings else list(range(classes))
     reference = dict.fromkeys(labels, 1)
 
@@ -91,7 +87,8 @@ def peak_rss(path: Path, classes: int) -> float:
     """Peak RSS (MiB) of a process that replays ``path``."""
     code = (f"import streammon; streammon.replay({str(path)!r}, true='y', pred='p', time='ts', every='1d', "
             f"reference={{i: 1 for i in range({classes})}})")
-    process = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+    root = str(Path(__file__).resolve().parents[1])
+    process = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": root})
     _, status, usage = os.wait4(process.pid, 0)
     if status:
         raise RuntimeError(f"replay of {path} failed ({status})")
@@ -108,14 +105,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder) / "log.parquet"
-        write_log(base, args.rows, args.classes, strings=False, days=args.days)
-        measure(base, args.rows, args.classes, strings=False, days=args.days)
+        write_log(base, args.rows, classes=args.classes, strings=False, days=args.days)
+        measure(base, args.rows, classes=args.classes, strings=False, days=args.days)
         text = Path(folder) / "log_strings.parquet"
-        write_log(text, args.rows // 5, args.classes, strings=True, days=args.days)
-        measure(text, args.rows // 5, args.classes, strings=True, days=args.days)
+        write_log(text, args.rows // 5, classes=args.classes, strings=True, days=args.days)
+        measure(text, args.rows // 5, classes=args.classes, strings=True, days=args.days)
         if not args.no_rss:
             large = Path(folder) / "log_10x.parquet"
-            write_log(large, args.rows * 10, args.classes, strings=False, days=args.days)
+            write_log(large, args.rows * 10, classes=args.classes, strings=False, days=args.days)
             small_rss, large_rss = peak_rss(base, args.classes), peak_rss(large, args.classes)
             print(f"peak RSS: {small_rss:.0f} MiB for {args.rows:,} rows, {large_rss:.0f} MiB for "
                   f"{args.rows * 10:,} rows ({large.stat().st_size / 2**20:.0f} MiB file)")

@@ -168,7 +168,7 @@ def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
     strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
 
     def batches() -> Iterator[Any]:
-        parquet = pq.ParquetFile(name, read_dictionary=strings, memory_map=True)
+        parquet = pq.ParquetFile(name, read_dictionary=strings, memory_map=False, pre_buffer=False)
         yield from parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
 
     return Part(name, schema, batches)
@@ -178,7 +178,7 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
     import pyarrow as pa
 
     def reader() -> Any:
-        source = pa.memory_map(name)
+        source = pa.memory_map(name)  # IPC batches are read in place: mapped pages, not copies
         try:
             return pa.ipc.open_file(source)
         except pa.ArrowInvalid:

@@ -12,6 +12,8 @@ Importing streammon registers nothing and starts nothing.
 0.5
 """
 
+from typing import Any
+
 from streammon.counting.counts import ClassIndex, ConfusionCounts
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings
@@ -23,6 +25,21 @@ from streammon.monitor import Monitor, default_windows
 from streammon.state import Checkpointer, StateError
 
 __version__ = "0.1.0"
+
+
+def replay(source: Any, **options: Any) -> Any:
+    """Replay a log of predictions and labels through a monitor: ``streammon.logs.replay``, imported on first use
+    (it needs the ``replay`` extra: pyarrow, pandas).
+
+    >>> import pyarrow as pa
+    >>> log = pa.table({"y": ["a", "b", "b"], "p": ["a", "b", "a"]})
+    >>> replay(log, true="y", pred="p").report.windows["cumulative"].recall["b"]
+    0.5
+    """
+    from streammon.logs.replayer import replay as run  # noqa: PLC0415 (imports no extra until used)
+
+    return run(source, **options)
+
 
 __all__ = [
     "Alert",
@@ -44,4 +61,5 @@ __all__ = [
     "WindowReport",
     "__version__",
     "default_windows",
+    "replay",
 ]

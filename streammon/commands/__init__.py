@@ -1,0 +1,1 @@
+"""The subcommands of the ``streammon`` command, one module each, and what they share (``common``)."""

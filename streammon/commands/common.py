@@ -1,0 +1,71 @@
+"""What the subcommands share: one-line errors with exit status 2, argument types, the alert log."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import math
+import sys
+from collections.abc import Callable, Iterator
+from typing import NoReturn
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (with where to find help) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
+
+
+def fail(command: str, message: str) -> int:
+    """One line on stderr, status 2: what went wrong and what to do."""
+    sys.stderr.write(f"streammon {command}: error: {message}\n")
+    return 2
+
+
+def port_number(text: str) -> int:
+    """A TCP port: 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 (any free port) to 65535, got {port}")
+    return port
+
+
+def positive(upper: float = math.inf) -> Callable[[str], float]:
+    """A finite number > 0 (and <= ``upper``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+        if not (math.isfinite(value) and 0 < value <= upper):
+            limit = "" if math.isinf(upper) else f" and at most {upper:g}"
+            raise argparse.ArgumentTypeError(f"expected a finite number > 0{limit}, got {text!r}")
+        return value
+    return parse
+
+
+@contextlib.contextmanager
+def alert_log(*, to_stderr: bool) -> Iterator[None]:
+    """While inside: alerts raised and cleared go to stderr with a time stamp (``to_stderr``), or nowhere."""
+    log = logging.getLogger("streammon.alerts")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level, disabled = log.level, log.disabled
+    if to_stderr:
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+    else:
+        log.disabled = True
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.disabled = disabled
+
+

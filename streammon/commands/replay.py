@@ -1,0 +1,61 @@
+"""``streammon replay``: a log of predictions and labels through a monitor (see ``streammon.logs``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from streammon.commands.demo import format_view
+
+
+def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``streammon replay``: replay the log, write the timeline (only once the whole log replayed), print a summary."""
+    from pathlib import Path  # noqa: PLC0415
+
+    def mapping(text: str | None) -> dict[str, object] | None:
+        if text is None:
+            return None
+        if Path(text).is_file():
+            text = Path(text).read_text(encoding="utf-8")
+        if text.lstrip().startswith("{"):
+            value = json.loads(text)
+            if not isinstance(value, dict):
+                raise ValueError(f"expected a JSON object, got {text!r}")
+            return value
+        pairs = [item.rpartition("=") for item in text.split(",") if item.strip()]
+        if not pairs or any(not sep for _, sep, _ in pairs):
+            raise ValueError(f"expected LABEL=COUNT,LABEL=COUNT or JSON, got {text!r}")
+        return {label.strip(): float(count) for label, _, count in pairs}
+
+    if not args.counts and not (args.true and args.pred):
+        parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
+    try:
+        from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
+
+        options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
+                   "positive": args.positive, "text_labels": True}
+        if args.counts:
+            result = replay_counts(args.path, **options)
+        else:
+            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **options)
+        for path in (args.json, args.parquet):
+            if path:
+                result.write_timeline(path)
+    except ImportError as exc:
+        print(f"streammon replay: {exc}: install the replay extra (pip install 'streammon[replay]')", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"streammon replay: error: {exc}", file=sys.stderr)
+        return 1
+    span = "" if result.first_time is None else f", data time {result.first_time:g} to {result.last_time:g} s"
+    print(f"replayed {result.samples} rows of {result.source}{span}; {len(result.snapshots)} snapshots "
+          f"(every {result.every}); classes {list(result.classes)}")
+    for line in format_view(result.report, 0.0, "replay").splitlines()[1:]:
+        print(line)
+    for a in result.alerts:
+        until = "still on" if a.cleared is None else f"cleared by snapshot at {a.cleared.time}"
+        print(f"  alert {a.kind} [{a.window}] {a.subject}: since sample {a.since_sample} (t={a.since_time:g}), {until}")
+    return 0
+
+

@@ -1,0 +1,38 @@
+"""``streammon rules``: the flags that set the generated rules' windows, thresholds and ``for:`` durations."""
+
+from __future__ import annotations
+
+import argparse
+
+from streammon.export.rules import PROFILES
+
+RULE_FLAGS: dict[str, tuple[str, type, str]] = {
+    "window": ("--window", str, "recall window of the cross-replica rules (default 1h; demo 1m)"),
+    "baseline": ("--baseline-window", str,
+                 "long window standing in for a class's baseline where no exporter reports one (default 1d)"),
+    "recall_drop": ("--recall-drop", float, "StreammonClassRecallDegraded: drop below the baseline (default 0.15)"),
+    "min_class_samples": ("--min-class-samples", int,
+                          "StreammonClassRecallDegraded: labelled samples of the class in the window (default 100)"),
+    "min_samples_per_class": ("--min-samples-per-class", int,
+                              "StreammonIncompetent: samples of every present class in the window (default 30)"),
+    "prior_shift_tv": ("--prior-shift-tv", float, "StreammonPriorShift: total variation threshold (default 0.1)"),
+    "cusum_replicas": ("--cusum-replicas", int,
+                       "StreammonClassDegraded: replicas whose in-process CUSUM flags the class (default 1)"),
+    "cusum_for": ("--cusum-for", str, "for: of StreammonClassDegraded (default 1m; demo 3s)"),
+    "degradation_for": ("--degradation-for", str, "for: of StreammonClassRecallDegraded (default 10m; demo 15s)"),
+    "incompetent_for": ("--incompetent-for", str, "for: of StreammonIncompetent (default 10m; demo 15s)"),
+    "class_set_for": ("--class-set-for", str, "for: of StreammonClassSetChanged (default 5m; demo 5s)"),
+    "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 15m; demo 15s)"),
+    "runbook": ("--runbook", str, "page the runbook_url annotations point into, + '#<alert name>' (default README.md)"),
+}
+
+
+def add_rule_flags(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and one flag per ``RuleSettings`` field (durations are Prometheus durations: 90s, 1h, 1d)."""
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                        help="starting values: default (production) or demo (for `streammon demo`)")
+    for field, (flag, kind, text) in RULE_FLAGS.items():
+        metavar = {str: "DURATION", float: "X", int: "N"}[kind] if field != "runbook" else "URL"
+        parser.add_argument(flag, dest=field, type=kind, default=None, metavar=metavar, help=text)
+
+

@@ -1,0 +1,168 @@
+"""Arrow columns of a log as the numpy arrays ``Monitor.update_many`` takes, with errors that say where.
+
+Labels: integer and boolean columns pass as they are (no copy when they have no nulls);
+string columns are dictionary-encoded and each dictionary is turned into labels once,
+then gathered by its integer indices. Times: timestamps (any unit, any time zone: UTC
+seconds), dates (midnight UTC) or numbers of seconds, as float64 seconds. A null, a NaN,
+a column of another type or a time earlier than the one before raises ``ReplayError``
+naming the file, the column and the row (0-based, counted over the file's data rows).
+
+>>> import pyarrow as pa
+>>> labels(pa.array(["b", "a", "b"]).dictionary_encode(), Where("log.csv", "pred", 0)).tolist()
+['b', 'a', 'b']
+>>> seconds(pa.array([0, 1_500_000], pa.timestamp("us")), Where("log.csv", "t", 0)).tolist()
+[0.0, 1.5]
+>>> labels(pa.array([1, None]), Where("log.csv", "true", 10))
+Traceback (most recent call last):
+...
+streammon.logs.errors.ReplayError: log.csv, column 'true', row 11: null label (every row needs a class label)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streammon.logs.errors import ReplayError
+
+LABEL_TYPES = "integers, booleans or strings"
+TIME_TYPES = "timestamps, dates or numbers of seconds"
+UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+@dataclass(frozen=True)
+class Where:
+    """A column of a file, from a first row: what an error names."""
+
+    file: str
+    column: str
+    first_row: int
+
+    def error(self, message: str, offset: int | None = None) -> ReplayError:
+        """A ``ReplayError`` at row ``first_row + offset`` (no row when ``offset`` is None)."""
+        row = None if offset is None else self.first_row + offset
+        return ReplayError(message, file=self.file, column=self.column, row=row)
+
+
+def label_kind(arrow_type: Any) -> str | None:
+    """``"int"``, ``"bool"`` or ``"str"`` for a column type that holds class labels, else None."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_integer(arrow_type):
+        return "int"
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or (
+            pa.types.is_string_view(arrow_type)):
+        return "str"
+    return None
+
+
+def is_time_type(arrow_type: Any) -> bool:
+    """Whether a column of this type can give sample times."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type)
+                or pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type))
+
+
+def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
+    """Every named column is in ``schema`` and of a usable type (``names``: role -> column)."""
+    present = set(schema.names)
+    for role, column in names.items():
+        if column is None:
+            continue
+        if column not in present:
+            shown = ", ".join(repr(n) for n in schema.names[:20])
+            raise ReplayError(f"no column {column!r} (the {role} column); the file has {shown}", file=file,
+                              column=column)
+        arrow_type = schema.field(column).type
+        if role == "time" and not is_time_type(arrow_type):
+            raise ReplayError(f"type {arrow_type} cannot be a time: expected {TIME_TYPES}", file=file, column=column)
+        if role != "time" and label_kind(arrow_type) is None:
+            hint = " (scores? threshold them into class labels first)" if "float" in str(arrow_type) or (
+                "double" in str(arrow_type)) else ""
+            raise ReplayError(f"type {arrow_type} cannot hold class labels: expected {LABEL_TYPES}{hint}",
+                              file=file, column=column)
+
+
+def _no_nulls(array: Any, where: Where, what: str) -> None:
+    if array.null_count:
+        import pyarrow.compute as pc
+
+        first = int(pc.index(pc.is_null(array), True).as_py())
+        raise where.error(f"null {what}", first)
+
+
+class DictionaryCache:
+    """Each distinct dictionary of a string column turned into labels once (the last one is kept)."""
+
+    def __init__(self) -> None:
+        self._dictionary: Any = None
+        self._labels: np.ndarray = np.empty(0, dtype=object)
+
+    def labels_of(self, dictionary: Any) -> np.ndarray:
+        """The dictionary's values as an object array of Python labels."""
+        if self._dictionary is None or not (self._dictionary is dictionary or self._dictionary.equals(dictionary)):
+            values = np.empty(len(dictionary), dtype=object)
+            values[:] = dictionary.to_pylist()
+            self._dictionary, self._labels = dictionary, values
+        return self._labels
+
+
+def labels(array: Any, where: Where, cache: DictionaryCache | None = None) -> np.ndarray:
+    """A label column (an Arrow array) as a numpy array of labels."""
+    import pyarrow as pa
+
+    _no_nulls(array, where, "label (every row needs a class label)")
+    kind = label_kind(array.type)
+    if kind is None:
+        raise where.error(f"type {array.type} cannot hold class labels: expected {LABEL_TYPES}")
+    if kind == "str" and not pa.types.is_dictionary(array.type):
+        if pa.types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+        array = array.dictionary_encode()
+    if pa.types.is_dictionary(array.type):
+        values = (cache or DictionaryCache()).labels_of(array.dictionary)
+        return values[array.indices.to_numpy(zero_copy_only=False)]  # type: ignore[no-any-return]
+    return array.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+
+
+def seconds(array: Any, where: Where) -> np.ndarray:
+    """A time column (an Arrow array) as float64 seconds; timestamps as UTC seconds since 1970."""
+    import pyarrow as pa
+
+    _no_nulls(array, where, "time")
+    kind = array.type
+    if pa.types.is_timestamp(kind):
+        ticks = array.view(pa.int64()).to_numpy()
+        out = ticks / UNIT_PER_SECOND[kind.unit] if kind.unit != "s" else ticks.astype(np.float64)
+    elif pa.types.is_date32(kind):
+        out = array.view(pa.int32()).to_numpy().astype(np.float64) * 86_400.0
+    elif pa.types.is_date64(kind):
+        out = array.view(pa.int64()).to_numpy() / 1_000
+    elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        out = array.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    else:
+        raise where.error(f"type {kind} cannot be a time: expected {TIME_TYPES}")
+    if out.dtype.kind == "f" and not np.isfinite(out).all():
+        raise where.error(f"time {out[~np.isfinite(out)][0]!r} is not a finite number of seconds",
+                          int(np.flatnonzero(~np.isfinite(out))[0]))
+    return out  # type: ignore[no-any-return]
+
+
+def check_order(times: np.ndarray, last: float, where: Where) -> None:
+    """Times never decrease, from ``last`` (the previous row's time) on."""
+    if len(times) and times[0] < last:
+        raise where.error(f"time {times[0]!r} is earlier than {last!r}, the time of the row before: "
+                          "rows must be in time order", 0)
+    if len(times) > 1:
+        back = times[1:] < times[:-1]
+        if back.any():
+            bad = int(np.flatnonzero(back)[0]) + 1
+            raise where.error(f"time {times[bad]!r} is earlier than {times[bad - 1]!r}, the time of the row "
+                              "before: rows must be in time order", bad)

@@ -1,0 +1,317 @@
+"""Open a log — Parquet (a file or a folder of files), CSV, Arrow IPC, an Arrow table, a pandas or polars
+DataFrame — as numpy chunks of (true labels, predicted labels, times), in bounded memory.
+
+Files are read a record batch at a time (``batch_rows`` rows; Parquet a row group at a time), so
+memory does not grow with the file. A folder is read file by file in path order (files starting
+with ``_`` or ``.``, such as Spark's ``_SUCCESS`` and ``.crc``, are skipped). Each file's columns are
+checked before its first row is read; every problem raises ``ReplayError`` naming the file, the
+column and, where there is one, the row. Rows must be in time order across files too.
+
+>>> import pyarrow as pa
+>>> log = open_log(pa.table({"y": [0, 1, 1], "p": [0, 1, 0]}), true="y", pred="p")
+>>> [(c.true.tolist(), c.pred.tolist(), c.times) for c in log.chunks()]
+[([0, 1, 1], [0, 1, 0], None)]
+>>> log.label_kind, log.name
+('int', '<Arrow table>')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from streammon.logs.columns import DictionaryCache, Where, check_order, check_types, label_kind, labels, seconds
+from streammon.logs.errors import ReplayError
+
+BATCH_ROWS = 1 << 20
+PARQUET = (".parquet", ".parq", ".pq")
+CSV = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst")
+IPC = (".arrow", ".arrows", ".feather", ".ipc")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Consecutive rows of one file as arrays ``update_many`` takes; ``first_row`` is the file's row of the first."""
+
+    true: np.ndarray
+    pred: np.ndarray
+    times: np.ndarray | None
+    file: str
+    first_row: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """One file (or in-memory table) of a log: its name, Arrow schema and record batches."""
+
+    name: str
+    schema: Any
+    batches: Callable[[], Iterator[Any]]
+
+
+class Log:
+    """A log opened for replay: the parts in order and the columns to read from each."""
+
+    def __init__(self, name: str, parts: list[Part], *, true: str, pred: str, time: str | None) -> None:
+        self.name = name
+        self.parts = parts
+        self.true, self.pred = true, pred
+        self.columns = {"true": true, "pred": pred, "time": time}
+        kinds = set()
+        for part in parts:
+            check_types(part.schema, self.columns, part.name)
+            kinds.add((label_kind(part.schema.field(true).type), label_kind(part.schema.field(pred).type)))
+        if len(kinds) > 1:
+            raise ReplayError(f"label types differ between files or between the true and predicted columns: "
+                              f"{sorted(kinds)}", file=name)
+        true_kind, pred_kind = kinds.pop() if kinds else ("int", "int")
+        if true_kind != pred_kind:
+            raise ReplayError(f"the true column {true!r} holds {true_kind} labels but the predicted column "
+                              f"{pred!r} holds {pred_kind} labels", file=name)
+        self.label_kind: str = true_kind or "int"
+
+    def chunks(self, *, ordered: bool = True) -> Iterator[Chunk]:
+        """The rows as numpy chunks, checked (nulls, types and, if ``ordered``, time order) as they are read."""
+        true, pred, time = self.true, self.pred, self.columns["time"]
+        last = -math.inf
+        for part in self.parts:
+            caches = (DictionaryCache(), DictionaryCache())
+            row = 0
+            for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
+                n = batch.num_rows
+                y = labels(batch.column(true), Where(part.name, true, row), caches[0])
+                p = labels(batch.column(pred), Where(part.name, pred, row), caches[1])
+                times = None
+                if time is not None:
+                    where = Where(part.name, time, row)
+                    times = seconds(batch.column(time), where)
+                    if ordered:
+                        check_order(times, last, where)
+                    if n:
+                        last = float(times[-1])
+                if n:
+                    yield Chunk(y, p, times, part.name, row)
+                row += n
+
+
+def guarded(part: Part, rows_read: Callable[[], int]) -> Iterator[Any]:
+    """The part's batches, with a reading failure (a truncated or corrupt file) named by file and row."""
+    import pyarrow as pa
+
+    iterator = part.batches()
+    while True:
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        except ReplayError:
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise ReplayError(f"cannot read the rows after row {rows_read()}: {exc}", file=part.name,
+                              row=rows_read()) from exc
+        yield batch
+
+
+def open_log(source: Any, *, true: str, pred: str, time: str | None = None, batch_rows: int = BATCH_ROWS) -> Log:
+    """A ``Log`` of ``source``: a path (Parquet file or folder, CSV, Arrow IPC), an Arrow table,
+    record batch or reader, a pandas DataFrame, or anything exporting an Arrow stream (polars)."""
+    columns = [c for c in dict.fromkeys([true, pred, time]) if c is not None]
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        return Log(str(path), file_parts(path, columns, batch_rows, time), true=true, pred=pred, time=time)
+    name, table = in_memory(source, columns)
+    return Log(name, [table_part(name, table, columns, batch_rows)], true=true, pred=pred, time=time)
+
+
+def _format(path: Path) -> str:
+    name = path.name.lower()
+    for fmt, suffixes in (("parquet", PARQUET), ("csv", CSV), ("ipc", IPC)):
+        if name.endswith(suffixes):
+            return fmt
+    raise ReplayError(f"unknown log format: expected a name ending in one of {PARQUET + CSV + IPC}", file=str(path))
+
+
+def file_parts(path: Path, columns: list[str], batch_rows: int, time: str | None = None) -> list[Part]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", "."))
+                       and not any(q.startswith(("_", ".")) for q in p.relative_to(path).parts[:-1]))
+        if not files:
+            raise ReplayError("the folder holds no log files", file=str(path))
+        formats = {_format(p) for p in files}
+        if len(formats) > 1:
+            raise ReplayError(f"the folder mixes formats {sorted(formats)}", file=str(path))
+    elif path.is_file():
+        files = [path]
+    else:
+        raise ReplayError("no such file or folder", file=str(path))
+    fmt = _format(files[0])
+    if fmt == "csv":
+        return [_csv_part(str(p), columns, batch_rows, time) for p in files]
+    opener = _parquet_part if fmt == "parquet" else _ipc_part
+    return [opener(str(p), columns, batch_rows) for p in files]
+
+
+def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(name)
+    except (pa.ArrowException, OSError) as exc:
+        raise ReplayError(f"not a readable Parquet file (truncated or corrupt?): {exc}", file=name) from exc
+    strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
+
+    def batches() -> Iterator[Any]:
+        parquet = pq.ParquetFile(name, read_dictionary=strings, memory_map=False, pre_buffer=False)
+        yield from parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
+
+    return Part(name, schema, batches)
+
+
+def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
+    import pyarrow as pa
+
+    def reader() -> Any:
+        source = pa.memory_map(name)  # IPC batches are read in place: mapped pages, not copies
+        try:
+            return pa.ipc.open_file(source)
+        except pa.ArrowInvalid:
+            source.seek(0)
+            return pa.ipc.open_stream(source)
+
+    try:
+        schema = reader().schema
+    except (pa.ArrowException, OSError) as exc:
+        raise ReplayError(f"not a readable Arrow IPC file (truncated or corrupt?): {exc}", file=name) from exc
+
+    def batches() -> Iterator[Any]:
+        opened = reader()
+        stream = (opened.get_batch(i) for i in range(opened.num_record_batches)) if hasattr(
+            opened, "get_batch") else iter(opened)
+        for batch in stream:
+            yield from _slices(batch.select(columns), batch_rows)
+
+    return Part(name, schema, batches)
+
+
+def _csv_part(name: str, columns: list[str], batch_rows: int, time: str | None = None) -> Part:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    convert = pcsv.ConvertOptions(include_columns=columns, strings_can_be_null=True, auto_dict_encode=True)
+    read = pcsv.ReadOptions(block_size=16 << 20)
+
+    try:
+        schema = pcsv.open_csv(name, read_options=read, convert_options=convert).schema
+        if time is not None and label_kind(schema.field(time).type) == "str":  # a time column read as text
+            found = first_bad(name, time, [pa.float64(), pa.timestamp("us")])
+            if found is not None:
+                raise ReplayError(f"value {found[1]!r} is not a time: expected timestamps, dates or seconds",
+                                  file=name, column=time, row=found[0])
+    except (pa.ArrowKeyError, KeyError) as exc:
+        header = pcsv.open_csv(name, read_options=pcsv.ReadOptions(block_size=1 << 16)).schema
+        missing = next((c for c in columns if c not in header.names), None)
+        raise ReplayError(f"no such column; the file has {', '.join(map(repr, header.names[:20]))}", file=name,
+                          column=missing) from exc
+    except (pa.ArrowException, OSError) as exc:
+        raise ReplayError(f"not a readable CSV file: {exc}", file=name) from exc
+
+    def batches() -> Iterator[Any]:
+        done = 0
+        reader = pcsv.open_csv(name, read_options=read, convert_options=convert)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowInvalid as exc:
+                raise _csv_error(name, schema, done, exc) from exc
+            done += batch.num_rows
+            yield from _slices(batch, batch_rows)
+
+    return Part(name, schema, batches)
+
+
+def _csv_error(name: str, schema: Any, done: int, exc: Exception) -> ReplayError:
+    """Find the row and column of a CSV value that does not parse as its column's (inferred) type."""
+    for field in schema:
+        if label_kind(field.type) != "str":
+            found = first_bad(name, field.name, [field.type], done)
+            if found is not None:
+                row, value = found
+                return ReplayError(f"value {value!r} is not of the column's type {field.type} (inferred from the "
+                                   "first rows)", file=name, column=field.name, row=row)
+    return ReplayError(f"cannot parse the rows after row {done}: {exc}", file=name, row=done)
+
+
+def first_bad(name: str, column: str, targets: list[Any], skip: int = 0) -> tuple[int, Any] | None:
+    """The first row (from ``skip``) and value of a CSV column that casts to none of ``targets``."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    reader = pcsv.open_csv(name, read_options=pcsv.ReadOptions(skip_rows_after_names=skip),
+                           convert_options=pcsv.ConvertOptions(include_columns=[column],
+                                                               column_types={column: pa.string()}))
+    row = skip
+    for batch in reader:
+        text = batch.column(0)
+        if not any(_casts(text, t) for t in targets):
+            lo, hi = 0, len(text)
+            while hi - lo > 1:  # the first value that does not cast
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if not any(_casts(text.slice(lo, mid - lo), t) for t in targets) else (mid, hi)
+            return row + lo, text[lo].as_py()
+        row += len(text)
+    return None
+
+
+def _casts(text: Any, target: Any) -> bool:
+    import pyarrow as pa
+
+    try:
+        text.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
+
+
+def _slices(batch: Any, rows: int) -> Iterator[Any]:
+    for start in range(0, max(batch.num_rows, 1), rows):
+        yield batch.slice(start, rows)
+
+
+def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
+    """A name and an Arrow table (or reader) for an in-memory source."""
+    import pyarrow as pa
+
+    if isinstance(source, pa.Table):
+        return "<Arrow table>", source
+    if isinstance(source, pa.RecordBatch):
+        return "<Arrow record batch>", pa.Table.from_batches([source])
+    if isinstance(source, pa.RecordBatchReader):
+        return "<Arrow stream>", source
+    module = type(source).__module__.split(".")[0]
+    if module == "pandas" and hasattr(source, "columns"):
+        missing = [c for c in columns if c not in source.columns]
+        if missing:
+            raise ReplayError(f"no column {missing[0]!r}; the DataFrame has {list(source.columns)[:20]}",
+                              file="<pandas DataFrame>", column=missing[0])
+        return "<pandas DataFrame>", pa.Table.from_pandas(source[columns], preserve_index=False)
+    if hasattr(source, "__arrow_c_stream__"):
+        return f"<{module} DataFrame>", pa.RecordBatchReader.from_stream(source)
+    raise TypeError(f"cannot replay a {type(source).__name__}: expected a path, an Arrow table, a pandas or "
+                    "polars DataFrame, or an object with __arrow_c_stream__")
+
+
+def table_part(name: str, table: Any, columns: list[str], batch_rows: int) -> Part:
+    def batches() -> Iterator[Any]:
+        for batch in (table.to_batches(max_chunksize=batch_rows) if hasattr(table, "to_batches") else table):
+            yield from _slices(batch.select(columns), batch_rows)
+
+    return Part(name, table.schema, batches)

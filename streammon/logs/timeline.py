@@ -1,0 +1,126 @@
+"""The replay timeline: one tidy row per (snapshot, window, metric[, class]), written as JSON or Parquet.
+
+Columns: ``time`` (the snapshot's time in seconds — for timestamp logs UTC seconds since 1970 — or
+None without a time column), ``samples`` (rows counted so far), ``window``, ``metric``, ``class``
+(the class label as text for per-class rows, else None), ``value``, ``corrected`` (the value at the
+reference mix), ``distortion`` (``value − corrected``), ``flag`` (the flag kinds raised on the
+metric, comma-separated, else None), ``lower`` and ``upper`` (the interval, where one is computed).
+
+Per window the metrics are ``n``, ``rrt``, ``ir``, ``prior_shift_js``, ``prior_shift_tv`` and
+``prior_shift_p`` (flag ``prior_shift`` when the window is shifted), every score of the report, and
+per class ``class_recall`` (Wilson interval), ``class_precision`` (with its corrected value) and
+``class_prior``. Non-finite numbers are written as null in JSON.
+
+>>> import streammon
+>>> m = streammon.Monitor([streammon.Cumulative()], reference={0: 1, 1: 1})
+>>> m.update_many([0, 1, 1], [0, 1, 0], t=5.0)
+>>> timeline = Timeline()
+>>> timeline.add(10.0, m.report())
+>>> row = next(r for r in timeline.records() if r["metric"] == "class_recall" and r["class"] == "1")
+>>> row["time"], row["samples"], row["window"], row["value"]
+(10.0, 3, 'cumulative', 0.5)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from streammon.findings.report import Report, WindowReport
+
+COLUMNS = ("time", "samples", "window", "metric", "class", "value", "corrected", "distortion", "flag", "lower",
+           "upper")
+Row = tuple[str, str | None, float, float | None, float | None, str | None, float | None, float | None]
+
+
+def window_rows(w: WindowReport) -> Iterator[Row]:
+    """(metric, class, value, corrected, distortion, flag, lower, upper) of one window."""
+    kinds: dict[str, list[str]] = {}
+    for raised in w.flags:
+        kinds.setdefault(raised.metric, []).append(raised.kind)
+    yield "n", None, float(w.n), None, None, None, None, None
+    yield "rrt", None, w.rrt, None, None, None, None, None
+    yield "ir", None, w.ir, None, None, None, None, None
+    if w.prior_shift is not None:
+        shifted = "prior_shift" if w.prior_shift.shifted else None
+        yield "prior_shift_js", None, w.prior_shift.js, None, None, shifted, None, None
+        yield "prior_shift_tv", None, w.prior_shift.tv, None, None, shifted, None, None
+        yield "prior_shift_p", None, w.prior_shift.p_value, None, None, shifted, None, None
+    for metric, value in w.scores.items():
+        lower, upper = w.intervals.get(metric, (None, None))
+        flag = ",".join(dict.fromkeys(kinds[metric])) if metric in kinds else None
+        yield metric, None, value, w.corrected.get(metric), w.distortion.get(metric), flag, lower, upper
+    for label in w.labels:
+        text = str(label)
+        lower, upper = w.recall_interval.get(label, (None, None))
+        yield "class_recall", text, w.recall.get(label, math.nan), None, None, None, lower, upper
+        yield ("class_precision", text, w.precision.get(label, math.nan), w.corrected_precision.get(label),
+               None, None, None, None)
+        yield "class_prior", text, w.priors.get(label, math.nan), None, None, None, None, None
+
+
+class Timeline:
+    """The tidy timeline, kept as columns (a list per column)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+
+    def __len__(self) -> int:
+        return len(self.columns["time"])
+
+    def add(self, time: float | None, report: Report) -> None:
+        """Append every window of one snapshot's report."""
+        cols = [self.columns[name] for name in COLUMNS]
+        for w in report.windows.values():
+            for row in window_rows(w):
+                for column, value in zip(cols, (time, report.samples, w.name, *row), strict=True):
+                    column.append(value)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The rows as dicts (column -> value)."""
+        for values in zip(*self.columns.values(), strict=True):
+            yield dict(zip(COLUMNS, values, strict=True))
+
+    def to_arrow(self) -> Any:
+        """The timeline as a ``pyarrow.Table`` (needs pyarrow)."""
+        import pyarrow as pa
+
+        text, number = pa.string(), pa.float64()
+        types = {"time": number, "samples": pa.int64(), "window": text, "metric": text, "class": text,
+                 "flag": text}
+        return pa.table({name: pa.array(values, type=types.get(name, number)) for name, values in
+                         self.columns.items()})
+
+    def to_pandas(self) -> Any:
+        """The timeline as a ``pandas.DataFrame`` (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns, columns=list(COLUMNS))
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write to ``path``: Parquet if it ends in ``.parquet``, else JSON (a list of row objects).
+
+        Written to a temporary file beside it and renamed: a failure leaves no partial file.
+        """
+        target = Path(path)
+        temporary = target.with_name(f".{target.name}.partial")
+        try:
+            if target.suffix.lower() == ".parquet":
+                import pyarrow.parquet as pq
+
+                pq.write_table(self.to_arrow(), temporary)
+            else:
+                with temporary.open("w", encoding="utf-8") as out:
+                    json.dump([{k: _finite(v) for k, v in row.items()} for row in self.records()], out,
+                              allow_nan=False)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -6,12 +6,15 @@ Every mapping is read-only; undefined values are NaN. See ``Monitor.report``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from streammon.counting.counts import ConfusionCounts
+from streammon.findings.label_stats import LabelStats
 from streammon.findings.reference import Reference
 from streammon.findings.shift import PriorShift
 
+_NO_COUNTS: Mapping[Hashable, int] = MappingProxyType({})
 TYPE1 = "type1"
 TYPE2 = "type2"
 CONDITION3 = "condition3"
@@ -40,6 +43,8 @@ DEGRADATION = "degradation"
 PRIOR_SHIFT = "prior_shift"
 CLASS_SET_CHANGE = "class_set_change"
 INCOMPETENT = "incompetent"
+LABEL_COVERAGE_LOW = "label_coverage_low"
+PREDICTED_MIX_SHIFT = "predicted_mix_shift"
 STREAM = "stream"  # the window of the sequential degradation detector: every sample, in order
 
 
@@ -81,6 +86,10 @@ class WindowReport:
     ``corrected_precision`` is each class's precision at the reference mix.
     ``recall_interval`` holds Wilson intervals per class and ``intervals`` those of
     ``acsa``, ``gmean`` and ``min_recall`` (see ``metrics.intervals``).
+    ``prediction_counts`` counts every ``predict`` call's prediction in the window by predicted
+    class (by prediction time), labelled or not, and ``label_stats`` says how many got labels,
+    how late, and how the predicted mix compares with the reference (``LabelStats``); both are
+    empty / None until the first ``predict``.
     """
 
     name: str
@@ -107,6 +116,8 @@ class WindowReport:
     flags: tuple[Flag, ...]
     recall_interval: Mapping[Hashable, tuple[float, float]]
     intervals: Mapping[str, tuple[float, float]]
+    prediction_counts: Mapping[Hashable, int] = field(default_factory=lambda: _NO_COUNTS)
+    label_stats: LabelStats | None = None
 
     def flagged(self, kind: str | None = None) -> tuple[str, ...]:
         """The names of the flagged metrics (of one ``kind`` if given)."""
@@ -121,6 +132,7 @@ class Report:
     windows: the source of the mergeable counters exported to Prometheus.
     ``alerts`` are the alerts active now; ``baseline`` is each class's in-control
     recall used by the degradation detector (classes still learning it are absent).
+    ``label_stats`` covers every prediction since start (None until the first ``predict``).
     """
 
     windows: Mapping[str, WindowReport]
@@ -132,6 +144,7 @@ class Report:
     totals: ConfusionCounts
     alerts: tuple[Alert, ...]
     baseline: Mapping[Hashable, float]
+    label_stats: LabelStats | None = None
 
     def alerting(self, kind: str | None = None) -> tuple[Alert, ...]:
         """The active alerts (of one ``kind`` if given)."""

@@ -273,10 +273,14 @@ class Labelling(Intake):
             self._events = []
 
     def _expire(self, now: float | None) -> None:
-        """Expire predictions older than ``label_ttl`` at the read time (caller holds the lock)."""
-        latest = max(self._pred_t, self._last_t, -math.inf if now is None else now)
-        if latest > -math.inf:
-            self._records.expire(latest)
+        """Expire predictions older than ``label_ttl`` at the read time (caller holds the lock).
+
+        The read time is the label side's (the latest label or ``update`` time, or the clock of a
+        clock-driven monitor), which no later label precedes: so whether a label joins, and whether
+        its prediction expired, never depends on when reports were made.
+        """
+        if now is not None:
+            self._records.expire(now)
         self._flush()
 
     def _label_view(self, now: float | None) -> LabelView | None:

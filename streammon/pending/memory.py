@@ -93,8 +93,8 @@ class PendingRecords:
         seq = self._keys.get(key)
         if seq is None:
             return ORPHAN
-        if seq < 0:
-            return DUPLICATE
+        if seq < 0:  # joined already: a duplicate while the joined record lives (its ttl), then an orphan
+            return DUPLICATE if self._times[-seq - 1 - self._base] + self.label_ttl >= t else ORPHAN
         at = seq - self._base
         predicted = self._times[at]
         if predicted + self.label_ttl < t:  # expired before its label came: counted so, the label is an orphan
@@ -105,7 +105,8 @@ class PendingRecords:
         return seq, self._codes[at], predicted
 
     def expire(self, now: float) -> None:
-        """Expire every pending record predicted more than ``label_ttl`` seconds before ``now``."""
+        """Expire every pending record predicted more than ``label_ttl`` seconds before ``now`` (and forget
+        joined ones as old): ``now`` is a label-side time, which later labels never precede."""
         ttl = self.label_ttl
         while self._head < self.next_seq and self._times[self._head - self._base] + ttl < now:
             self._drop_head(EXPIRED)

@@ -40,14 +40,14 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.labels import as_label_array, code_labels
-from streammon.counting.timing import as_times, check_time, check_times, clock_time
+from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed, Window
 from streammon.findings.label_stats import DUPLICATE_BUCKET, LATENCY_BUCKETS, ORPHAN_BUCKET, latency_quantiles
 from streammon.findings.label_view import LabelView
 from streammon.intake import FLUSH_EVERY, Intake
 from streammon.pending import Journal, PendingRecords, check_key, check_keys
 from streammon.pending.memory import ORPHAN
-from streammon.pending.sides import LABELLED, LabelSide, latency_bucket
+from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
 from streammon.pending.sqlite import LABEL, PREDICT
 from streammon.tally import Tally
 
@@ -70,6 +70,13 @@ class Labelling(Intake):
         self._m_times: list[float] = []
         self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
 
+    def _now(self, last: float) -> float:
+        """The clock's time, no earlier than ``last`` (a plain float in range takes no conversion)."""
+        now = self._clock()
+        if type(now) is float and last <= now <= MAX_TIME and now >= -MAX_TIME:
+            return now
+        return clock_time(now, last)
+
     # -- predictions --------------------------------------------------------------------------
 
     def predict(self, key: str | int, y_pred: Any, t: Any = None) -> None:
@@ -82,7 +89,7 @@ class Labelling(Intake):
                 code = ids[y_pred]
             except (KeyError, TypeError):
                 code = -1
-            now = clock_time(self._clock(), self._pred_t) if t is None else check_time(t, self._pred_t)
+            now = self._now(self._pred_t) if t is None else check_time(t, self._pred_t)
             if code < 0:
                 new = self._tally.index.new_labels((y_pred,))  # validates, or raises: nothing changed
                 if self._journal is not None:
@@ -155,7 +162,7 @@ class Labelling(Intake):
             key = check_key(key)
         with self._lock:
             self._catch_up()
-            now = self._clock_time() if t is None else check_time(t, self._last_t)
+            now = self._now(self._last_t) if t is None else check_time(t, self._last_t)
             ids = self._ids
             try:
                 true = ids[y_true]
@@ -180,7 +187,7 @@ class Labelling(Intake):
                     self._tally.register(new)
                     true = ids[y_true]
                 self._cells.append(true * self._stride + code)
-                self._events.append(int(latency_bucket(now - predicted)))
+                self._events.append(latency_bucket_of(now - predicted))
                 self._m_seqs.append(seq)
                 self._m_codes.append(code)
                 self._m_times.append(predicted)

@@ -21,6 +21,7 @@ latency (``latency_bucket``), an orphan in ``ORPHAN_BUCKET``, a duplicate in ``D
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,18 @@ def latency_bucket(seconds: npt.ArrayLike) -> npt.NDArray[np.intp]:
         raw = 1 + np.floor(PER_OCTAVE * (np.log2(np.maximum(lat, 2.0**LOWEST)) - LOWEST))
     raw = np.where(lat < 2.0**LOWEST, 0, raw)
     return np.clip(raw, 0, LATENCY_BUCKETS - 1).astype(np.intp)
+
+
+def latency_bucket_of(seconds: float) -> int:
+    """``latency_bucket`` of one latency, without numpy (the per-call ``label`` path).
+
+    >>> xs = [0.0, 1.0, 1.2, 3600.0, 1e30]
+    >>> [latency_bucket_of(x) for x in xs] == latency_bucket(xs).tolist()
+    True
+    """
+    if not seconds >= 2.0**LOWEST:
+        return 0
+    return min(LATENCY_BUCKETS - 1, 1 + math.floor(PER_OCTAVE * (math.log2(seconds) - LOWEST)))
 
 
 class LabelSide:

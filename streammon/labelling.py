@@ -15,7 +15,8 @@ The edges, decided once:
   stands, the repeat is counted (``repeated``) and otherwise ignored. Once joined or expired, the
   key can be predicted afresh.
 - a prediction leaves unlabelled when ``max_pending`` newer predictions were accepted after it
-  (*evicted*) or when a time more than ``label_ttl`` seconds after it is seen (*expired*): it is
+  (*evicted*) or when a label-side time (a label or ``update`` time, or the clock at a read of a
+  clock-driven monitor) more than ``label_ttl`` seconds after it is seen (*expired*): it is
   counted, per predicted class, as never labelled. A label later than ``label_ttl`` is an orphan.
 - keys are str or int (``streammon.pending.keys``); ``1`` and ``"1"`` are different keys.
 - prediction times never decrease (among predictions); label times share the time of ``update``.

@@ -195,3 +195,31 @@ def test_threads_predicting_labelling_and_reporting_lose_nothing() -> None:
                         for k in range(w * 3000 + i, w * 3000 + i + 50))
     assert joined(m.report()) == expected
     assert (s.predictions, s.labelled, s.pending, s.orphans) == (12000 + 6000, 18000, 0, 0)
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("side", "capacity"), 2**40),
+    (("records", "next_seq"), -1),
+    (("records", "head"), 10**6),
+    (("label_ttl"), "soon"),
+    (("records", "records"), [[0, 1.5, 0, 0.0, False]]),
+    (("records", "records"), [[0, "k", 99, 0.0, False]]),
+])
+def test_a_hostile_pending_section_fails_with_state_error(path: Any, value: Any) -> None:
+    """A tampered pending section (sizes, ranges, key and class types) is refused with StateError before
+    anything is built."""
+    import json
+
+    from streammon import StateError
+    from streammon.state import dumps, loads
+
+    m = Monitor([Cumulative()])
+    m.predict_many(["k1", "k2"], ["a", "b"], t=0.0)
+    body = loads(m.dumps())
+    target = body["pending"]
+    keys = path if isinstance(path, tuple) else (path,)
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    with pytest.raises(StateError):
+        Monitor.loads(dumps(json.loads(json.dumps(body))))

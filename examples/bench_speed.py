@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import bench_labels
 import numpy as np
 from prometheus_client import CollectorRegistry, generate_latest
 from river import metrics, utils
@@ -246,6 +247,9 @@ def main() -> None:
     for name, value in memory().items():
         print(f"{name}: {value:,.1f}")
     print(f"scrape of 20 models × 4 windows, K = 10: {scrape() * 1e3:.1f} ms")
+    print()
+    print("Predictions whose labels come later (examples/bench_labels.py):")
+    print(bench_labels.table(quick))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from streammon import state
@@ -32,9 +32,12 @@ from streammon.findings.alerts import active_since
 from streammon.findings.assemble import assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
 from streammon.findings.frozen import FrozenMap
+from streammon.findings.label_view import label_reports
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report
-from streammon.intake import Intake
+from streammon.labelling import Labelling
+from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
+from streammon.pending.schema import check_pending
 from streammon.state_schema import check_body
 from streammon.tally import WINDOW_TYPES, Tally
 
@@ -48,7 +51,7 @@ def default_windows() -> list[Window]:
     return [Cumulative(), Sliding(1000), Sliding(10_000), Timed(3600)]
 
 
-class Monitor(Intake):
+class Monitor(Labelling):
     """Confusion counts of a live classifier in several windows, and their reports.
 
     Parameters
@@ -84,6 +87,18 @@ class Monitor(Intake):
         Time source for samples given without ``t`` (default ``time.time``).
     policy
         Tolerances and metric parameters (``Policy``).
+    pending
+        Where predictions wait for their labels (``predict``/``label``, see
+        ``streammon.labelling``): None keeps them in memory (saved with ``save``); a path
+        keeps a durable SQLite journal too (``streammon.pending.sqlite``): every call that
+        returned survives ``kill -9``. Opening a journal that a ``save`` already checkpointed
+        needs that state file: ``Monitor.load(state, pending=path)``.
+    max_pending
+        Predictions remembered at most (default 1,000,000, about 100 MB in memory): a
+        prediction is evicted, counted as never labelled, once this many newer ones came.
+    label_ttl
+        Seconds a prediction waits for its label (default 90 days): then it expires,
+        counted as never labelled, and a later label is an orphan.
 
     Samples carry an optional time ``t`` (seconds); times must never decrease.
     Timed windows follow the sample times when given, else the clock — then a
@@ -103,6 +118,9 @@ class Monitor(Intake):
         detector: DetectorSettings | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,
+        pending: str | os.PathLike[str] | None = None,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        label_ttl: float = DEFAULT_LABEL_TTL,
     ) -> None:
         windows = list(default_windows() if windows is None else windows)
         if not windows:
@@ -135,10 +153,19 @@ class Monitor(Intake):
             {index.ids[label]: (correct, total) for label, correct, total in given},
         )
         chosen = None if positive is None else index.labels[index.ids[positive]]
-        super().__init__(Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup), clock)
+        records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl)
+        tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
+        super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
+        if pending is not None:
+            journal = Journal(pending)
+            if journal.truncated_to:
+                journal.close()
+                raise ValueError(f"the pending store {os.fspath(pending)} was checkpointed by a save: open it "
+                                 "with Monitor.load(state_file, pending=...), which replays it after that state")
+            self._replay(journal, 0)
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -172,13 +199,25 @@ class Monitor(Intake):
         return FrozenMap(windows, noun="window")
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``)."""
-        state.write_atomically(path, self.dumps())
+        """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``).
+
+        With a durable pending store, the state file records the journal's last row and the
+        journal then drops the rows it covers: a kill at any moment leaves a state file and a
+        journal that ``Monitor.load(path, pending=...)`` joins without loss or double count.
+        """
+        text, mark = self._dumps()
+        state.write_atomically(path, text)
+        if self._journal is not None:
+            self._journal.truncate(mark)
 
     def dumps(self) -> str:
         """The monitor's whole state as state-file text (what ``save`` writes)."""
+        return self._dumps()[0]
+
+    def _dumps(self) -> tuple[str, int]:
         with self._lock:
             self._flush()
+            mark = 0 if self._journal is None else self._journal.last_id
             body = {
                 **self._tally.state(),
                 "last_t": None if self._last_t == -math.inf else self._last_t,
@@ -186,30 +225,35 @@ class Monitor(Intake):
                 "policy": self._policy.as_dict(),
                 "detector": asdict(self._tally.watch.settings),
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
+                "pending": self._pending_state(mark),
             }
-        return state.dumps(body)
+        return state.dumps(body), mark
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
-             max_bytes: int = state.MAX_BYTES) -> Monitor:
+             max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None) -> Monitor:
         """A monitor restored from ``save``: same reports, and its windows continue exactly.
 
         Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered,
         foreign or oversized (``max_bytes``, default 256 MiB) file, or one whose parts are out
         of bounds or contradict each other — checked before anything is built from it
         (``streammon.state_schema``), so loading costs time and memory in proportion to the file.
+        With ``pending`` (the monitor's durable pending store), the journal's rows after the
+        state file's mark are replayed: the one recovery path after a restart or a kill.
         """
-        return cls._from_body(state.read(path, max_bytes=max_bytes), clock)
+        return cls._from_body(state.read(path, max_bytes=max_bytes), clock, pending)
 
     @classmethod
     def loads(cls, data: str | bytes, *, clock: Callable[[], float] = time.time,
-              max_bytes: int = state.MAX_BYTES) -> Monitor:
+              max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None) -> Monitor:
         """A monitor restored from ``dumps`` text (see ``load``)."""
-        return cls._from_body(state.loads(data, max_bytes=max_bytes), clock)
+        return cls._from_body(state.loads(data, max_bytes=max_bytes), clock, pending)
 
     @classmethod
-    def _from_body(cls, body: dict[str, Any], clock: Callable[[], float]) -> Monitor:
+    def _from_body(cls, body: dict[str, Any], clock: Callable[[], float],
+                   pending: str | os.PathLike[str] | None = None) -> Monitor:
         check_body(body)
+        saved = check_pending(body.get("pending"), body["capacity"], len(body["windows"]), len(body["labels"]))
         try:
             windows = []
             for item in body["windows"]:
@@ -219,17 +263,27 @@ class Monitor(Intake):
             positive = None if body["positive"] is None else state.decode_label(body["positive"])
             monitor = cls(windows, classes=labels, positive=positive, max_classes=body["max_classes"],
                           warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy(**body["policy"]),
-                          detector=DetectorSettings(**body["detector"]))
+                          detector=DetectorSettings(**body["detector"]), max_pending=saved["max_pending"],
+                          label_ttl=saved["label_ttl"])
             if monitor.labels != tuple(labels):
                 raise state.StateError("saved classes do not rebuild the same class index")
             monitor._tally.restore(body)
             monitor._last_t = -math.inf if body["last_t"] is None else float(body["last_t"])
             monitor._clock_driven = bool(body["clock_driven"])
             monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
+            monitor._restore_pending(saved)
         except state.StateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
             raise state.StateError(f"state does not describe a valid monitor: {exc!r}") from exc
+        if pending is not None:
+            journal = Journal(pending)
+            if journal.truncated_to > saved["mark"]:
+                journal.close()
+                raise state.StateError(f"the pending store {os.fspath(pending)} was checkpointed at row "
+                                       f"{journal.truncated_to}, after this state file (row {saved['mark']}): load "
+                                       "the newer state file")
+            monitor._replay(journal, saved["mark"])
         return monitor
 
     @property
@@ -247,14 +301,22 @@ class Monitor(Intake):
         logs the alerts still on at its first report.
         """
         with self._lock:
-            self._flush()
-            view = self._tally.view(self._read_time())
+            now = self._read_time()
+            self._expire(now)
+            view = self._tally.view(now)
+            labelling = self._label_view(now)
         windows, conditions = evaluate_view(view, self._policy)
+        lifetime_stats = None
+        if labelling is not None:
+            windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy)
+            conditions = conditions + extra
         with self._lock:
             stamp = self._last_t if view.now is None else view.now
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
             since = dict(self._alert_since)
         report = assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        if lifetime_stats is not None:
+            report = replace(report, label_stats=lifetime_stats)
         on = {(a.kind, a.window, a.subject): a for a in report.alerts}
         with self._lock:
             raised = [alert for key, alert in on.items() if key not in self._alerts_on]

@@ -36,7 +36,14 @@ from streammon.counting.blocks import BLOCK
 from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
-from streammon.findings.report import CLASS_SET_CHANGE, DEGRADATION, INCOMPETENT, PRIOR_SHIFT
+from streammon.findings.report import (
+    CLASS_SET_CHANGE,
+    DEGRADATION,
+    INCOMPETENT,
+    LABEL_COVERAGE_LOW,
+    PREDICTED_MIX_SHIFT,
+    PRIOR_SHIFT,
+)
 from streammon.metrics import names, spec
 from streammon.state import StateError, decode_label
 from streammon.tally import WINDOW_TYPES, capacity_for
@@ -52,7 +59,7 @@ STATE = {"cumulative": ("counts",), "sliding": ("counts", "ring", "head", "fille
          "timed": ("counts", "ids", "slots")}
 POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "shift_min_js", "confidence", "metric_params")
 DETECTOR = ("drop", "arl", "baseline_confidence", "baseline_samples", "enabled")
-ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT)
+ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
 _CLASS_ID = re.compile(r"0|[1-9][0-9]{0,8}")
 
 
@@ -122,6 +129,8 @@ def _label(value: Any, where: str) -> Hashable:
 
 def check_body(body: Any) -> None:
     """Raise ``StateError`` naming the first field of ``body`` that a saved monitor cannot hold."""
+    if isinstance(body, dict) and "pending" in body:  # the label side, checked by streammon.pending.schema
+        body = {key: value for key, value in body.items() if key != "pending"}
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
     labels = [_label(x, f"labels[{i}]") for i, x in enumerate(_list(body["labels"], "labels", most=max_classes))]

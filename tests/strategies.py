@@ -64,3 +64,19 @@ def hostile_labels() -> st.SearchStrategy[object]:
         st.binary(min_size=1, max_size=4),
         st.tuples(st.integers(), st.text(max_size=2)),
     )
+
+
+@st.composite
+def label_events(draw: st.DrawFn, *, max_events: int = 60) -> list[tuple[str, list[object], list[str], float]]:
+    """Interleaved predict/label calls: ``(kind, keys, labels, time gap)``, kind ``predict``/``label``
+    (one key) or ``predict_many``/``label_many`` (a few), or ``reload`` (save and load the monitor).
+    Keys come from a small pool of str and int ids, so repeats, duplicates and orphans are common."""
+    keys = st.sampled_from(["a", "b", "c", "d", "e", 1, 2, 3, "1"])
+    classes = st.sampled_from(["x", "y", "z"])
+    events = []
+    for _ in range(draw(st.integers(0, max_events))):
+        kind = draw(st.sampled_from(["predict", "label", "predict_many", "label_many", "reload"]))
+        size = 1 if kind in ("predict", "label") else draw(st.integers(0, 4))
+        events.append((kind, [draw(keys) for _ in range(size)], [draw(classes) for _ in range(size)],
+                       draw(st.sampled_from([0.0, 0.5, 1.0, 3.0]))))
+    return events

@@ -188,3 +188,20 @@ def test_counts_by_window_name_a_mistyped_window_too() -> None:
     assert counts["sliding_2"].to_dict() == {"b": {"a": 1, "b": 1}}
     with pytest.raises(KeyError, match="no window 'sliding' here; the windows are 'cumulative', 'sliding_2'"):
         counts["sliding"]
+
+
+def test_label_stats_go_into_the_json_with_counts_a_recount_gives() -> None:
+    """Predictions now, labels later: to_dict() carries prediction counts and label stats, JSON-safe."""
+    monitor = Monitor([Cumulative()], reference={"neg": 9, "pos": 1}, clock=lambda: 100.0)
+    for key, pred in enumerate(["neg", "neg", "pos", "neg", "pos"]):
+        monitor.predict(key, pred, t=float(key))
+    monitor.label(0, "neg", t=10.0)
+    monitor.label(2, "neg", t=11.0)
+    monitor.label(99, "pos", t=12.0)  # an orphan: no such prediction
+    d = json.loads(json.dumps(monitor.report().to_dict(), allow_nan=False))
+    window = d["windows"]["cumulative"]
+    assert window["prediction_counts"] == {"neg": 3, "pos": 2}
+    stats = window["label_stats"]
+    assert (stats["predictions"], stats["labelled"], stats["pending"], stats["orphans"]) == (5, 2, 3, 1)
+    assert stats["coverage"] == pytest.approx(2 / 5)
+    assert window["confusion"] == [[1, 1], [0, 0]]

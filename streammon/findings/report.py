@@ -29,7 +29,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from streammon.counting.counts import ConfusionCounts
@@ -42,9 +42,12 @@ from streammon.findings.encode import (
     matrix,
     pair,
 )
+from streammon.findings.frozen import FrozenMap
+from streammon.findings.label_stats import LabelStats
 from streammon.findings.reference import Reference
 from streammon.findings.shift import PriorShift
 
+_NO_COUNTS: Mapping[Hashable, int] = FrozenMap({})
 TYPE1 = "type1"
 TYPE2 = "type2"
 CONDITION3 = "condition3"
@@ -78,6 +81,8 @@ DEGRADATION = "degradation"
 PRIOR_SHIFT = "prior_shift"
 CLASS_SET_CHANGE = "class_set_change"
 INCOMPETENT = "incompetent"
+LABEL_COVERAGE_LOW = "label_coverage_low"
+PREDICTED_MIX_SHIFT = "predicted_mix_shift"
 STREAM = "stream"  # the window of the sequential degradation detector: every sample, in order
 
 
@@ -124,6 +129,10 @@ class WindowReport:
     ``corrected_precision`` is each class's precision at the reference mix.
     ``recall_interval`` holds Wilson intervals per class and ``intervals`` those of
     ``acsa``, ``gmean`` and ``min_recall`` (see ``metrics.intervals``).
+    ``prediction_counts`` counts every ``predict`` call's prediction in the window by predicted
+    class (by prediction time), labelled or not, and ``label_stats`` says how many got labels,
+    how late, and how the predicted mix compares with the reference (``LabelStats``); both are
+    empty / None until the first ``predict``.
     """
 
     name: str
@@ -150,6 +159,8 @@ class WindowReport:
     flags: tuple[Flag, ...]
     recall_interval: Mapping[Hashable, tuple[float, float]]
     intervals: Mapping[str, tuple[float, float]]
+    prediction_counts: Mapping[Hashable, int] = field(default_factory=lambda: _NO_COUNTS)
+    label_stats: LabelStats | None = None
 
     def flagged(self, kind: str | None = None) -> tuple[str, ...]:
         """The names of the flagged metrics (of one ``kind`` if given)."""
@@ -188,6 +199,8 @@ class WindowReport:
             "flags": [f.to_dict() for f in self.flags],
             "recall_interval": by_label(self.recall_interval, keys, pair),
             "intervals": {metric: pair(interval) for metric, interval in self.intervals.items()},
+            "prediction_counts": by_label(self.prediction_counts, keys, int),
+            "label_stats": None if self.label_stats is None else self.label_stats.to_dict(keys),
         }
 
     def __repr__(self) -> str:
@@ -203,6 +216,7 @@ class Report:
     windows: the source of the mergeable counters exported to Prometheus.
     ``alerts`` are the alerts active now; ``baseline`` is each class's in-control
     recall used by the degradation detector (classes still learning it are absent).
+    ``label_stats`` covers every prediction since start (None until the first ``predict``).
     """
 
     windows: Mapping[str, WindowReport]
@@ -214,6 +228,7 @@ class Report:
     totals: ConfusionCounts
     alerts: tuple[Alert, ...]
     baseline: Mapping[Hashable, float]
+    label_stats: LabelStats | None = None
 
     def alerting(self, kind: str | None = None) -> tuple[Alert, ...]:
         """The active alerts (of one ``kind`` if given)."""
@@ -239,6 +254,7 @@ class Report:
             "baseline": by_label(self.baseline, keys),
             "alerts": [a.to_dict() for a in self.alerts],
             "windows": {name: w._json(keys) for name, w in self.windows.items()},
+            "label_stats": None if self.label_stats is None else self.label_stats.to_dict(keys),
         }
 
     def __repr__(self) -> str:

@@ -1,0 +1,361 @@
+"""Predictions now, labels later: ``predict``/``label`` and their batch forms, joined on a key.
+
+A prediction is recorded under its key (``streammon.pending``) and counted at once in the
+prediction-side windows (by prediction time). Its label, whenever it comes, is joined with it
+and counted in the labelled windows exactly as ``update(y_true, y_pred)`` would count it, at
+the label's time (so labelled windows stay exact and times monotone, shared with ``update``).
+
+The edges, decided once:
+
+- a label for a key never predicted, or whose prediction already expired or was evicted, is an
+  *orphan*; a second label for a joined key is a *duplicate* (while the joined key is still
+  remembered: its record's lifetime, see below; after that, an orphan). Neither is counted in
+  the labelled windows and neither raises: the rest of the batch goes on.
+- a key predicted again while its prediction is pending is *repeated*: the first prediction
+  stands, the repeat is counted (``repeated``) and otherwise ignored. Once joined or expired, the
+  key can be predicted afresh.
+- a prediction leaves unlabelled when ``max_pending`` newer predictions were accepted after it
+  (*evicted*) or when a label-side time (a label or ``update`` time, or the clock at a read of a
+  clock-driven monitor) more than ``label_ttl`` seconds after it is seen (*expired*): it is
+  counted, per predicted class, as never labelled. A label later than ``label_ttl`` is an orphan.
+- keys are str or int (``streammon.pending.keys``); ``1`` and ``"1"`` are different keys.
+- prediction times never decrease (among predictions); label times share the time of ``update``.
+
+>>> from streammon import Monitor, Cumulative
+>>> m = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1})
+>>> m.predict_many(["t1", "t2", "t3"], ["fraud", "legit", "legit"], t=0.0)
+>>> m.label_many(["t1", "t9", "t1"], ["fraud", "legit", "fraud"], t=5.0)
+>>> s = m.report().windows["cumulative"].label_stats
+>>> s.predictions, s.labelled, s.pending, s.orphans, s.duplicates, round(s.coverage, 3)
+(3, 1, 2, 1, 1, 0.333)
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from streammon.counting.batch import Batch
+from streammon.counting.labels import as_label_array, code_labels
+from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
+from streammon.counting.windows import Timed, Window
+from streammon.findings.label_stats import DUPLICATE_BUCKET, LATENCY_BUCKETS, ORPHAN_BUCKET, latency_quantiles
+from streammon.findings.label_view import LabelView
+from streammon.intake import FLUSH_EVERY, Intake
+from streammon.pending import Journal, PendingRecords, check_key, check_keys
+from streammon.pending.memory import ORPHAN
+from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
+from streammon.pending.sqlite import LABEL, PREDICT
+from streammon.tally import Tally
+
+
+class Labelling(Intake):
+    """The write side of a monitor, plus predictions whose labels come later (see the module docstring)."""
+
+    def __init__(self, tally: Tally, clock: Callable[[], float], records: PendingRecords,
+                 journal: Journal | None) -> None:
+        super().__init__(tally, clock)
+        self._records = records
+        self._journal = journal
+        self._side = LabelSide(tally.windows, tally.capacity)
+        self._pred_t = -math.inf  # the latest prediction time (never decreases)
+        self._repeated = 0
+        self._p_codes: list[int] = []  # accepted predictions not yet in the prediction-side windows
+        self._p_times = array("d")
+        self._m_seqs: list[int] = []  # joined predictions whose cells move to "labelled"
+        self._m_codes: list[int] = []
+        self._m_times: list[float] = []
+        self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
+
+    def _now(self, last: float) -> float:
+        """The clock's time, no earlier than ``last`` (a plain float in range takes no conversion)."""
+        now = self._clock()
+        if type(now) is float and last <= now <= MAX_TIME and now >= -MAX_TIME:
+            return now
+        return clock_time(now, last)
+
+    # -- predictions --------------------------------------------------------------------------
+
+    def predict(self, key: str | int, y_pred: Any, t: Any = None) -> None:
+        """Record one prediction whose label will come later (``key``: a str or int id; ``t``: seconds)."""
+        if type(key) is not str or not 0 < len(key) <= 512:
+            key = check_key(key)
+        with self._lock:
+            ids = self._ids
+            try:
+                code = ids[y_pred]
+            except (KeyError, TypeError):
+                code = -1
+            now = self._now(self._pred_t) if t is None else check_time(t, self._pred_t)
+            if code < 0:
+                new = self._tally.index.new_labels((y_pred,))  # validates, or raises: nothing changed
+                if self._journal is not None:
+                    self._journal.append(PREDICT, [key], new, [now])
+                self._tally.register(new)
+                code = ids[y_pred]
+            elif self._journal is not None:
+                self._journal.append(PREDICT, [key], [self._tally.index.labels[code]], [now])
+            self._pred_t = now
+            if self._records.put(key, code, now) < 0:
+                self._repeated += 1
+                return
+            self._p_codes.append(code)
+            self._p_times.append(now)
+            if len(self._p_codes) >= FLUSH_EVERY:
+                self._flush()
+
+    def predict_many(self, keys: Any, y_pred: Any, t: Any = None) -> None:
+        """Record a batch of predictions: keys and predicted labels of equal length; ``t`` as in ``update_many``.
+
+        Validated in full before anything is recorded (store included); keys already pending are repeats.
+        """
+        keys = check_keys(keys)
+        preds = as_label_array(y_pred, "y_pred")
+        if len(keys) != len(preds):
+            raise ValueError(f"keys and y_pred must have the same length, got {len(keys)} and {len(preds)}")
+        times = None if t is None or np.ndim(t) == 0 else as_times(t, len(keys))
+        if not keys:
+            return
+        index = self._tally.index
+        known = len(index)
+        encoded = code_labels(preds, preds[:0], index)
+        with self._lock:
+            if len(index) != known:
+                encoded = code_labels(preds, preds[:0], index)
+            if times is None:
+                stamp = clock_time(self._clock(), self._pred_t) if t is None else check_time(t, self._pred_t)
+                stamps: list[float] = [stamp] * len(keys)
+            else:
+                check_times(times, self._pred_t)
+                stamps = times.tolist()
+            codes, _, lut, new = encoded
+            idx = (codes if lut is None else lut[codes]).tolist()
+            if self._journal is not None:
+                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps)
+            self._tally.register(new)
+            self._accept(keys, idx, stamps)
+
+    def _accept(self, keys: list[Any], codes: list[int], stamps: list[float]) -> None:
+        """Put validated predictions in the store and the prediction buffer (caller holds the lock)."""
+        put = self._records.put
+        p_codes, p_times = self._p_codes, self._p_times
+        repeated = 0
+        for key, code, now in zip(keys, codes, stamps, strict=True):
+            if put(key, code, now) < 0:
+                repeated += 1
+            else:
+                p_codes.append(code)
+                p_times.append(now)
+        self._repeated += repeated
+        self._pred_t = stamps[-1]
+        if len(p_codes) >= FLUSH_EVERY:
+            self._flush()
+
+    # -- labels ---------------------------------------------------------------------------------
+
+    def label(self, key: str | int, y_true: Any, t: Any = None) -> None:
+        """The label of an earlier prediction: joined and counted as ``update(y_true, y_pred)`` at time ``t``."""
+        if type(key) is not str or not 0 < len(key) <= 512:
+            key = check_key(key)
+        with self._lock:
+            self._catch_up()
+            now = self._now(self._last_t) if t is None else check_time(t, self._last_t)
+            ids = self._ids
+            try:
+                true = ids[y_true]
+                new: list[Any] = []
+            except (KeyError, TypeError):
+                new = self._tally.index.new_labels((y_true,))  # validates, or raises: nothing changed
+                true = -1
+            if self._journal is not None:
+                self._journal.append(LABEL, [key], new or [self._tally.index.labels[true]], [now])
+            if t is None:
+                self._clock_driven = True
+            if not now < self._open_until:
+                self._flush()  # the buffered samples and events keep the bucket they share
+                self._open_until = self._bucket_end(now)
+            self._last_t = now
+            found = self._records.take(key, now)
+            if isinstance(found, str):
+                self._events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
+            else:
+                seq, code, predicted = found
+                if true < 0:
+                    self._tally.register(new)
+                    true = ids[y_true]
+                self._cells.append(true * self._stride + code)
+                self._events.append(latency_bucket_of(now - predicted))
+                self._m_seqs.append(seq)
+                self._m_codes.append(code)
+                self._m_times.append(predicted)
+            if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:
+                self._flush()
+
+    def label_many(self, keys: Any, y_true: Any, t: Any = None) -> None:
+        """Labels of earlier predictions, in arrival order: each joined as ``label`` would join it.
+
+        Validated in full before anything is joined (store included); orphans and duplicates are
+        counted and the rest of the batch goes on.
+        """
+        keys = check_keys(keys)
+        truth = as_label_array(y_true, "y_true")
+        if len(keys) != len(truth):
+            raise ValueError(f"keys and y_true must have the same length, got {len(keys)} and {len(truth)}")
+        times = None if t is None or np.ndim(t) == 0 else as_times(t, len(keys))
+        if not keys:
+            return
+        index = self._tally.index
+        code_labels(truth, truth[:0], index)  # validates every label (and the class cap): changes nothing
+        with self._lock:
+            self._catch_up()
+            if times is None:
+                stamp = self._clock_time() if t is None else check_time(t, self._last_t)
+                stamps: list[float] = [stamp] * len(keys)
+            else:
+                check_times(times, self._last_t)
+                stamps = times.tolist()
+            if self._journal is not None:
+                self._journal.append(LABEL, keys, _plain(truth, index, None, []), stamps)
+            self._join(keys, truth, stamps)
+            if t is None:
+                self._clock_driven = True
+
+    def _join(self, keys: list[Any], truth: np.ndarray, stamps: list[float]) -> None:
+        """Join validated labels with their predictions and count them (caller holds the lock)."""
+        take = self._records.take
+        at: list[int] = []
+        codes: list[int] = []
+        events: list[int] = []
+        latencies: list[float] = []
+        for i, (key, now) in enumerate(zip(keys, stamps, strict=True)):
+            found = take(key, now)
+            if isinstance(found, str):
+                events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
+            else:
+                seq, code, predicted = found
+                at.append(i)
+                codes.append(code)
+                events.append(-1)
+                latencies.append(now - predicted)
+                self._m_seqs.append(seq)
+                self._m_codes.append(code)
+                self._m_times.append(predicted)
+        self._flush()
+        all_times = np.asarray(stamps, dtype=np.float64)
+        self._last_t = stamps[-1]
+        self._open_until = -math.inf
+        bucket = np.asarray(events, dtype=np.intp)
+        bucket[bucket < 0] = latency_bucket(latencies)
+        self._side.add_events(bucket, all_times if self._timed else None)
+        if at:
+            where = np.asarray(at, dtype=np.intp)
+            true_codes, _, lut, new = code_labels(truth[where], truth[:0], self._tally.index)
+            self._tally.register(new)
+            true_idx = true_codes if lut is None else lut[true_codes]
+            pred_idx = np.asarray(codes, dtype=np.intp)
+            self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride))
+
+    # -- buffers, expiry and reads ----------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Move every buffer into its windows (caller holds the lock): samples, predictions, moves, events."""
+        super()._flush()
+        side = self._side
+        side.fit(self._tally.capacity)
+        if self._p_codes:
+            side.add_predictions(self._p_codes, self._p_times)
+            self._p_codes, self._p_times = [], array("d")
+        if self._m_seqs:
+            side.move(self._m_seqs, self._m_codes, self._m_times, LABELLED)
+            self._m_seqs, self._m_codes, self._m_times = [], [], []
+        gone = self._records.drain()
+        if gone.seqs:
+            side.move(gone.seqs, gone.codes, gone.times, gone.status)
+        if self._events:
+            self._catch_up()
+            side.add_events(self._events, self._last_t if self._timed else None)
+            self._events = []
+
+    def _expire(self, now: float | None) -> None:
+        """Expire predictions older than ``label_ttl`` at the read time (caller holds the lock).
+
+        The read time is the label side's (the latest label or ``update`` time, or the clock of a
+        clock-driven monitor), which no later label precedes: so whether a label joins, and whether
+        its prediction expired, never depends on when reports were made.
+        """
+        if now is not None:
+            self._records.expire(now)
+        self._flush()
+
+    def _label_view(self, now: float | None) -> LabelView | None:
+        """A copy of the prediction-side and label-event counts (caller holds the lock, flushed)."""
+        if not self._side.fed and not self._events_seen():
+            return None
+        side_now = max(self._pred_t, -math.inf if now is None else now)
+        stamp = None if side_now == -math.inf else side_now
+        events = self._side.events(now)
+        predictions = self._side.predictions(stamp)  # expires old buckets before aged_counts reads them
+        typical = latency_quantiles(events[-1][1][:LATENCY_BUCKETS])["p50"]
+        aged = [None if stamp is None or math.isnan(typical) else aged_counts(w, stamp - typical)
+                for w in self._side.pred_windows]
+        return LabelView(predictions=tuple(m for _, m in predictions),
+                         events=tuple(e.copy() for _, e in events), aged=tuple(aged),
+                         repeated=self._repeated, typical_latency=typical)
+
+    def _events_seen(self) -> bool:
+        return bool(self._side.events(None)[-1][1].sum())
+
+    def _pending_state(self, mark: int) -> dict[str, Any]:
+        """The pending store and the label-side counts as plain data (caller holds the lock, flushed)."""
+        return {"records": self._records.state(), "side": self._side.state(), "mark": mark,
+                "pred_t": None if self._pred_t == -math.inf else self._pred_t, "repeated": self._repeated,
+                "max_pending": self._records.max_pending, "label_ttl": self._records.label_ttl}
+
+    def _restore_pending(self, saved: dict[str, Any]) -> None:
+        """Load ``_pending_state`` (checked by ``streammon.pending.schema``)."""
+        if saved["records"] is None:
+            return
+        self._records.restore(saved["records"])
+        self._side.restore(saved["side"])
+        if self._side.fed != self._records.next_seq:
+            raise ValueError(f"the prediction-side windows counted {self._side.fed} predictions, the store "
+                             f"{self._records.next_seq}")
+        self._pred_t = -math.inf if saved["pred_t"] is None else float(saved["pred_t"])
+        self._repeated = saved["repeated"]
+
+    def _replay(self, journal: Journal, after: int) -> None:
+        """Apply the journal's rows after ``after`` (validated again, not journalled again)."""
+        self._journal = None
+        try:
+            for kind, keys, labels, times, _ in journal.replay(after):
+                if kind == PREDICT:
+                    self.predict_many(keys, labels, times)
+                elif kind == LABEL:
+                    self.label_many(keys, labels, times)
+                else:
+                    raise ValueError(f"pending store {journal.path} holds a row of unknown kind {kind!r}")
+        finally:
+            self._journal = journal
+
+
+def _plain(labels: np.ndarray, index: Any, idx: list[int] | None, new: list[Any]) -> list[Any]:
+    """Labels as plain Python values for the journal (the canonical class when known)."""
+    if idx is not None and not new:
+        known = index.labels
+        return [known[i] for i in idx]
+    return [v.item() if isinstance(v, np.generic) else v for v in labels.tolist()]
+
+
+def aged_counts(w: Window, cutoff: float) -> np.ndarray | None:
+    """A timed prediction-side window's counts over the buckets that ended by ``cutoff`` (None: not timed)."""
+    if not isinstance(w, Timed):
+        return None
+    total = np.zeros_like(w._counts)
+    for bucket, matrix in zip(w._ids.tolist(), w._slots, strict=True):
+        if matrix is not None and (bucket + 1) * w.width <= cutoff:
+            total += matrix
+    return total

@@ -1,0 +1,179 @@
+"""The pending predictions in memory: key -> predicted class and time, bounded by count and age.
+
+Every accepted prediction gets the next sequence number (its rank among accepted predictions:
+the prediction-side windows count them in the same order). A record lives until its label
+joins it, until ``max_pending`` newer predictions have been accepted (it is *evicted*), or
+until a time more than ``label_ttl`` seconds after its prediction is seen (it *expires*). A
+joined record stays as a tombstone for the same lifetime, so that a repeated label is told
+apart (a *duplicate*) from a label for a key never seen or already gone (an *orphan*).
+
+Memory: a dict entry and a sequence number per record, plus 8 bytes of key reference, 8 of
+time and 4 of class in arrays indexed by sequence (``examples/bench_speed.py`` measures it).
+
+>>> r = PendingRecords(max_pending=10, label_ttl=5.0)
+>>> r.put(1, 0, 0.0), r.put(2, 1, 1.0)
+(0, 1)
+>>> r.take(2, 3.0), r.take(1, 9.0), r.pending, r.gone_status
+((1, 1, 1.0), 'orphan', 0, [2])
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_MAX_PENDING = 1_000_000
+DEFAULT_LABEL_TTL = 90 * 86_400.0  # seconds: 90 days, the far end of chargeback delays
+
+EXPIRED = 2  # status of a record that outlived label_ttl (prediction-side windows: column 2)
+EVICTED = 3  # status of a record pushed out by max_pending newer predictions (column 3)
+ORPHAN = "orphan"
+DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """Records that left the store unlabelled, as parallel lists (drained by the caller)."""
+
+    seqs: list[int]
+    codes: list[int]
+    times: list[float]
+    status: list[int]
+
+
+class PendingRecords:
+    """Pending predictions (and recently joined tombstones), oldest first. Not thread-safe: the monitor locks."""
+
+    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, label_ttl: float = DEFAULT_LABEL_TTL) -> None:
+        if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
+            raise ValueError(f"max_pending must be an int >= 1, got {max_pending!r}")
+        if isinstance(label_ttl, bool) or not isinstance(label_ttl, (int, float)) or not label_ttl > 0:
+            raise ValueError(f"label_ttl must be seconds > 0 (math.inf: never), got {label_ttl!r}")
+        self.max_pending = max_pending
+        self.label_ttl = float(label_ttl)
+        self._keys: dict[Hashable, int] = {}  # seq >= 0: pending; -(seq + 1): joined (a tombstone)
+        self._order: list[Any] = []  # key of each sequence number from _base (None: superseded on restore)
+        self._times = array("d")
+        self._codes = array("i")
+        self._base = 0  # sequence number of _order[0]
+        self._head = 0  # every record before it has left
+        self.next_seq = 0
+        self.pending = 0
+        self.gone_seqs: list[int] = []
+        self.gone_codes: list[int] = []
+        self.gone_times: list[float] = []
+        self.gone_status: list[int] = []
+
+    def __len__(self) -> int:
+        """Records held (pending and tombstones)."""
+        return self.next_seq - self._head
+
+    def put(self, key: Hashable, code: int, t: float) -> int:
+        """Accept a prediction (times never decrease); its sequence number, or -1 if ``key`` is pending already."""
+        keys = self._keys
+        old = keys.get(key)
+        if old is not None and old >= 0:
+            return -1
+        seq = self.next_seq
+        keys[key] = seq
+        self._order.append(key)
+        self._times.append(t)
+        self._codes.append(code)
+        self.next_seq = seq + 1
+        self.pending += 1
+        if seq - self._head >= self.max_pending:
+            self._drop_head(EVICTED)
+        return seq
+
+    def take(self, key: Hashable, t: float) -> tuple[int, int, float] | str:
+        """Join a label at time ``t``: ``(seq, code, predicted at)``, else ``"orphan"`` or ``"duplicate"``."""
+        seq = self._keys.get(key)
+        if seq is None:
+            return ORPHAN
+        if seq < 0:  # joined already: a duplicate while the joined record lives (its ttl), then an orphan
+            return DUPLICATE if self._times[-seq - 1 - self._base] + self.label_ttl >= t else ORPHAN
+        at = seq - self._base
+        predicted = self._times[at]
+        if predicted + self.label_ttl < t:  # expired before its label came: counted so, the label is an orphan
+            self._leave(key, seq, EXPIRED)
+            return ORPHAN
+        self._keys[key] = -seq - 1
+        self.pending -= 1
+        return seq, self._codes[at], predicted
+
+    def expire(self, now: float) -> None:
+        """Expire every pending record predicted more than ``label_ttl`` seconds before ``now`` (and forget
+        joined ones as old): ``now`` is a label-side time, which later labels never precede."""
+        ttl = self.label_ttl
+        while self._head < self.next_seq and self._times[self._head - self._base] + ttl < now:
+            self._drop_head(EXPIRED)
+
+    def _drop_head(self, status: int) -> None:
+        seq = self._head
+        at = seq - self._base
+        key = self._order[at]
+        current = self._keys.get(key) if key is not None else None
+        if current == seq:
+            self._leave(key, seq, status)
+        elif current == -seq - 1:
+            del self._keys[key]
+        self._head = seq + 1
+        if at > 4096 and 2 * at > len(self._order):
+            del self._order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
+            self._base = seq + 1
+
+    def _leave(self, key: Hashable, seq: int, status: int) -> None:
+        del self._keys[key]
+        self.pending -= 1
+        at = seq - self._base
+        self.gone_seqs.append(seq)
+        self.gone_codes.append(self._codes[at])
+        self.gone_times.append(self._times[at])
+        self.gone_status.append(status)
+
+    def drain(self) -> Settled:
+        """The records that left unlabelled since the last drain."""
+        out = Settled(self.gone_seqs, self.gone_codes, self.gone_times, self.gone_status)
+        self.gone_seqs, self.gone_codes, self.gone_times, self.gone_status = [], [], [], []
+        return out
+
+    def oldest_time(self) -> float:
+        """The prediction time of the oldest record still held (``inf`` when empty)."""
+        return self._times[self._head - self._base] if self._head < self.next_seq else math.inf
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Every record held, as ``[seq, key, class index, time, joined]`` rows (for ``streammon.state``)."""
+        rows = []
+        for seq in range(self._head, self.next_seq):
+            at = seq - self._base
+            key = self._order[at]
+            current = self._keys.get(key) if key is not None else None
+            if current == seq or current == -seq - 1:
+                rows.append([seq, key, self._codes[at], self._times[at], current < 0])
+        return {"next_seq": self.next_seq, "head": self._head, "records": rows}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load ``state()`` (already checked by ``streammon.state_schema``) into this empty store."""
+        head, next_seq = int(state["head"]), int(state["next_seq"])
+        self._base = self._head = head
+        self.next_seq = next_seq
+        span = next_seq - head
+        self._order = [None] * span
+        self._times = array("d", [-math.inf]) * span  # a gap (a superseded record) never stops expiry
+        self._codes = array("i", bytes(4 * span))
+        self._keys = {}
+        self.pending = 0
+        for seq, key, code, t, joined in state["records"]:
+            at = seq - head
+            if key in self._keys or not 0 <= at < span or self._order[at] is not None:
+                raise ValueError(f"pending record {seq} ({key!r}) is out of range or repeated")
+            self._order[at] = key
+            self._times[at] = t
+            self._codes[at] = code
+            self._keys[key] = -seq - 1 if joined else seq
+            self.pending += not joined

@@ -1,0 +1,72 @@
+"""What the ``pending`` part of a state file may hold, checked before anything is built from it.
+
+Absent (a file saved before predictions existed) means no pending prediction. Otherwise: the
+store's records (``[seq, key, class index, time, joined]`` rows, sequence numbers in
+``[head, next_seq)``, at most ``max_pending`` apart), the label-side windows (one per monitor
+window and a lifetime one each, the prediction side ``max(capacity, 4)`` wide), the journal
+mark and the settings. Restoring costs about 20 bytes per sequence number between ``head`` and
+``next_seq`` (at most ``max_pending``) besides the records themselves.
+
+>>> check_pending(None, 2, 1, 2)["records"] is None
+True
+>>> check_pending({"records": 1}, 2, 1, 2)
+Traceback (most recent call last):
+...
+streammon.state.StateError: pending: missing label_ttl, mark, max_pending, pred_t, repeated, side; unexpected none
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from streammon.counting.timing import MAX_TIME
+from streammon.pending.keys import check_key
+from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
+from streammon.pending.sides import STATUSES
+from streammon.state import StateError
+from streammon.state_schema import MAX_COUNT, _fields, _int, _list, _real
+
+PENDING = ("records", "side", "mark", "pred_t", "repeated", "max_pending", "label_ttl")
+MAX_PENDING = 2**31 - 1
+
+
+def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, Any]:
+    """The checked ``pending`` section (defaults when absent); ``StateError`` naming the first bad field."""
+    if value is None:
+        return {"records": None, "side": None, "mark": 0, "pred_t": None, "repeated": 0,
+                "max_pending": DEFAULT_MAX_PENDING, "label_ttl": DEFAULT_LABEL_TTL}
+    body = _fields(value, "pending", PENDING)
+    max_pending = _int(body["max_pending"], "pending.max_pending", 1, MAX_PENDING)
+    ttl = body["label_ttl"]
+    if not (isinstance(ttl, float) and (ttl == math.inf or 0 < ttl <= MAX_COUNT)):
+        raise StateError(f"pending.label_ttl must be seconds > 0 (or inf), got {ttl!r:.60}")
+    _int(body["mark"], "pending.mark", 0, MAX_COUNT)
+    _int(body["repeated"], "pending.repeated", 0, MAX_COUNT)
+    if body["pred_t"] is not None:
+        _real(body["pred_t"], "pending.pred_t", -MAX_TIME, MAX_TIME)
+    records = _fields(body["records"], "pending.records", ("next_seq", "head", "records"))
+    next_seq = _int(records["next_seq"], "pending.records.next_seq", 0, MAX_COUNT)
+    head = _int(records["head"], "pending.records.head", max(0, next_seq - max_pending), next_seq)
+    for i, row in enumerate(_list(records["records"], "pending.records.records", most=next_seq - head)):
+        where = f"pending.records.records[{i}]"
+        seq, key, code, t, joined = _list(row, where, 5)
+        _int(seq, f"{where} seq", head, next_seq - 1)
+        try:
+            check_key(key)
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"{where} key: {exc}") from None
+        _int(code, f"{where} class", 0, k - 1)
+        _real(t, f"{where} time", -MAX_TIME, MAX_TIME)
+        if type(joined) is not bool:
+            raise StateError(f"{where} joined must be true or false, got {joined!r:.60}")
+    side = _fields(body["side"], "pending.side", ("capacity", "fed", "predictions", "events"))
+    if side["capacity"] != max(capacity, STATUSES) or type(side["capacity"]) is not int:
+        raise StateError(f"pending.side.capacity must be {max(capacity, STATUSES)}, got {side['capacity']!r:.60}")
+    if _int(side["fed"], "pending.side.fed", 0, MAX_COUNT) != next_seq:
+        raise StateError(f"pending.side.fed ({side['fed']}) must equal the store's next_seq ({next_seq})")
+    for part in ("predictions", "events"):
+        for j, item in enumerate(_list(side[part], f"pending.side.{part}", windows + 1)):
+            if not isinstance(item, dict) or not isinstance(item.get("counts"), list):
+                raise StateError(f"pending.side.{part}[{j}] must be a window state with counts")
+    return body

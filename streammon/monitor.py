@@ -31,6 +31,7 @@ from streammon.detection.cusum import DegradationWatch
 from streammon.findings.alerts import active_since
 from streammon.findings.assemble import assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
+from streammon.findings.expected import PriorBaselines, as_confusion, estimate_reports
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.label_view import label_reports
 from streammon.findings.reference import Reference
@@ -157,6 +158,7 @@ class Monitor(Labelling):
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
+        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))))
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         if pending is not None:
@@ -309,7 +311,8 @@ class Monitor(Labelling):
         lifetime_stats = None
         if labelling is not None:
             windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy)
-            conditions = conditions + extra
+            windows, estimated = estimate_reports(windows, view, self._prior_baselines, self._policy)
+            conditions = conditions + extra + estimated
         with self._lock:
             stamp = self._last_t if view.now is None else view.now
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -111,6 +112,35 @@ def test_simplex_solver_matches_scipy() -> None:
         assert np.all(pi[active] == 0) and np.all(pi[~active] > 0)
 
 
+def _kkt_violation(h: np.ndarray, g: np.ndarray, pi: np.ndarray) -> float:
+    """How far ``pi`` is from the KKT conditions of min πᵀHπ − 2gᵀπ on the simplex, relative to the scale of H·π:
+    multipliers μ = Hπ − g + λ (λ from Σ π_j μ_j = 0) must be ≥ 0, and 0 where π_j > 0."""
+    grad = h @ pi - g
+    mu = grad - pi @ grad
+    scale = np.abs(h).max() + np.abs(g).max()
+    return float(max(-mu.min(), np.abs(mu[pi > 1e-9]).max(initial=0.0)) / scale)
+
+
+def test_simplex_solver_is_optimal_on_nearly_singular_problems() -> None:
+    """Low-rank and repeated-column problems (singular H, the solver's ridge at work): the answer satisfies the
+    KKT conditions and is no worse than scipy's NNLS with the sum constraint as a heavy extra row."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        k = int(rng.integers(2, 8))
+        a = rng.normal(size=(k, int(rng.integers(1, k + 1))))
+        a = a @ rng.normal(size=(a.shape[1], k))
+        a[:, rng.integers(k)] = a[:, rng.integers(k)]  # often a repeated column
+        b = a @ rng.dirichlet(np.full(k, 0.3)) + rng.normal(size=k) * 10.0 ** rng.integers(-6, 1)
+        h, g = a.T @ a, a.T @ b
+        pi, active = simplex_least_squares(h, g)
+        assert _kkt_violation(h, g, pi) < 1e-7
+        heavy = 1e4 * (1 + np.abs(a).max())
+        ref = optimize.nnls(np.vstack([a, np.full(k, heavy)]), np.concatenate([b, [heavy]]), maxiter=2000)[0]
+        ref /= ref.sum()
+        assert np.sum((a @ pi - b) ** 2) <= np.sum((a @ ref - b) ** 2) + 1e-9 * (1 + np.abs(a).max() ** 2)
+        assert np.all(pi[active] == 0)
+
+
 @settings(max_examples=60, deadline=None)
 @given(confusion_matrices(k_min=2, k_max=6), st.data())
 def test_estimate_lies_on_the_simplex(n: np.ndarray, data: st.DataObject) -> None:
@@ -141,10 +171,46 @@ def test_relabelling_classes_permutes_the_answer(n: np.ndarray, data: st.DataObj
     k = n.shape[0]
     predicted = np.array(data.draw(st.lists(st.integers(0, 500), min_size=k, max_size=k).filter(sum)))
     perm = np.array(data.draw(st.permutations(range(k))))
+    _assert_relabelling_permutes(n, predicted, perm)
+
+
+def _assert_relabelling_permutes(n: np.ndarray, predicted: np.ndarray, perm: np.ndarray) -> None:
+    """The fitted mix C·π and the p-value are unique, so they permute; π itself only when C is invertible."""
     e = estimate_priors(n, predicted)
     f = estimate_priors(n[np.ix_(perm, perm)], predicted[perm])
-    assert f.priors == pytest.approx(e.priors[perm], abs=1e-6)
+    rates = _rates(n.astype(float))
+    assert (_rates(n[np.ix_(perm, perm)].astype(float)) @ f.priors) == pytest.approx((rates @ e.priors)[perm], abs=1e-6)
     assert f.p_value == pytest.approx(e.p_value, abs=1e-6)
+    assert f.df == e.df
+    if np.linalg.cond(rates) < 1e6:  # π is identified
+        assert f.priors == pytest.approx(e.priors[perm], abs=1e-6)
+
+
+def test_relabelling_a_singular_channel_keeps_the_p_value() -> None:
+    """Regression (found by Hypothesis): C of rank 3 with four identical columns. The old test counted π's zeros
+    as degrees of freedom, which gave df = 0 and p = 1 although the predicted mix lies off {C·π} (T = 6.3);
+    the face the residual exposes is 2-dimensional in the 5-dimensional plane, so df = 3 whatever the order."""
+    n = np.array([[0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 1], [1, 1, 1, 1, 1, 1],
+                  [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    predicted = np.array([154, 0, 0, 331, 36, 428])
+    _assert_relabelling_permutes(n, predicted, np.array([0, 3, 5, 2, 1, 4]))
+    e = estimate_priors(n, predicted)
+    assert e.df == 3 and e.statistic == pytest.approx(6.3186, abs=1e-3)
+    assert e.p_value == pytest.approx(stats.chi2.sf(e.statistic, 3), rel=1e-9)
+
+
+@pytest.mark.parametrize(("n", "predicted", "df"), [
+    ([[1, 1, 2], [0, 2, 2], [2, 2, 2]], [0, 174, 0], 1),  # a tie: the residual exposes the edge {1, 2}
+    ([[3, 3, 0, 0], [1, 3, 2, 0], [2, 2, 2, 1], [2, 3, 3, 3]], [293, 0, 0, 0], 2),
+])
+def test_ties_give_the_same_degrees_of_freedom_in_every_order(n: list[list[int]], predicted: list[int],
+                                                                df: int) -> None:
+    """Symmetric counts make a multiplier exactly 0; π then held 1e-16 in one order and 0 in another, and the
+    number of zeros (the old degrees of freedom) with it. Every order of the classes now agrees."""
+    m, q = np.array(n), np.array(predicted)
+    for perm in itertools.permutations(range(len(q))):
+        _assert_relabelling_permutes(m, q, np.array(perm))
+    assert estimate_priors(m, q).df == df
 
 
 def test_a_class_never_predicted_gives_wide_intervals_and_a_reason() -> None:

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from streammon.export.estimate_families import empty_families, estimate_families
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.metrics import catalog
 from streammon.monitor import Monitor
@@ -232,7 +233,7 @@ def build_families(
             out.add_window(model, w)
         for alert in report.alerts:
             out.add("streammon_alert", [model, alert.window, alert.kind, alert.subject], 1.0)
-    return list(out.families.values())
+    return [*out.families.values(), *estimate_families(reports)]  # label-free estimates: estimate_families.py
 
 
 class MonitorCollector:
@@ -283,6 +284,7 @@ class MonitorCollector:
         """The families this collector emits (names and types, no samples)."""
         for family in exported_families(distortion_prone=self.distortion_prone, confusion=self.confusion):
             yield family.empty()
+        yield from empty_families()
 
     def collect(self) -> Iterator[Metric]:
         """Fresh families from a new report of every monitor."""

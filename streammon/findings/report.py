@@ -42,12 +42,14 @@ from streammon.findings.encode import (
     matrix,
     pair,
 )
+from streammon.findings.estimate import LabelFreeEstimate
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.label_stats import LabelStats
 from streammon.findings.reference import Reference
 from streammon.findings.shift import PriorShift
 
 _NO_COUNTS: Mapping[Hashable, int] = FrozenMap({})
+_NO_SCORES: Mapping[str, float] = FrozenMap({}, noun="metric")
 TYPE1 = "type1"
 TYPE2 = "type2"
 CONDITION3 = "condition3"
@@ -83,6 +85,7 @@ CLASS_SET_CHANGE = "class_set_change"
 INCOMPETENT = "incompetent"
 LABEL_COVERAGE_LOW = "label_coverage_low"
 PREDICTED_MIX_SHIFT = "predicted_mix_shift"
+NOT_PRIOR_SHIFT = "not_prior_shift"
 STREAM = "stream"  # the window of the sequential degradation detector: every sample, in order
 
 
@@ -96,7 +99,10 @@ class Alert:
     chance and materially; subject ``"class_mix"``), ``"class_set_change"`` (the
     classes present differ from the reference's; subject like ``"+chargeback"``),
     ``"incompetent"`` (a Hölder score is confidently below 1/K, seed 001 — its
-    whole interval lies below; subject the metric). ``since_sample`` is the stream
+    whole interval lies below; subject the metric), ``"not_prior_shift"`` (no class mix
+    explains the window's predicted counts through the baseline's class-conditional rates —
+    the label-shift p-value of ``WindowReport.estimate`` is below the policy's ``shift_alpha``:
+    the model or its inputs changed, before any label; subject ``"predictions"``). ``since_sample`` is the stream
     index (samples counted before it) when the alert turned on, ``since_time`` its
     time (NaN if unknown). For a degradation fed by per-sample ``update`` calls, the
     time is that of the latest sample buffered with the switching one (samples are
@@ -133,6 +139,13 @@ class WindowReport:
     class (by prediction time), labelled or not, and ``label_stats`` says how many got labels,
     how late, and how the predicted mix compares with the reference (``LabelStats``); both are
     empty / None until the first ``predict``.
+
+    Before any label: ``estimate`` is the class mix read from ``prediction_counts`` through the
+    baseline's class-conditional rates (``LabelFreeEstimate``; None without a usable baseline or
+    predictions), ``expected`` every catalog metric's expected value at that mix with the model
+    unchanged (the baseline reweighted to the estimated priors) — put it beside ``scores``, the
+    labelled value, once labels arrive — and ``expected_distortion`` the expected value minus the
+    value at the reference mix (the Type 1 distortion to expect; NaN without a reference).
     """
 
     name: str
@@ -161,6 +174,9 @@ class WindowReport:
     intervals: Mapping[str, tuple[float, float]]
     prediction_counts: Mapping[Hashable, int] = field(default_factory=lambda: _NO_COUNTS)
     label_stats: LabelStats | None = None
+    estimate: LabelFreeEstimate | None = None
+    expected: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
+    expected_distortion: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
 
     def flagged(self, kind: str | None = None) -> tuple[str, ...]:
         """The names of the flagged metrics (of one ``kind`` if given)."""
@@ -201,6 +217,9 @@ class WindowReport:
             "intervals": {metric: pair(interval) for metric, interval in self.intervals.items()},
             "prediction_counts": by_label(self.prediction_counts, keys, int),
             "label_stats": None if self.label_stats is None else self.label_stats.to_dict(keys),
+            "estimate": None if self.estimate is None else self.estimate.to_dict(keys),
+            "expected": floats(self.expected),
+            "expected_distortion": floats(self.expected_distortion),
         }
 
     def __repr__(self) -> str:

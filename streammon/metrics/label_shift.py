@@ -39,7 +39,10 @@ measured by simulation (tests and ``examples/bench_label_shift.py``).
 statistic ``T`` is the minimised quadratic form above — the squared Mahalanobis
 distance of ``q̂`` to that set, 0 inside it. Conditional on the face of the set
 the projection lands on, ``T`` is asymptotically χ² with as many degrees of freedom
-as classes estimated at exactly 0 (a property of projections onto polyhedral cones),
+as that face's codimension (a property of projections onto polyhedral cones): the
+number of classes estimated at exactly 0 when C is invertible, more when C is
+singular. The face is read from the residual, which is unique even when ``π`` is
+not, so the p-value does not depend on the order of the classes (``simplex.py``),
 so ``p = P(χ²_df ≥ T)`` is valid: its false-alarm rate is at most ``alpha``.
 At K = 2 the set is the segment ``[FPR, TPR]``, the test one-sided, and the
 p-value halved (exact at the segment's ends). A small p-value says no class mix
@@ -63,12 +66,13 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import FloatArray, as_matrix
-from streammon.metrics.simplex import simplex_least_squares
+from streammon.metrics.simplex import face_codimension, simplex_least_squares
 from streammon.metrics.tails import chi2_sf
 
 DEFAULT_ALPHA = 0.05
 ILL_CONDITIONED = 100.0  # cond(C) above which prediction noise is amplified enough to say so
 _ROUNDS = 3
+_ROUNDING = 1e-12  # a squared distance this small is rounding: the predicted mix lies in {C·π}
 Z95 = 1.959963984540054
 METHOD = "simplex-constrained GLS (BBSE/ACC), delta-method intervals from window and validation noise"
 
@@ -95,7 +99,7 @@ class PriorEstimate:
     upper: FloatArray
     p_value: float  # of "only the class mix changed"; small: no mix explains the predicted counts
     statistic: float  # squared Mahalanobis distance of the predicted mix to {C·π}
-    df: int  # classes estimated at exactly 0 (degrees of freedom of the test)
+    df: int  # codimension of the face of {C·π} the projection lands on: classes at 0 when C is invertible
     predicted_mix: FloatArray  # what counting predicted labels reads
     method: str
     reason: str  # why the estimate is uncertain or undefined; "" when nothing to say
@@ -197,14 +201,15 @@ def estimate_priors(confusion: Any, predicted: Any, *, alpha: float = DEFAULT_AL
         reason = baseline.reason if n > 0 else "the window holds no predictions"
         return _undefined(k, mix, reason)
     rates = baseline.rates
-    pi, active = simplex_least_squares(rates.T @ rates, rates.T @ mix)
+    pi = simplex_least_squares(rates.T @ rates, rates.T @ mix)[0]
     weight = np.eye(k)
     for _ in range(_ROUNDS):
         weight = _weight(_noise(baseline, pi, n))
-        pi, active = simplex_least_squares(rates.T @ weight @ rates, rates.T @ weight @ mix)
+        pi = simplex_least_squares(rates.T @ weight @ rates, rates.T @ weight @ mix)[0]
     residual = mix - rates @ pi
-    statistic = max(0.0, float(residual @ weight @ residual))
-    df = int(active.sum())
+    statistic = float(residual @ weight @ residual)
+    statistic = 0.0 if statistic <= _ROUNDING else statistic  # inside the set up to rounding (z < 1e-6)
+    df = face_codimension(rates, weight, mix, pi) if statistic > 0.0 else 0
     p_value = 1.0 if df == 0 or statistic == 0.0 else chi2_sf(statistic, df)
     if k == 2 and df == 1 and statistic > 0.0:
         p_value /= 2

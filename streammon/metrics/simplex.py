@@ -10,7 +10,16 @@ each KKT solve) ends after finitely many steps with the exact solution up to
 rounding: the coordinates it reports as 0 are exactly 0, which the label-shift
 test needs (the number of active constraints is its degrees of freedom). When
 ``H`` is (nearly) singular the minimiser is not unique; a tiny ridge towards the
-uniform mix (relative 1e-10) then picks one.
+uniform mix (relative 1e-10) then picks one; a coordinate whose negative multiplier
+the next solve contradicts (rounding, when ``H`` is nearly singular) is not tried again.
+
+``face_codimension(A, W, b, π)`` is what the label-shift test needs from the
+projection ``y = Aπ``: the dimension of the plane ``Σx = Σb`` minus that of the
+face of ``{Aπ}`` that the residual ``r = b − y`` exposes — the vertices ``Ae_j``
+with multiplier ``(y − Ae_j)ᵀWr = 0``. Both ``y`` and ``r`` are unique even when
+``π`` is not (``A`` singular, repeated columns), so unlike counting ``π``'s zeros
+it does not depend on the order of the coordinates; for an invertible ``A`` and a
+projection off any tie it equals the number of zeros of ``π``.
 
 >>> pi, active = simplex_least_squares(np.eye(3), np.array([0.7, 0.5, -0.2]))
 >>> pi.round(12).tolist(), active.tolist()
@@ -27,6 +36,7 @@ from streammon.metrics.confusion import FloatArray
 BoolArray = npt.NDArray[np.bool_]
 RIDGE = 1e-10
 _TOLERANCE = 1e-12
+_FACE_TOLERANCE = 1e-9
 
 
 def simplex_least_squares(h: FloatArray, g: FloatArray) -> tuple[FloatArray, BoolArray]:
@@ -43,19 +53,31 @@ def simplex_least_squares(h: FloatArray, g: FloatArray) -> tuple[FloatArray, Boo
     free = np.ones(k, dtype=bool)
     pi = np.full(k, 1.0 / k)
     tol = _TOLERANCE * scale
+    refused = np.zeros(k, dtype=bool)  # freed on a negative multiplier, then blocked at once: rounding
+    entered = -1
     for _ in range(20 * k + 20):
         idx = np.flatnonzero(free)
         x, lam = _equality_solve(h, g, idx)
         if np.all(x[idx] > 0):
             pi = x
             multipliers = h @ pi - g + lam  # ≥ 0 at the optimum for every coordinate held at 0
-            fixed = np.flatnonzero(~free)
+            fixed = np.flatnonzero(~free & ~refused)
             if fixed.size == 0 or multipliers[fixed].min() >= -tol:
                 break
-            free[fixed[np.argmin(multipliers[fixed])]] = True
+            entered = int(fixed[np.argmin(multipliers[fixed])])
+            free[entered] = True
             continue
         step = x - pi
         shrinking = free & (step < 0)
+        if entered >= 0 and x[entered] <= 0:  # the multiplier said grow, the solve says shrink: a tie
+            refused[entered] = True
+            free[entered] = False
+            entered = -1
+            continue
+        entered = -1
+        if not shrinking.any():  # x ≤ 0 only where π is already 0: rounding at a degenerate vertex
+            free &= x > 0
+            continue
         ratios = pi[shrinking] / -step[shrinking]
         t = min(1.0, float(ratios.min()))
         pi = pi + t * step
@@ -67,6 +89,25 @@ def simplex_least_squares(h: FloatArray, g: FloatArray) -> tuple[FloatArray, Boo
     pi = np.where(free, np.maximum(pi, 0.0), 0.0)
     pi = pi / pi.sum()
     return pi, ~free
+
+
+def face_codimension(a: FloatArray, w: FloatArray, b: FloatArray, pi: FloatArray) -> int:
+    """Codimension, within the plane of ``b``, of the face of ``{Aπ : π in the simplex}`` that ``b − Aπ`` exposes.
+
+    >>> face_codimension(np.eye(3), np.eye(3), np.array([0.7, 0.5, -0.2]), np.array([0.6, 0.4, 0.0]))
+    1
+    """
+    k = a.shape[0]
+    y = a @ pi
+    wr = w @ (b - y)
+    spread = a - y[:, None]  # Ae_j − y
+    multipliers = -(spread.T @ wr)
+    norms = np.sqrt(np.maximum(np.einsum("ij,ik,kj->j", spread, w, spread), 0.0))
+    bound = float(np.sqrt(max(float((b - y) @ wr), 0.0)) * norms.max())  # Cauchy–Schwarz bound on |multiplier|
+    face = np.abs(multipliers) <= _FACE_TOLERANCE * bound
+    singular = np.linalg.svd(spread[:, face], compute_uv=False) if face.any() else np.zeros(0)
+    dimension = int(np.sum(singular > _FACE_TOLERANCE * max(1.0, float(singular.max(initial=0.0)))))
+    return int(k - 1 - dimension)
 
 
 def _equality_solve(h: FloatArray, g: FloatArray, idx: npt.NDArray[np.intp]) -> tuple[FloatArray, float]:

@@ -1,0 +1,68 @@
+"""Prometheus families of the label-free estimate (``WindowReport.estimate``, ``expected``): early Type 1 warnings.
+
+Per window holding predictions and a usable baseline (``streammon.findings.expected``):
+
+- ``streammon_estimated_prior{model,window,class,bound}`` — the estimated class mix from the
+  predictions alone, ``bound`` ``estimate``, ``lower`` or ``upper`` (the report's confidence);
+- ``streammon_estimated_rrt{model,window}`` — the RRT of the estimated mix;
+- ``streammon_label_shift_p_value{model,window}`` — p-value of "only the class mix changed"
+  (the ``not_prior_shift`` alert holds below the policy's ``shift_alpha``);
+- ``streammon_expected_score{model,window,metric}`` and ``streammon_expected_distortion{...}`` —
+  each distortion-prone (Condition-1-violating) score's expected value at the estimated mix with
+  the model unchanged, and that minus its value at the reference mix.
+
+Every family is emitted on every scrape (empty without predictions), as ``describe`` lists it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from streammon.findings.report import Report
+from streammon.metrics import catalog
+
+_WINDOW = ["model", "window"]
+FAMILIES: dict[str, tuple[list[str], str]] = {
+    "streammon_estimated_prior": ([*_WINDOW, "class", "bound"],
+                                  "Class mix estimated from the window's predictions alone (estimate/lower/upper)."),
+    "streammon_estimated_rrt": (_WINDOW, "RRT of the class mix estimated from the predictions."),
+    "streammon_label_shift_p_value": (_WINDOW, "P-value of 'only the class mix changed' (small: the model or "
+                                               "its inputs changed)."),
+    "streammon_expected_score": ([*_WINDOW, "metric"], "Distortion-prone score expected at the estimated mix "
+                                                       "with the model unchanged."),
+    "streammon_expected_distortion": ([*_WINDOW, "metric"], "Expected score minus its value at the reference mix "
+                                                            "(expected Type 1 distortion)."),
+}
+
+
+def empty_families() -> Iterator[GaugeMetricFamily]:
+    """The families with no samples (for a collector's ``describe``)."""
+    for name, (labels, text) in FAMILIES.items():
+        yield GaugeMetricFamily(name, text, labels=labels)
+
+
+def estimate_families(reports: Sequence[tuple[str, Report]]) -> list[Metric]:
+    """The families filled from ``(model, report)`` pairs."""
+    out = {family.name: family for family in empty_families()}
+
+    def add(name: str, labels: list[object], value: float) -> None:
+        out[name].add_metric([str(v) for v in labels], float(value))
+
+    for model, report in reports:
+        for w in report.windows.values():
+            e = w.estimate
+            if e is None:
+                continue
+            key: list[object] = [model, w.name]
+            for label in e.priors:
+                for bound, values in (("estimate", e.priors), ("lower", e.lower), ("upper", e.upper)):
+                    add("streammon_estimated_prior", [*key, label, bound], values[label])
+            add("streammon_estimated_rrt", key, e.rrt)
+            add("streammon_label_shift_p_value", key, e.p_value)
+            for metric, value in w.expected.items():
+                if not catalog()[metric].condition1:
+                    add("streammon_expected_score", [*key, metric], value)
+                    add("streammon_expected_distortion", [*key, metric], w.expected_distortion[metric])
+    return list(out.values())

@@ -1,0 +1,51 @@
+"""``LabelFreeEstimate``: a window's class mix read from its predictions alone, as a report holds it.
+
+The numbers come from ``streammon.metrics.estimate_priors`` (the window's predicted
+counts read through the baseline's class-conditional rates); ``source`` says which
+baseline: ``"baseline"`` (the monitor's ``baseline=`` validation counts) or
+``"lifetime"`` (the labelled lifetime confusion, once every class has
+``MIN_PER_CLASS`` labelled samples, when no baseline was given). ``rrt`` is the
+RRT the estimated mix implies (as ``WindowReport.rrt`` reads it from true counts).
+
+>>> e = LabelFreeEstimate(priors={"a": 0.25, "b": 0.75}, lower={"a": 0.2, "b": 0.7}, upper={"a": 0.3, "b": 0.8},
+...                       p_value=1.0, statistic=0.0, df=0, rrt=3.0, method="m", reason="", source="baseline")
+>>> e.to_dict({"a": "a", "b": "b"})["priors"]
+{'a': 0.25, 'b': 0.75}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from streammon.findings.encode import by_label, json_float
+
+MIN_PER_CLASS = 30
+BASELINE = "baseline"
+LIFETIME = "lifetime"
+
+
+@dataclass(frozen=True)
+class LabelFreeEstimate:
+    """Estimated priors with their ``confidence`` intervals, the p-value of "only the class mix changed"
+    (small: no mix explains the predictions), the test's statistic and degrees of freedom, the RRT of the
+    estimated mix, the method, why the estimate is uncertain (``reason``) and its baseline's ``source``."""
+
+    priors: Mapping[Hashable, float]
+    lower: Mapping[Hashable, float]
+    upper: Mapping[Hashable, float]
+    p_value: float
+    statistic: float
+    df: int
+    rrt: float
+    method: str
+    reason: str
+    source: str
+
+    def to_dict(self, keys: Mapping[Hashable, str]) -> dict[str, Any]:
+        """JSON-ready: per-class values keyed by ``keys``, numbers by the rules of ``encode``."""
+        return {"priors": by_label(self.priors, keys), "lower": by_label(self.lower, keys),
+                "upper": by_label(self.upper, keys), "p_value": json_float(self.p_value),
+                "statistic": json_float(self.statistic), "df": self.df, "rrt": json_float(self.rrt),
+                "method": self.method, "reason": self.reason, "source": self.source}

@@ -21,6 +21,7 @@ alone cannot tell (*undecided*).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -65,6 +66,7 @@ def holder_mean(values: Sequence[float] | FloatArray, p: float) -> float:
     return float(np.mean(r**p) ** (1.0 / p))
 
 
+@functools.lru_cache(maxsize=1024)
 def holder_bounds(p: float, k: int) -> tuple[float, float]:
     """Seed 001's bounds ``(1/k, S_sup)`` for a Hölder mean of ``k`` recalls.
 

@@ -205,16 +205,51 @@ def memory() -> dict[str, float]:
     return out
 
 
-def scrape() -> float:
-    """Seconds per scrape of 20 models × 4 windows at K = 10."""
+def read_costs(k: int) -> dict[str, float]:
+    """Seconds of river's eight get() on one Rolling(1000) window, and of report() on four windows — fresh (one
+    new sample before each) and unchanged (nothing new) — taking turns in one run."""
+    truth, preds = labels(k, 20_000)
+    river = river_separate(k)
+    for y, q in zip(truth[-WINDOW:].tolist(), preds[-WINDOW:].tolist(), strict=True):
+        for metric in river:
+            metric.update(y, q)
+    monitor = Monitor(four_windows(), classes=list(range(k)))
+    monitor.update_many(truth, preds)
+    times: dict[str, list[float]] = {"river": [], "fresh": [], "unchanged": []}
+    for i in range(15):
+        start = time.perf_counter()
+        [metric.get() for metric in river]
+        times["river"].append(time.perf_counter() - start)
+        monitor.update_many(truth[i:i + 1], preds[i:i + 1])
+        monitor.counts()  # the new sample reaches the windows outside the timing
+        for name in ("fresh", "unchanged"):
+            start = time.perf_counter()
+            monitor.report()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def scrape() -> dict[str, float]:
+    """Seconds per scrape of 20 models × 4 windows at K = 10: after new samples in every model, and unchanged."""
     collector = MonitorCollector()
+    monitors = []
     for i in range(20):
         monitor = Monitor(four_windows(), reference={c: 1 for c in range(10)})
         monitor.update_many(*labels(10, 20_000, seed=i))
         collector.add(f"model-{i}", monitor)
+        monitors.append(monitor)
     registry = CollectorRegistry()
     registry.register(collector)
-    return median_time(lambda: generate_latest(registry))
+    times: dict[str, list[float]] = {"changed": [], "unchanged": []}
+    for i in range(5):
+        for monitor in monitors:
+            monitor.update_many(*labels(10, 3, seed=100 + i))
+            monitor.counts()
+        for spent in times.values():
+            start = time.perf_counter()
+            generate_latest(registry)
+            spent.append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -246,7 +281,16 @@ def main() -> None:
         print(f"report() {name}: {seconds * 1e3:.2f} ms")
     for name, value in memory().items():
         print(f"{name}: {value:,.1f}")
-    print(f"scrape of 20 models × 4 windows, K = 10: {scrape() * 1e3:.1f} ms")
+    print()
+    print("| read | K | river 8 get() (1 window) | report() fresh (4 windows) | ratio | report() unchanged | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for k in (2, 10, 100):
+        r = read_costs(k)
+        print(f"| report vs get | {k} | {r['river'] * 1e3:.3f} ms | {r['fresh'] * 1e3:.3f} ms | "
+              f"{r['river'] / r['fresh']:.2f}× | {r['unchanged'] * 1e3:.3f} ms | {r['river'] / r['unchanged']:.2f}× |")
+    s = scrape()
+    print(f"scrape of 20 models × 4 windows, K = 10: {s['changed'] * 1e3:.1f} ms after new samples, "
+          f"{s['unchanged'] * 1e3:.1f} ms unchanged ({s['unchanged'] / s['changed']:.0%})")
     print()
     print("Predictions whose labels come later (examples/bench_labels.py):")
     print(bench_labels.table(quick))

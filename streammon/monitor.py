@@ -29,7 +29,7 @@ from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.cusum import DegradationWatch
 from streammon.findings.alerts import active_since
-from streammon.findings.assemble import assemble_report, evaluate_view
+from streammon.findings.assemble import WindowCache, assemble_report, evaluate_view
 from streammon.findings.distortion import Policy
 from streammon.findings.expected import PriorBaselines, as_confusion, estimate_reports
 from streammon.findings.frozen import FrozenMap
@@ -159,6 +159,7 @@ class Monitor(Labelling):
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
         self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))))
+        self._window_cache = WindowCache()  # unchanged windows are not evaluated again
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         if pending is not None:
@@ -307,7 +308,7 @@ class Monitor(Labelling):
             self._expire(now)
             view = self._tally.view(now)
             labelling = self._label_view(now)
-        windows, conditions = evaluate_view(view, self._policy)
+        windows, conditions = evaluate_view(view, self._policy, self._window_cache)
         lifetime_stats = None
         if labelling is not None:
             windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy)

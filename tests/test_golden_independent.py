@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from imblearn.metrics import geometric_mean_score, make_index_balanced_accuracy, sensitivity_specificity_support
 from prometheus_client.parser import text_string_to_metric_families
-from scipy import stats
+from scipy import special, stats
 from scipy.spatial.distance import jensenshannon
 from sklearn import metrics as skm
 from statsmodels.stats.proportion import proportion_confint
@@ -161,6 +161,25 @@ def test_interval_numbers() -> None:
     low = _golden("streammon_score_interval", "cumulative", bound="low", metric="min_recall")
     high = _golden("streammon_score_interval", "cumulative", bound="high", metric="min_recall")
     assert (low, high) == pytest.approx((min(b[0] for b in bounds), min(b[1] for b in bounds)), abs=1e-12)
+
+
+@pytest.mark.parametrize(("window", "correct", "totals"), [("cumulative", [5, 2], [6, 4]), ("sliding_4", [2], [4])])
+def test_acsa_and_gmean_interval_numbers(window: str, correct: list[int], totals: list[int]) -> None:
+    """ACSA: statsmodels' Wilson interval of the mean recall at the effective size n_eff = μ(1 − μ)/V − 1 of
+    the Jeffreys posterior Beta(k + ½, n − k + ½) of the recalls; G-mean: exp(E ± z·√Var) cut at 1, E and Var the
+    posterior moments of the mean log recall (scipy's digamma and trigamma)."""
+    k, n = np.array(correct, float), np.array(totals, float)
+    a, b, size = k + 0.5, n - k + 0.5, len(k)
+    mu = float(np.mean(a / (a + b)))
+    n_eff = mu * (1 - mu) / (float(np.sum(a * b / ((a + b) ** 2 * (a + b + 1)))) / size**2) - 1
+    acsa = proportion_confint(float(np.mean(k / n)) * n_eff, n_eff, alpha=0.05, method="wilson")
+    mean = float(np.mean(special.digamma(a) - special.digamma(a + b)))
+    sd = math.sqrt(float(np.sum(special.polygamma(1, a) - special.polygamma(1, a + b)))) / size
+    z = stats.norm.ppf(0.975)
+    gmean = (math.exp(mean - z * sd), min(1.0, math.exp(mean + z * sd)))
+    for metric, expected in (("acsa", acsa), ("gmean", gmean)):
+        got = tuple(_golden("streammon_score_interval", window, bound=b, metric=metric) for b in ("low", "high"))
+        assert got == pytest.approx(expected, abs=1e-9), metric
 
 
 def test_sliding_window_with_one_class() -> None:

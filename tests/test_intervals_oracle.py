@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint
 
 from streammon import Cumulative, Monitor
-from streammon.metrics.intervals import index_interval, index_intervals, wilson
+from streammon.metrics.intervals import index_interval, index_intervals, posterior_intervals, wilson
 
 CASES = [(0, 1), (1, 1), (0, 7), (3, 7), (7, 7), (1, 20), (14, 20), (80, 100), (50, 100), (999, 1000), (3, 10_000)]
 ALPHAS = [0.001, 0.01, 0.05, 0.1, 0.2, 0.5]
@@ -72,25 +72,48 @@ def test_detector_baseline_is_the_wilson_lower_bound() -> None:
 
 
 @pytest.mark.parametrize(("k", "n"), [(2, 4), (15, 20), (40, 50), (5, 5)])
-def test_one_class_acsa_interval_is_the_jeffreys_interval(k: int, n: int) -> None:
-    """With one class, the ACSA and G-mean intervals are the Jeffreys interval of its recall (statsmodels),
-    within the Monte Carlo error of 200 000 posterior draws."""
+def test_one_class_posterior_interval_is_the_jeffreys_interval(k: int, n: int) -> None:
+    """With one class, the posterior-draw ACSA and G-mean intervals are the Jeffreys interval of its recall
+    (statsmodels), within the Monte Carlo error of 200 000 posterior draws."""
     expected = proportion_confint(k, n, alpha=0.05, method="jeffreys")
-    intervals = index_intervals([k], [n], draws=200_000)
+    intervals = posterior_intervals([k], [n], draws=200_000)
     assert intervals["acsa"] == pytest.approx(expected, abs=3e-3)
     assert intervals["gmean"] == pytest.approx(intervals["acsa"], abs=1e-9)
 
 
 def test_several_classes_match_an_independent_posterior_simulation() -> None:
-    """ACSA and G-mean intervals are the central 90 % of the index over Beta(k + ½, n − k + ½) draws per class:
-    an independent simulation with scipy gives the same bounds within Monte Carlo error."""
+    """Posterior-draw ACSA and G-mean intervals are the central 90 % of the index over Beta(k + ½, n − k + ½)
+    draws per class: an independent simulation with scipy gives the same bounds within Monte Carlo error; the
+    closed forms stay within 0.02 of them at these sizes."""
     correct, totals = np.array([8, 45, 190]), np.array([10, 60, 200])
     draws = stats.beta(correct + 0.5, totals - correct + 0.5).rvs(size=(200_000, 3), random_state=1)
     expected = {"acsa": np.quantile(draws.mean(axis=1), [0.05, 0.95]),
                 "gmean": np.quantile(np.exp(np.log(draws).mean(axis=1)), [0.05, 0.95])}
-    got = index_intervals(correct, totals, confidence=0.9, draws=200_000)
+    got = posterior_intervals(correct, totals, confidence=0.9, draws=200_000)
+    closed = index_intervals(correct, totals, confidence=0.9)
     for name, (low, high) in expected.items():
         assert got[name] == pytest.approx((low, high), abs=3e-3), name
+        assert closed[name] == pytest.approx((low, high), abs=0.02), name
+
+
+@pytest.mark.parametrize(("correct", "totals"), [([8, 45, 190], [10, 60, 200]), ([2], [4]), ([0, 5, 3], [5, 5, 9]),
+                                                 ([30] * 10, [100] * 10)])
+def test_closed_forms_match_their_definition_with_scipy(correct: list[int], totals: list[int]) -> None:
+    """ACSA: statsmodels' Wilson interval of the observed mean recall at n_eff = μ(1 − μ)/V − 1 (μ, V: posterior
+    mean and variance of the mean of Beta(k + ½, n − k + ½) recalls). G-mean: exp(E ± z·√Var) cut at 1, E and Var
+    the posterior moments of the mean log recall from scipy's digamma and trigamma."""
+    k, n = np.array(correct, float), np.array(totals, float)
+    a, b, size = k + 0.5, n - k + 0.5, len(k)
+    mu = float(np.mean(a / (a + b)))
+    var = float(np.sum(a * b / ((a + b) ** 2 * (a + b + 1)))) / size**2
+    n_eff = mu * (1 - mu) / var - 1
+    acsa = proportion_confint(float(np.mean(k / n)) * n_eff, n_eff, alpha=0.05, method="wilson")
+    mean = float(np.mean(special.digamma(a) - special.digamma(a + b)))
+    sd = math.sqrt(float(np.sum(special.polygamma(1, a) - special.polygamma(1, a + b)))) / size
+    z = stats.norm.ppf(0.975)
+    got = index_intervals(correct, totals)
+    assert got["acsa"] == pytest.approx(acsa, abs=1e-9)
+    assert got["gmean"] == pytest.approx((math.exp(mean - z * sd), min(1.0, math.exp(mean + z * sd))), abs=1e-9)
 
 
 def test_min_recall_interval_is_bonferroni_wilson() -> None:
@@ -101,15 +124,16 @@ def test_min_recall_interval_is_bonferroni_wilson() -> None:
     assert index_interval("min_recall", correct, totals) == pytest.approx(expected, abs=1e-12)
 
 
-def test_intervals_are_seeded_and_count_every_class_with_a_sample() -> None:
-    """The draws are seeded (seed 0 by default: the same report twice), a seed is passed through, and a class
-    with a single sample counts while a class with none is left out."""
+def test_intervals_are_deterministic_and_count_every_class_with_a_sample() -> None:
+    """The closed forms give the same interval twice (posterior draws: per seed), and a class with a single
+    sample counts while a class with none is left out."""
     correct, totals = [3, 1, 0], [4, 1, 0]
-    assert index_intervals(correct, totals) == index_intervals(correct, totals, seed=0)
-    assert index_interval("acsa", correct, totals) == index_intervals(correct, totals, seed=0)["acsa"]
-    assert index_interval("acsa", correct, totals, seed=7, draws=500) == index_intervals(
-        correct, totals, seed=7, draws=500)["acsa"]
-    assert index_interval("gmean", correct, totals, seed=7) != index_interval("gmean", correct, totals, seed=8)
+    assert index_intervals(correct, totals) == index_intervals(correct, totals)
+    assert index_interval("acsa", correct, totals) == index_intervals(correct, totals)["acsa"]
+    assert posterior_intervals(correct, totals, seed=7, draws=500) == posterior_intervals(
+        correct, totals, seed=7, draws=500)
+    seeded = [posterior_intervals(correct, totals, seed=seed)["gmean"] for seed in (7, 8)]
+    assert seeded[0] != seeded[1]
     with_single = index_intervals(correct, totals)
     without = index_intervals([3], [4])
     assert with_single["acsa"] != without["acsa"] and all(math.isfinite(v) for v in with_single["acsa"])

@@ -49,12 +49,39 @@ class CountsView:
     now: float | None
 
 
-def evaluate_view(view: CountsView, policy: Policy) -> tuple[dict[str, WindowReport], list[Condition]]:
-    """Every window's report, and the window alert conditions that hold now."""
-    windows = {
-        name: evaluate_window(name, kind, counts, view.labels, view.reference, positive=view.positive, policy=policy)
-        for name, kind, counts in view.windows
-    }
+class WindowCache:
+    """The last report of each window, returned again while its inputs are unchanged.
+
+    A window report is a pure function of the window's counts, classes, reference, positive class and
+    policy; the key holds the counts themselves (compared, not hashed: K² integers), so a window whose
+    counts did not change — a cumulative window between scrapes without traffic, an idle model, a timed
+    window whose expired buckets held nothing — costs one comparison, and no version has to be kept in
+    step with ingestion or the clock. The reference and policy are compared by identity (both frozen; a
+    monitor replaces its reference when it learns one). Safe to share between threads: an entry is
+    replaced whole.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple[object, ...], Reference | None, Policy, WindowReport]] = {}
+
+    def window(self, name: str, kind: str, counts: IntMatrix, view: CountsView, policy: Policy) -> WindowReport:
+        """The report of one window of ``view``: the cached one when nothing it depends on changed."""
+        key = (kind, view.labels, view.positive, counts.shape, counts.tobytes())
+        entry = self._entries.get(name)
+        if entry is not None and entry[0] == key and entry[1] is view.reference and entry[2] is policy:
+            return entry[3]
+        report = evaluate_window(name, kind, counts, view.labels, view.reference, positive=view.positive,
+                                 policy=policy)
+        self._entries[name] = (key, view.reference, policy, report)
+        return report
+
+
+def evaluate_view(view: CountsView, policy: Policy,
+                  cache: WindowCache | None = None) -> tuple[dict[str, WindowReport], list[Condition]]:
+    """Every window's report (from ``cache`` where its counts did not change), and the window alert conditions
+    that hold now."""
+    cache = cache or WindowCache()
+    windows = {name: cache.window(name, kind, counts, view, policy) for name, kind, counts in view.windows}
     conditions = [c for w in windows.values() for c in window_conditions(w, view.reference)]
     return windows, conditions
 

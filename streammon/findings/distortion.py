@@ -31,6 +31,7 @@ from streammon.findings.frozen import FrozenMap
 from streammon.findings.report import CONDITION3, TYPE1, TYPE2, Flag
 from streammon.metrics import Confusion, spec
 
+_NO_PARAMS: Mapping[str, Any] = FrozenMap(noun="parameter")
 DEFAULT_METRIC_PARAMS: Mapping[str, Mapping[str, Any]] = FrozenMap(
     {"holder": FrozenMap({"p": 0.5}, noun="parameter")}, noun="metric"
 )
@@ -56,7 +57,7 @@ class Policy:
 
     def params(self, metric: str) -> Mapping[str, Any]:
         """The parameters for ``metric`` (empty when it takes none)."""
-        return self.metric_params.get(metric, FrozenMap(noun="parameter"))
+        return self.metric_params.get(metric, _NO_PARAMS)
 
     def as_dict(self) -> dict[str, Any]:
         """The policy as plain data: ``Policy(**policy.as_dict()) == policy``.

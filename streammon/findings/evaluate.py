@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from streammon.findings.shift import PriorShift, prior_shift
 from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
 from streammon.metrics.intervals import index_intervals, wilson
 from streammon.metrics.multiclass import class_precision
+from streammon.metrics.window_math import evaluate_all
 
 
 def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,
@@ -55,6 +57,13 @@ def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Re
     return float(present.max() / present.min())
 
 
+@functools.lru_cache(maxsize=16)
+def scored_metrics(k: int, binary: bool) -> tuple[str, ...]:
+    """The catalog metrics a window of ``k`` classes scores (binary and per-class ones need a positive class)."""
+    return tuple(metric for metric, s in catalog().items()
+                 if s.applies_to(max(k, 2)) and (s.kind == "multiclass" or (k == 2 and binary)))
+
+
 def evaluate_window(
     name: str,
     kind: str,
@@ -72,28 +81,24 @@ def evaluate_window(
     n = int(counts.sum())
     true_counts = counts.sum(axis=1)
     present_mask = true_counts > 0
-    scores: dict[str, float] = {}
     # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages over
     # the classes present; what needs a second class stays NaN).
     scored = Confusion.of(np.pad(counts, (0, 1))) if k == 1 else c
-    for metric, s in catalog().items():
-        if not s.applies_to(max(k, 2)) or (s.kind != "multiclass" and (k != 2 or positive is None)):
-            continue
-        scores[metric] = s.evaluate(scored, positive=positive or 0, **policy.params(metric))
+    wanted = scored_metrics(k, positive is not None)
+    scores = evaluate_all(scored, wanted, positive=positive or 0, params=policy.params)
 
     priors = None if reference is None else reference.aligned(labels)
     reference_classes = 0 if priors is None else int((priors > 0).sum())
     same_classes = priors is not None and bool(np.array_equal(present_mask, priors > 0))
     corrected_c = Confusion.of(reweight(counts, priors)) if priors is not None and n > 0 else None
-    corrected: dict[str, float] = {}
-    for metric, value in scores.items():
-        s = catalog()[metric]
-        if s.condition1 and same_classes:
-            corrected[metric] = value  # invariant by theorem (seed 004); probed in the tests
-        elif corrected_c is None:
-            corrected[metric] = math.nan
-        else:
-            corrected[metric] = s.evaluate(corrected_c, positive=positive or 0, **policy.params(metric))
+    # Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
+    # recomputed (probed in the tests); the others are read from the one reweighted matrix.
+    kept = [m for m in scores if same_classes and catalog()[m].condition1]
+    recomputed = [m for m in scores if m not in kept] if corrected_c is not None else []
+    corrected = dict.fromkeys(scores, math.nan)
+    corrected.update({m: scores[m] for m in kept})
+    corrected.update(evaluate_all(corrected_c, recomputed, positive=positive or 0, params=policy.params)
+                     if corrected_c is not None else {})
     distortion = {m: scores[m] - corrected[m] for m in scores}
 
     rrt = window_rrt(true_counts, labels, reference, positive)

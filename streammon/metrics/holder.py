@@ -21,6 +21,7 @@ alone cannot tell (*undecided*).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -78,6 +79,12 @@ def holder_bounds(p: float, k: int) -> tuple[float, float]:
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k must be an integer number of classes >= 2, got {k!r}")
+    return _bounds(float(p), int(k))
+
+
+@functools.lru_cache(maxsize=1024)
+def _bounds(p: float, k: int) -> tuple[float, float]:
+    """``holder_bounds`` of a validated ``k`` (kept: every report asks for the same few)."""
     low = 1.0 / k
     return low, holder_mean([low] + [1.0] * (k - 1), p)
 

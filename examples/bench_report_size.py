@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+from plotly.offline import get_plotlyjs
 
 import streammon
 
@@ -39,9 +41,6 @@ def log(rows_per_hour: int, seed: int = 0) -> dict[str, np.ndarray]:
 
 def main() -> None:
     """Replay, write, measure."""
-    import pyarrow as pa
-    from plotly.offline import get_plotlyjs
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows-per-hour", type=int, default=50)
     parser.add_argument("--out", type=Path, default=None)

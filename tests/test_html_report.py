@@ -23,7 +23,7 @@ from tests.conftest import missing  # noqa: E402
 from tests.replay_data import BASELINE, REFERENCE, log_frame  # noqa: E402
 
 CHROMIUM_HINT = "install Debian's 'chromium' package: apt-get update && apt-get install -y chromium"
-READY = "!!document.body && (document.body.dataset.rendered !== undefined || document.body.dataset.failed !== undefined)"
+READY = "!!document.body && ('rendered' in document.body.dataset || 'failed' in document.body.dataset)"
 # Per figure: its id, the traces Plotly holds, and what it drew (points, line paths with data, heatmap images).
 DRAWN = """[...document.querySelectorAll('.js-plotly-plot')].map(d => ({
   id: d.id, traces: d.data.length, names: d.data.map(t => t.name || ''),
@@ -127,6 +127,18 @@ def test_replay_command_writes_a_self_contained_page(tmp_path: Path) -> None:
     seconds = streammon.replay(frame.assign(s=frame["seconds"] - frame["seconds"].iloc[0]), true="y", pred="p",
                                time="s", every="30m")
     assert '"type":"date"' not in html_page(seconds) and "time of the data (seconds)" in html_page(seconds)
+
+
+def test_many_alerts_are_grouped() -> None:
+    """Past 40 alerts the header lists one row per (kind, window, subject) with how often it turned on."""
+    import dataclasses
+
+    result = streammon.replay(log_frame(n=6_000), true="y", pred="p", time="ts", every="1h", reference=REFERENCE,
+                              baseline=BASELINE)
+    many = dataclasses.replace(result, alerts=result.alerts * 41)
+    text = html_page(many)
+    assert f"Alerts ({len(many.alerts):,}, grouped)" in text
+    assert text.count('<tr class="alert-') == len({(a.kind, a.window, a.subject) for a in result.alerts})
 
 
 def test_long_replays_are_thinned_but_flags_keep_full_resolution() -> None:

@@ -165,7 +165,7 @@ def rrt_figure(fid: str, panel: Panel, *, reference_ir: float) -> Figure:
     title = f"Class ratio now (RRT) against the training imbalance ratio (IR) — window {window}; log scale"
     return {"id": fid, "xs": window, "data": data,
             "layout": _layout(title, axis, "majority : minority (log)", shapes=shapes, annotations=notes,
-                              yaxis={"title": {"text": "majority : minority (log)"}, "type": "log"})}
+                              yaxis={"title": {"text": "majority : minority (log)"}, "type": "log", "dtick": "D2"})}
 
 
 def shift_figure(fid: str, panel: Panel) -> Figure:

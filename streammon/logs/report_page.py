@@ -28,7 +28,7 @@ from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_se
 from streammon.metrics.specs import catalog
 
 if TYPE_CHECKING:
-    from streammon.logs.result import ReplayResult
+    from streammon.logs.result import AlertSpan, ReplayResult
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;margin:0 auto;max-width:1180px;
@@ -46,6 +46,7 @@ Promise.all(FIGURES.map(f => Plotly.newPlot(f.id, f.data, f.layout, CONFIG)))
   .then(() => { document.body.dataset.rendered = String(FIGURES.length); })
   .catch(e => { document.body.dataset.failed = String(e); console.error(e); });
 """
+MAX_ALERT_ROWS = 40  # more alerts than this are summarised per (kind, window, subject)
 CONDITIONS = ("Condition 1: the score depends only on how each class is classified (its recall row), not on how "
               "many samples of each class arrive — a change of class mix cannot move it. Condition 2: its bounds do "
               "not depend on the number of classes. Condition 3: it keeps information about the other classes when "
@@ -148,6 +149,8 @@ def _summary(result: ReplayResult, axis: Axis, drawn: int) -> str:
 def _alerts(result: ReplayResult, axis: Axis) -> str:
     if not result.alerts:
         return "<h2>Alerts</h2><p>No alert was raised during the replay.</p>"
+    if len(result.alerts) > MAX_ALERT_ROWS:
+        return _alert_summary(result, axis)
     rows = "".join(
         f'<tr class="alert-{html.escape(a.kind)}"><td>{html.escape(a.kind)}</td><td>{html.escape(a.window)}</td>'
         f"<td>{html.escape(a.subject)}</td><td>{_when(axis, a.since_time, a.since_sample)} "
@@ -156,6 +159,24 @@ def _alerts(result: ReplayResult, axis: Axis) -> str:
         + f"</td><td>{html.escape(a.reason)}</td></tr>" for a in result.alerts)
     return (f"<h2>Alerts ({len(result.alerts)})</h2><table><tr><th>kind</th><th>window</th><th>subject</th>"
             f"<th>turned on</th><th>cleared by</th><th>reason</th></tr>{rows}</table>")
+
+
+def _alert_summary(result: ReplayResult, axis: Axis) -> str:
+    """Many alerts: one row per (kind, window, subject) — how often it turned on, first and last time, the last
+    reason (every degradation alert is also a marker on the recall figures)."""
+    groups: dict[tuple[str, str, str], list[AlertSpan]] = {}
+    for a in result.alerts:
+        groups.setdefault((a.kind, a.window, a.subject), []).append(a)
+    rows = "".join(
+        f'<tr class="alert-{html.escape(kind)}"><td>{html.escape(kind)}</td><td>{html.escape(window)}</td>'
+        f"<td>{html.escape(subject)}</td><td>{len(spans):,}</td>"
+        f"<td>{_when(axis, spans[0].since_time, spans[0].since_sample)}</td>"
+        f"<td>{_when(axis, spans[-1].since_time, spans[-1].since_sample)}"
+        f"{' (still on at the end)' if spans[-1].cleared is None else ''}</td>"
+        f"<td>{html.escape(spans[-1].reason)}</td></tr>" for (kind, window, subject), spans in groups.items())
+    return (f"<h2>Alerts ({len(result.alerts):,}, grouped)</h2><p class=\"note\">Too many to list one by one: one "
+            "row per kind, window and subject.</p><table><tr><th>kind</th><th>window</th><th>subject</th>"
+            f"<th>times turned on</th><th>first</th><th>last</th><th>last reason</th></tr>{rows}</table>")
 
 
 def _window_note(name: str, n: int) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from streammon import __version__
 from streammon.commands.common import Parser, port_number, positive
-from streammon.commands.demo import MAX_RATE, run_demo
+from streammon.commands.demo import MAX_RATE, run_demo, write_demo_report
 from streammon.commands.replay import run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
@@ -65,6 +65,8 @@ def _run(argv: Sequence[str] | None) -> int:
     demo.add_argument("--phase-seconds", type=positive(), default=None,
                       help="seconds per phase (default: duration/4, or 60 without --duration)")
     demo.add_argument("--every", type=positive(), default=2.0, help="seconds between two views (default 2)")
+    demo.add_argument("--html", metavar="PATH", help="write the HTML report of the four phases to PATH and exit, at "
+                      "once (data time, not wall time: no server; --every is then the snapshot spacing)")
     rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
     add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
@@ -95,9 +97,14 @@ def _run(argv: Sequence[str] | None) -> int:
     replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
     replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
     replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
+    replaying.add_argument("--html", metavar="PATH", help="write the HTML report (one self-contained page; needs "
+                           "the report extra: pip install 'streammon[report]')")
     args = parser.parse_args(argv)
     if args.command == "replay":
         return run_replay(args, replaying)
+    if args.command == "demo" and args.html:
+        return write_demo_report(args.html, duration=args.duration, rate=args.rate,
+                                 phase_seconds=args.phase_seconds, every=args.every)
     if args.command == "demo":
         return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
                         phase_seconds=args.phase_seconds, every=args.every)

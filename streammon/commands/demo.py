@@ -7,6 +7,8 @@ import signal
 import time
 from types import FrameType
 
+import numpy as np
+
 from streammon.commands.common import alert_log, fail
 from streammon.counting.windows import Cumulative, Sliding, Timed
 from streammon.demo import PHASES, REFERENCE, VALIDATION, SyntheticStream
@@ -98,6 +100,35 @@ def _stream(monitor: Monitor, stream: SyntheticStream, *, start: float, duration
             print(format_view(monitor.report(), last_view - start, stream.phase_at(max(0, produced - 1))),
                   flush=True)
         time.sleep(TICK_SECONDS)
+
+
+def write_demo_report(path: str, *, duration: float | None, rate: float, phase_seconds: float | None,
+                      every: float) -> int:
+    """``streammon demo --html PATH``: the four phases replayed at once (sample i at data time i/rate seconds,
+    a snapshot every ``every`` seconds of data time) into the HTML report, the phases marked; no server."""
+    from streammon.logs.replayer import Every, Replayer  # noqa: PLC0415 (plotly only when writing a report)
+
+    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
+    phase_length = max(1, round(rate * phase_seconds))
+    stream = SyntheticStream(phase_length=phase_length)
+    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION,
+                      clock=lambda: 0.0)
+    replayer = Replayer(monitor, Every(None, every, f"{every:g}s"), timed=True)
+    total, chunk = phase_length * len(PHASES), 100_000
+    for start in range(0, total, chunk):
+        truth, preds = stream.arrays(start, min(total, start + chunk))
+        replayer.feed(truth, preds, np.arange(start, start + len(truth)) / rate, "demo", start)
+    result = replayer.finish(f"streammon demo: synthetic fraud stream, {rate:g} samples/s, {phase_seconds:g} s a phase")
+    marks = [(i * phase_length / rate, phase) for i, phase in enumerate(PHASES)]
+    try:
+        result.write_html(path, title="streammon demo — the four phases", marks=marks, dates=False)
+    except ImportError as error:
+        return fail("demo", f"{error}: install the report extra (pip install 'streammon[report]')")
+    except OSError as error:
+        return fail("demo", f"cannot write {path}: {error.strerror or error}")
+    print(f"streammon demo: wrote {path} ({total:,} samples, {len(result.snapshots)} snapshots, "
+          f"{len(result.alerts)} alerts)")
+    return 0
 
 
 def _listen_failure(addr: str, port: int, error: OSError) -> str:

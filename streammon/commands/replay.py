@@ -42,8 +42,12 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         for path in (args.json, args.parquet):
             if path:
                 result.write_timeline(path)
+        if args.html:
+            result.write_html(args.html)
     except ImportError as exc:
-        print(f"streammon replay: {exc}: install the replay extra (pip install 'streammon[replay]')", file=sys.stderr)
+        extra = "report" if exc.name and exc.name.startswith("plotly") else "replay"
+        print(f"streammon replay: {exc}: install the {extra} extra (pip install 'streammon[{extra}]')",
+              file=sys.stderr)
         return 1
     except (ValueError, TypeError, OSError) as exc:
         print(f"streammon replay: error: {exc}", file=sys.stderr)

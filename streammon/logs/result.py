@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +102,18 @@ class ReplayResult:
     def write_timeline(self, path: Any) -> None:
         """Write the timeline to ``path`` (``.parquet``: Parquet, else JSON); see ``Timeline.write``."""
         self.timeline.write(path)
+
+    def write_html(self, path: Any, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),
+                   dates: bool | None = None) -> None:
+        """Write the HTML report to ``path`` (one self-contained page; needs plotly: ``streammon[report]``).
+
+        ``marks``: labelled vertical lines at data times in seconds (samples without a time column);
+        ``dates``: read times as UTC timestamps (default: when they fall after 2000). Written to a
+        temporary file beside it and renamed. See ``streammon.logs.report_page``.
+        """
+        from streammon.logs.report_page import write_html
+
+        write_html(self, path, title=title, marks=marks, dates=dates)
 
     def __repr__(self) -> str:
         return (f"ReplayResult(source={self.source!r}, samples={self.samples}, snapshots={len(self.snapshots)}, "

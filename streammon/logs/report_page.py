@@ -1,0 +1,198 @@
+"""The HTML report of a replay: one self-contained page (Plotly's JavaScript embedded once, no network).
+
+``write_html(result, path)`` writes it atomically; ``html_page(result)`` returns the text. The page
+holds a header (data range, samples, classes, reference, baseline, the alerts with their times
+and reasons), then per window: the Condition-1 scores with intervals, per-class recall with
+Wilson bands and degradation alerts, RRT against the reference IR, the prior-shift statistic,
+the mix-sensitive scores against their prior-corrected values, and the final confusion matrix;
+then the catalog's Condition facts for the metrics shown. Needs ``plotly`` (``streammon[report]``)
+only for its bundled ``plotly.min.js``. When every figure has drawn, ``<body>`` gets
+``data-rendered`` = the number of figures (``data-failed`` if one could not draw).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from streammon.logs import report_figures as figures
+from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_series
+from streammon.metrics.specs import catalog
+
+if TYPE_CHECKING:
+    from streammon.logs.result import AlertSpan, ReplayResult
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;margin:0 auto;max-width:1180px;
+padding:0 24px 48px;color:#222;line-height:1.45}
+h1{font-size:1.6em;margin:24px 0 4px}h2{font-size:1.3em;margin:36px 0 6px;border-bottom:2px solid #ddd}
+table{border-collapse:collapse;margin:8px 0;font-size:.92em}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;
+vertical-align:top}th{background:#f4f4f4}dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px}
+dt{font-weight:600}dd{margin:0}.figure{margin:12px 0;border:1px solid #eee}.note{color:#555;font-size:.92em}
+.alert-degradation td:first-child{color:#b00;font-weight:600}
+"""
+READY = """
+const CONFIG = {displaylogo: false, responsive: true};
+for (const f of FIGURES) for (const t of f.data) if (f.xs !== undefined && t.x === undefined) t.x = AXES[f.xs];
+Promise.all(FIGURES.map(f => Plotly.newPlot(f.id, f.data, f.layout, CONFIG)))
+  .then(() => { document.body.dataset.rendered = String(FIGURES.length); })
+  .catch(e => { document.body.dataset.failed = String(e); console.error(e); });
+"""
+MAX_ALERT_ROWS = 40  # more alerts than this are summarised per (kind, window, subject)
+CONDITIONS = ("Condition 1: the score depends only on how each class is classified (its recall row), not on how "
+              "many samples of each class arrive — a change of class mix cannot move it. Condition 2: its bounds do "
+              "not depend on the number of classes. Condition 3: it keeps information about the other classes when "
+              "one class is almost entirely misclassified (seed 004, Table 1).")
+
+
+def write_html(result: ReplayResult, path: str | os.PathLike[str], *, title: str | None = None,
+               marks: Sequence[tuple[float, str]] = (), dates: bool | None = None) -> None:
+    """Write the report to ``path``: to a temporary file beside it, then renamed (no partial file on failure)."""
+    target = Path(path)
+    text = html_page(result, title=title, marks=marks, dates=dates)
+    temporary = target.with_name(f".{target.name}.partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),
+              dates: bool | None = None) -> str:
+    """The report as one HTML document. ``marks``: labelled vertical lines at data times (seconds; samples
+    without times); ``dates``: read times as UTC timestamps (default: when they fall after 2000)."""
+    from plotly.offline import get_plotlyjs
+
+    axis = axis_of(result, dates)
+    keep = thin(len(axis.values))
+    at = [(axis.at(t, int(t)), text) for t, text in marks]
+    every = window_series(result)
+    labels = [str(label) for label in result.classes]
+    ir = result.reference.ir if result.reference is not None else math.nan
+    shown: dict[str, None] = dict.fromkeys(figures.INVARIANT)
+    specs: list[dict[str, Any]] = []
+    sections: list[str] = []
+    for w, name in enumerate(result.windows):
+        series = every[name]
+        fid = f"w{w}"
+        mixed = [m for m, s in catalog().items() if not s.condition1 and series.has(m)]
+        shown.update(dict.fromkeys(["recall", *mixed]))
+        panel = figures.Panel(name, series, axis, keep, at)
+        made = [figures.scores_figure(f"{fid}-scores", panel),
+                figures.recall_figure(f"{fid}-recall", panel, labels=labels, baseline=result.baseline,
+                                      alerts=result.alerts),
+                figures.rrt_figure(f"{fid}-rrt", panel, reference_ir=ir),
+                figures.shift_figure(f"{fid}-shift", panel)]
+        if mixed:
+            made.append(figures.distortion_figure(f"{fid}-mixed", panel, metrics=mixed))
+        final = result.report.windows[name]
+        cells = final.confusion.cells()
+        counts = np.array([[cells.get((t, p), 0) for p in result.classes] for t in result.classes])
+        made.append(figures.confusion_figure(f"{fid}-confusion", name, labels, counts))
+        specs += made
+        divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
+        sections.append(f'<h2 id="window-{w}">Window {html.escape(name)}</h2>'
+                        f'<p class="note">{_window_note(name, final.n)}</p>{divs}')
+    axes = {name: rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
+            for name in result.windows}
+    heading = title or f"streammon replay report — {result.source}"
+    data = json.dumps({"AXES": axes, "FIGURES": specs}, separators=(",", ":"), allow_nan=False)
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>{html.escape(heading)}</title><style>{STYLE}</style>",
+        f"<script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>{html.escape(heading)}</h1>", _summary(result, axis, len(keep)), _alerts(result, axis),
+        "<p>Windows: ", ", ".join(f'<a href="#window-{w}">{html.escape(n)}</a>' for w, n in
+                                  enumerate(result.windows)), ' · <a href="#facts">metric facts</a></p>',
+        *sections, _facts(list(shown)),
+        "<script>const {AXES, FIGURES} = ", data.replace("</", "<\\/"), ";", READY, "</script></body></html>\n"])
+
+
+def _when(axis: Axis, t: float | None, samples: int) -> str:
+    if axis.kind == "date" and t is not None and math.isfinite(t):
+        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if axis.kind == "seconds" and t is not None and math.isfinite(t):
+        return f"t = {t:,.6g} s"
+    return f"sample {samples:,}"
+
+
+def _summary(result: ReplayResult, axis: Axis, drawn: int) -> str:
+    ref = result.reference
+    if ref is None:
+        reference = "none (no reference mix: no prior correction, no shift statistic)"
+    else:
+        mix = ", ".join(f"{html.escape(str(k))} {v:.2%}" for k, v in ref.priors.items())
+        origin = "given" if ref.source == "given" else "learned from the warm-up"
+        reference = f"{mix} — imbalance ratio {ref.ir:.3g} ({origin})"
+    baseline = ", ".join(f"{html.escape(str(k))} {v:.3f}" for k, v in result.baseline.items()) or "none"
+    span = ("no time column" if result.first_time is None else
+            f"{_when(axis, result.first_time, 0)} to {_when(axis, result.last_time, result.samples)}")
+    thinned = "" if drawn == len(result.snapshots) else f" (figures draw {drawn:,} of them, evenly spaced)"
+    rows = [("Data", html.escape(result.source)), ("Data range", span), ("Samples", f"{result.samples:,}"),
+            ("Snapshots", f"{len(result.snapshots):,}, every {html.escape(str(result.every))}{thinned}"),
+            ("Classes", ", ".join(html.escape(str(c)) for c in result.classes)),
+            ("Reference mix (training)", reference),
+            ("Baseline recall (in control, per class)", baseline),
+            ("Windows", ", ".join(html.escape(w) for w in result.windows))]
+    return "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
+def _alerts(result: ReplayResult, axis: Axis) -> str:
+    if not result.alerts:
+        return "<h2>Alerts</h2><p>No alert was raised during the replay.</p>"
+    if len(result.alerts) > MAX_ALERT_ROWS:
+        return _alert_summary(result, axis)
+    rows = "".join(
+        f'<tr class="alert-{html.escape(a.kind)}"><td>{html.escape(a.kind)}</td><td>{html.escape(a.window)}</td>'
+        f"<td>{html.escape(a.subject)}</td><td>{_when(axis, a.since_time, a.since_sample)} "
+        f"(sample {a.since_sample:,})</td><td>"
+        + ("still on at the end" if a.cleared is None else _when(axis, a.cleared.time, a.cleared.samples))
+        + f"</td><td>{html.escape(a.reason)}</td></tr>" for a in result.alerts)
+    return (f"<h2>Alerts ({len(result.alerts)})</h2><table><tr><th>kind</th><th>window</th><th>subject</th>"
+            f"<th>turned on</th><th>cleared by</th><th>reason</th></tr>{rows}</table>")
+
+
+def _alert_summary(result: ReplayResult, axis: Axis) -> str:
+    """Many alerts: one row per (kind, window, subject) — how often it turned on, first and last time, the last
+    reason (every degradation alert is also a marker on the recall figures)."""
+    groups: dict[tuple[str, str, str], list[AlertSpan]] = {}
+    for a in result.alerts:
+        groups.setdefault((a.kind, a.window, a.subject), []).append(a)
+    rows = "".join(
+        f'<tr class="alert-{html.escape(kind)}"><td>{html.escape(kind)}</td><td>{html.escape(window)}</td>'
+        f"<td>{html.escape(subject)}</td><td>{len(spans):,}</td>"
+        f"<td>{_when(axis, spans[0].since_time, spans[0].since_sample)}</td>"
+        f"<td>{_when(axis, spans[-1].since_time, spans[-1].since_sample)}"
+        f"{' (still on at the end)' if spans[-1].cleared is None else ''}</td>"
+        f"<td>{html.escape(spans[-1].reason)}</td></tr>" for (kind, window, subject), spans in groups.items())
+    return (f"<h2>Alerts ({len(result.alerts):,}, grouped)</h2><p class=\"note\">Too many to list one by one: one "
+            "row per kind, window and subject.</p><table><tr><th>kind</th><th>window</th><th>subject</th>"
+            f"<th>times turned on</th><th>first</th><th>last</th><th>last reason</th></tr>{rows}</table>")
+
+
+def _window_note(name: str, n: int) -> str:
+    return (f"{n:,} labelled samples in the final window. Each point is the window as it stood at one snapshot; "
+            "hover for values.")
+
+
+def _facts(metrics: list[str]) -> str:
+    def fact(value: bool | None) -> str:
+        return {True: "yes", False: "<b>no</b>", None: "—"}[value]
+
+    rows = "".join(
+        f"<tr><td>{m}</td><td>{html.escape(s.title)}</td><td>{html.escape(s.formula)}</td><td>{fact(s.condition1)}"
+        f"</td><td>{fact(s.condition2)}</td><td>{fact(s.condition3)}</td><td>{', '.join(s.seeds)}</td></tr>"
+        for m in metrics if (s := catalog().get(m)) is not None)
+    return (f'<h2 id="facts">Metric facts (from the catalog)</h2><p class="note">{CONDITIONS} “—”: not established '
+            "or not applicable.</p><table><tr><th>metric</th><th>name</th><th>formula</th><th>Condition 1 "
+            "(mix-invariant)</th><th>Condition 2</th><th>Condition 3</th><th>seed papers</th></tr>"
+            f"{rows}</table>")

@@ -92,3 +92,14 @@ def test_window_latency_quantiles() -> None:
         for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
             got = _golden("streammon_window_label_latency_seconds", window=window, percentile=name)
             assert got == pytest.approx(_quantile(lat, q), rel=1e-12)
+
+
+def test_a_model_that_never_predicted_exports_zero_label_counters() -> None:
+    """The update-only golden model (tests/golden/exposition.txt) has every label counter, pending and histogram
+    bucket at 0 from its first scrape, one predictions series per class, and no window label gauge."""
+    text = (Path(__file__).parent / "golden" / "exposition.txt").read_text()
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples
+               if s.name.startswith(("streammon_label", "streammon_predict", "streammon_aged", "streammon_implied"))]
+    assert samples and all(s.value == 0 for s in samples)
+    assert {s.labels["class"] for s in samples if s.name == "streammon_predictions_total"} == {"legit", "fraud"}
+    assert not [s for s in samples if "window" in s.labels]

@@ -58,7 +58,7 @@ def _values(text: str, name: str) -> dict[str, float]:
 
 def test_aged_gauges_say_what_the_coverage_alert_judged() -> None:
     """When the label pipeline stops, the timed window's aged gauges fall below half the lifetime coverage exactly
-    when the in-report label_coverage_low alert holds, and a model without predict exports no label series."""
+    when the in-report label_coverage_low alert holds; a model without predict exports zero counters only."""
     monitor = Monitor([Timed(300, buckets=10)], reference={"a": 1, "b": 1}, clock=lambda: 2000.0)
     seen: list[tuple[bool, bool]] = []
     for t in range(0, 2000):
@@ -78,6 +78,15 @@ def test_aged_gauges_say_what_the_coverage_alert_judged() -> None:
             seen.append((gauges_say, alert))
     assert all(g == a for g, a in seen), seen
     assert (True, True) in seen and (False, False) in seen
-    bare = _exposition(MonitorCollector({"m": Monitor([Sliding(5)])}))
-    assert not any(s.name.startswith(("streammon_label", "streammon_predict")) for f in
-                   text_string_to_metric_families(bare) for s in f.samples)
+    bare = _exposition(MonitorCollector({"m": Monitor([Sliding(5)], reference={"a": 1, "b": 1})}))
+    label_samples = {(s.name, s.labels.get("class", s.labels.get("le", ""))): s.value
+                     for f in text_string_to_metric_families(bare) for s in f.samples
+                     if s.name.startswith(("streammon_label", "streammon_predict", "streammon_aged",
+                                           "streammon_implied", "streammon_window_label", "streammon_window_pred"))}
+    assert set(label_samples.values()) == {0.0}
+    assert ("streammon_predictions_total", "b") in label_samples
+    assert {name for name, _ in label_samples} == {
+        "streammon_predictions_total", "streammon_label_joined_total", "streammon_label_orphans_total",
+        "streammon_label_duplicates_total", "streammon_predictions_expired_total",
+        "streammon_predictions_evicted_total", "streammon_predictions_repeated_total", "streammon_predictions_pending",
+        "streammon_label_latency_seconds_bucket"}

@@ -1,7 +1,9 @@
 """Prometheus families for predictions whose labels come later (``Monitor.predict``/``label``).
 
-Read from ``Report.label_stats`` (lifetime) and each ``WindowReport.label_stats``; a model that
-never called ``predict`` has no series in them (its families are still described).
+Read from ``Report.label_stats`` (lifetime) and each ``WindowReport.label_stats``. The lifetime
+counters, ``streammon_predictions_pending`` and the histogram are exported from the first scrape,
+zeros until the first ``predict`` (a counter that appears at its first value would lose that
+value to ``increase()``); the window gauges and the implied mix only once ``predict`` was called.
 
 ==========================================================  ==================================================
 ``streammon_predictions_total{model,class}``                predictions per predicted class (a key predicted
@@ -98,9 +100,9 @@ LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 )
 
 
-def latency_buckets(stats: LabelStats) -> list[tuple[str, int]]:
+def latency_buckets(stats: LabelStats | None) -> list[tuple[str, int]]:
     """Cumulative ``(le, count)`` pairs of the latency histogram: one exact bucket edge per doubling, then +Inf."""
-    counts = stats.latency_counts
+    counts = () if stats is None else stats.latency_counts
     out, total, upto = [], 0, 0
     for k in EDGE_POWERS:
         last = PER_OCTAVE * (k - LOWEST)  # the bucket whose upper edge is 2**k
@@ -112,28 +114,27 @@ def latency_buckets(stats: LabelStats) -> list[tuple[str, int]]:
 
 
 def add_label_families(families: Families, model: str, report: Report) -> None:
-    """Add one model's label families (nothing without ``predict``)."""
+    """Add one model's label families (the lifetime counters as zeros before the first ``predict``)."""
     life = report.label_stats
-    if life is None:
-        return
 
     def add(name: str, labels: list[str], value: float) -> None:
         metric = families[name]
         assert not isinstance(metric, HistogramMetricFamily)
         metric.add_metric(labels, float(value))
 
-    for label, n in life.predicted_counts.items():
+    predicted = life.predicted_counts if life is not None else dict.fromkeys(report.labels, 0)
+    for label, n in predicted.items():
         add("streammon_predictions", [model, str(label)], n)
-    for name, value in (("streammon_label_joined", life.joined), ("streammon_label_orphans", life.orphans),
-                        ("streammon_label_duplicates", life.duplicates),
-                        ("streammon_predictions_expired", life.expired),
-                        ("streammon_predictions_evicted", life.evicted),
-                        ("streammon_predictions_repeated", life.repeated),
-                        ("streammon_predictions_pending", life.pending)):
-        add(name, [model], value)
+    for name, field in (("streammon_label_joined", "joined"), ("streammon_label_orphans", "orphans"),
+                        ("streammon_label_duplicates", "duplicates"), ("streammon_predictions_expired", "expired"),
+                        ("streammon_predictions_evicted", "evicted"), ("streammon_predictions_repeated", "repeated"),
+                        ("streammon_predictions_pending", "pending")):
+        add(name, [model], 0 if life is None else getattr(life, field))
     histogram = families[LATENCY]
     assert isinstance(histogram, HistogramMetricFamily)
     histogram.add_metric([model], [(le, float(n)) for le, n in latency_buckets(life)], None)
+    if life is None:
+        return
     for label, q in life.implied_mix.items():
         add("streammon_implied_prior", [model, str(label)], q)
     for w in report.windows.values():

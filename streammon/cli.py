@@ -29,11 +29,12 @@ import sys
 from collections.abc import Sequence
 
 from streammon import __version__
-from streammon.commands.common import Parser, port_number, positive
+from streammon.commands.common import Parser, port_number, positive, share
 from streammon.commands.demo import MAX_RATE, run_demo, write_demo_report
 from streammon.commands.replay import run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
+from streammon.demo import LateLabels
 from streammon.export.grafana import render_dashboard
 from streammon.export.rules import PROFILES, render_rules
 from streammon.export.server import DEFAULT_PORT
@@ -67,6 +68,13 @@ def _run(argv: Sequence[str] | None) -> int:
     demo.add_argument("--every", type=positive(), default=2.0, help="seconds between two views (default 2)")
     demo.add_argument("--html", metavar="PATH", help="write the HTML report of the four phases to PATH and exit, at "
                       "once (data time, not wall time: no server; --every is then the snapshot spacing)")
+    demo.add_argument("--late-labels", action="store_true",
+                      help="predict now under a key, label later (Monitor.predict/label): labels arrive after a "
+                           "random delay, or never")
+    demo.add_argument("--label-delay", type=positive(), default=2.0, metavar="SECONDS",
+                      help="with --late-labels: mean label delay, lognormal (default 2)")
+    demo.add_argument("--unlabelled-share", type=share, default=0.3, metavar="X",
+                      help="with --late-labels: share of predictions whose label never comes (default 0.3)")
     rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
     add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
@@ -106,8 +114,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return write_demo_report(args.html, duration=args.duration, rate=args.rate,
                                  phase_seconds=args.phase_seconds, every=args.every)
     if args.command == "demo":
+        late = LateLabels(delay=args.label_delay, never=args.unlabelled_share) if args.late_labels else None
         return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
-                        phase_seconds=args.phase_seconds, every=args.every)
+                        phase_seconds=args.phase_seconds, every=args.every, late=late)
     if args.command == "report":
         return run_report(args.state_file, as_json=args.json)
     if args.command == "rules":

@@ -17,12 +17,21 @@ four phases:
 ['steady', 'mix_drift', 'degradation', 'new_class']
 >>> len(list(stream.samples(0, 50)))
 50
+
+With late labels (``streammon demo --late-labels``), each sample is predicted at once under a
+key and ``LateLabels`` gives its label after a lognormal delay, or never:
+
+>>> late = LateLabels(delay=2.0, never=0.3)
+>>> late.schedule(0, np.array(["legit"] * 1000), now=0.0)
+>>> keys, truth = late.due(1e9)
+>>> 600 < len(keys) < 800, late.due(1e9)[0].size
+(True, 0)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,3 +82,34 @@ class SyntheticStream:
         chargeback_pred = np.where(u_pred < 0.7, "chargeback", np.where(u_pred < 0.9, "fraud", "legit"))
         preds = np.where(truth == "chargeback", chargeback_pred, preds)
         return truth, preds
+
+
+@dataclass
+class LateLabels:
+    """Labels that come ``delay`` seconds late on average (lognormal, sigma ``spread``) — or, for a share ``never``
+    of the predictions, never (deterministic for the same ``seed`` and calls)."""
+
+    delay: float = 2.0
+    never: float = 0.3
+    spread: float = 0.75
+    seed: int = 11
+    _due: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    _keys: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64), repr=False)
+    _truth: np.ndarray = field(default_factory=lambda: np.empty(0, "<U10"), repr=False)
+
+    def schedule(self, start: int, truth: np.ndarray, now: float) -> None:
+        """Plan the labels of samples ``start`` on (keys ``start``, ``start + 1``, …), predicted at ``now``."""
+        rng = np.random.default_rng((self.seed, start))
+        n = len(truth)
+        keep = rng.random(n) >= self.never
+        delay = rng.lognormal(np.log(self.delay) - self.spread**2 / 2, self.spread, n)
+        self._due = np.concatenate([self._due, now + delay[keep]])
+        self._keys = np.concatenate([self._keys, np.arange(start, start + n, dtype=np.int64)[keep]])
+        self._truth = np.concatenate([self._truth, np.asarray(truth)[keep]])
+
+    def due(self, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and true labels whose time has come (each given once)."""
+        ready = self._due <= now
+        keys, truth = self._keys[ready], self._truth[ready]
+        self._due, self._keys, self._truth = self._due[~ready], self._keys[~ready], self._truth[~ready]
+        return keys, truth

@@ -2,7 +2,10 @@
 
 Usage: python replica_exporter.py SEED. It serves /metrics on a free loopback port, prints
 ``port <n>``, waits for a line ``go`` on stdin, counts its deterministic samples, prints
-``counted``, and serves until stdin closes or it is killed.
+``counted``, and serves until stdin closes or it is killed. Its first ``UPDATED`` samples are
+labelled predictions (``update_many``); the rest are predicted under keys (``predict_many``), and
+the labels of the first ``LABELLED - UPDATED`` of them come later (``label_many``): the others stay
+pending. Only the ``LABELLED`` first samples are in the labelled counts.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.export.server import serve
 
 REFERENCE = {"legit": 90, "fraud": 10}
+UPDATED = 2000
+LABELLED = 2800
 
 
 def replica_samples(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +40,11 @@ def main() -> None:
     print(f"port {server.port}", flush=True)
     for line in sys.stdin:
         if line.strip() == "go":
-            monitor.update_many(*replica_samples(seed))
+            truth, preds = replica_samples(seed)
+            monitor.update_many(truth[:UPDATED], preds[:UPDATED])
+            keys = [f"{seed}-{i}" for i in range(UPDATED, len(truth))]
+            monitor.predict_many(keys, preds[UPDATED:])
+            monitor.label_many(keys[: LABELLED - UPDATED], truth[UPDATED:LABELLED])
             print("counted", flush=True)
     server.stop()
 

@@ -100,7 +100,8 @@ def test_demo_profile_fires_within_a_demo_phase_and_the_default_does_not_rush() 
     for rules, low, high in ((demo, 0, 15), (default, 60, math.inf)):
         alerts = {name: block for name, block in rules.items() if name.startswith("Streammon")}
         assert set(alerts) == {"StreammonClassDegraded", "StreammonClassRecallDegraded", "StreammonIncompetent",
-                               "StreammonClassSetChanged", "StreammonPriorShift"}
+                               "StreammonClassSetChanged", "StreammonPriorShift", "StreammonLabelCoverageLow",
+                               "StreammonPredictedMixShift"}
         for block in alerts.values():
             duration = re.search(r'for: "([^"]+)"', block)
             assert duration is not None and low <= _seconds(duration.group(1)) <= high, block

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from streammon import ConfusionCounts
 from streammon.export.grafana import dashboard, queries
 from tests.live import LivePrometheus, stop_process
-from tests.replica_exporter import REFERENCE, replica_samples
+from tests.replica_exporter import LABELLED, REFERENCE, UPDATED, replica_samples
 
 pytestmark = pytest.mark.prometheus
 
@@ -58,7 +59,7 @@ def stack(prometheus_binary: str, tmp_path_factory: pytest.TempPathFactory) -> I
             process.stdin.write("go\n")
             process.stdin.flush()
             assert process.stdout.readline().strip() == "counted"
-        total = sum(len(replica_samples(seed)[0]) for seed in SEEDS)
+        total = LABELLED * len(SEEDS)  # the labelled samples; the rest still wait for their labels
         prometheus.wait_for("sum(streammon_samples_total)", lambda r: r and float(r[0]["value"][1]) == total)
         time.sleep(6)  # more scrapes after the data: keeps increase()'s end extrapolation small
         yield Stack(prometheus, replicas, ports)
@@ -75,6 +76,7 @@ def _merged() -> ConfusionCounts:
     merged = ConfusionCounts()
     for seed in SEEDS:
         truth, preds = replica_samples(seed)
+        truth, preds = truth[:LABELLED], preds[:LABELLED]
         part = ConfusionCounts()
         for t, p in zip(truth.tolist(), preds.tolist(), strict=True):
             part.add(t, p)
@@ -115,11 +117,23 @@ def test_cross_replica_rules_equal_the_metrics_of_the_merged_counts(stack: Stack
     assert float(q('streammon:prior_shift_tv:ratio_1h{model="fraud"}')[0]["value"][1]) == pytest.approx(tv, abs=0.01)
 
 
+def test_label_rules_equal_a_recount_of_the_replicas_predictions(stack: Stack) -> None:
+    """Over three replicas, the predicted mix (1h) is the recount of every predict_many call's predictions, and the
+    lifetime coverage is the labelled share of them (tolerance as above for increase())."""
+    predicted = np.concatenate([replica_samples(seed)[1][UPDATED:] for seed in SEEDS])
+    mix = _by_class(stack.prometheus.query('streammon:predicted_mix:ratio_1h{model="fraud"}'))
+    assert mix.keys() == {"legit", "fraud"}
+    for cls, value in mix.items():
+        assert value == pytest.approx(float(np.mean(predicted == cls)), abs=0.01)
+    coverage = float(stack.prometheus.query('streammon:label_coverage:ratio{model="fraud"}')[0]["value"][1])
+    assert coverage == (LABELLED - UPDATED) / (len(predicted) / len(SEEDS))
+
+
 def test_every_rule_evaluates_without_error(stack: Stack) -> None:
     """Prometheus loaded every recording and alerting rule and evaluates them all healthily."""
     groups = stack.prometheus.api("rules")["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(rules) == 23
+    assert len(rules) == 35
     assert all(rule["health"] == "ok" for rule in rules), [r for r in rules if r["health"] != "ok"]
 
 
@@ -153,7 +167,8 @@ def test_demo_serves_metrics_that_the_dashboard_and_promtool_accept(prometheus_b
 
     port = free_port()
     demo = subprocess.Popen([sys.executable, "-m", "streammon", "demo", "--port", str(port), "--duration", "14",
-                             "--rate", "3000", "--every", "2"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                             "--rate", "3000", "--every", "2", "--late-labels", "--label-delay", "1"],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
     prometheus = None
     try:
         assert demo.stdout is not None

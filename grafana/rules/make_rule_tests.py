@@ -1,7 +1,8 @@
 import math
+from streammon.export.label_rules import label_alerting_rules
 from streammon.export.rules import RuleSettings, alerting_rules, _yaml
 s = RuleSettings()
-ann = {r["alert"]: r["annotations"] for r in alerting_rules(s)}
+ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s)}
 inputs = []
 def series(model, c, name, values):
     return {"series": f'{name}{{model="{model}",class="{c}"}}', "values": values}
@@ -31,6 +32,29 @@ replica_alert("c", "r2", "stream", "degradation", "b", "_x1490 1+0x9")
 replica_alert("c", "r1", "stream", "degradation", "a", "_x1500 1")
 for window in ("cumulative", "sliding_2000", "timed_60s"):
     replica_alert("c", "r1", window, "prior_shift", "class_mix", "1+0x1500")
+# Late labels. L: two replicas; the timed window's predictions older than the typical latency are 500 + 300, of which
+# 50 + 30 got labels (10 %) against a lifetime coverage of 60 %: the label pipeline broke. K: aged coverage 56 % (fine);
+# S: only 60 aged predictions (too little evidence). Predictions per minute: L a 10, b 10 (mix 0.5/0.5 = implied);
+# Q a 18, b 2 (mix 0.9/0.1 against implied 0.5/0.5: TV 0.4). L's latency histogram per minute: 2 below 1 s, 6 below
+# 2 s, 10 in all (p50 = 1.75 s by linear interpolation).
+def label_series(name, labels, values):
+    inputs.append({"series": f"{name}{{{labels}}}", "values": values})
+for model, instances, aged, labelled in (("L", ("r1", "r2"), (500, 300), (50, 30)), ("K", ("r1",), (500,), (280,)),
+                                         ("S", ("r1",), (60,), (0,))):
+    for instance, n, lab in zip(instances, aged, labelled):
+        where = f'model="{model}",instance="{instance}",window="timed_3600s"'
+        label_series("streammon_aged_predictions", where, f"{n}+0x1500")
+        label_series("streammon_aged_labelled_predictions", where, f"{lab}+0x1500")
+        label_series("streammon_label_joined_total", f'model="{model}",instance="{instance}"', "0+12x1500")
+        for c in ("a", "b"):
+            label_series("streammon_predictions_total", f'model="{model}",instance="{instance}",class="{c}"', "0+10x1500")
+for c, rate in (("a", 18), ("b", 2)):
+    label_series("streammon_predictions_total", f'model="Q",instance="r1",class="{c}"', f"0+{rate}x1500")
+for model in ("L", "Q"):
+    for c in ("a", "b"):
+        label_series("streammon_implied_prior", f'model="{model}",instance="r1",class="{c}"', "0.5+0x1500")
+for le, rate in (("1.0", 2), ("2.0", 6), ("+Inf", 10)):
+    label_series("streammon_label_latency_seconds_bucket", f'model="L",instance="r1",le="{le}"', f"0+{rate}x1500")
 def expand(template, labels, value):
     """What Prometheus's templating makes of the annotations used here."""
     out = template.replace("{{ $value | humanizePercentage }}", f"{value * 100:.4g}%")
@@ -51,7 +75,7 @@ def expr_test(expr, selector, samples):
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
-  "group_eval_order": ["streammon.recording", "streammon.alerts"],  # alerts read this evaluation's recorded values
+  "group_eval_order": ["streammon.recording", "streammon.alerts", "streammon.labels.recording", "streammon.labels.alerts"],  # alerts read this evaluation's recorded values
   "tests": [{
     "interval": "1m",
     "input_series": inputs,
@@ -69,6 +93,11 @@ doc = {
       expr_test("streammon:class_recall:ratio_1d", 'model="d",class="b"', [('model="d",class="b"', 0.5)]),
       expr_test("streammon:class_recall:baseline", 'model=~"d|m"', [('model="d",class="a"', 0.9), ('model="d",class="b"', 0.9), ('model="m",class="a"', 0.9), ('model="m",class="b"', 0.85)]),
       expr_test("streammon:class_degraded:replicas", 'model="c"', [('model="c",class="a"', 1), ('model="c",class="b"', 2)]),
+      expr_test("streammon:label_coverage:ratio", 'model=~"L|K"', [('model="K"', 0.6), ('model="L"', 0.6)]),
+      expr_test("streammon:aged_label_coverage:ratio", 'model=~"L|K|S"', [('model="K",window="timed_3600s"', 0.56), ('model="L",window="timed_3600s"', 0.1), ('model="S",window="timed_3600s"', 0)]),
+      expr_test("streammon:predicted_mix:ratio_1h", 'model="Q"', [('model="Q",class="a"', 0.9), ('model="Q",class="b"', 0.1)]),
+      expr_test("streammon:predicted_mix_tv:ratio_1h", 'model=~"L|Q"', [('model="L"', 0), ('model="Q"', 0.4)]),
+      expr_test("streammon:label_latency_seconds:p50_1h", 'model="L"', [('model="L"', 1.75)]),
     ],
     "alert_rule_test": [
       {"eval_time": at, "alertname": "StreammonClassDegraded", "exp_alerts": [alert("StreammonClassDegraded", {"severity": "warning", "model": "c", "class": "b"}, 2)]},
@@ -79,11 +108,15 @@ doc = {
       {"eval_time": "1380m", "alertname": "StreammonClassDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonClassRecallDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonPriorShift", "exp_alerts": []},
+      {"eval_time": at, "alertname": "StreammonLabelCoverageLow", "exp_alerts": [alert("StreammonLabelCoverageLow", {"severity": "warning", "model": "L", "window": "timed_3600s"}, 0.1)]},
+      {"eval_time": at, "alertname": "StreammonPredictedMixShift", "exp_alerts": [alert("StreammonPredictedMixShift", {"severity": "info", "model": "Q"}, 0.4)]},
+      {"eval_time": "20m", "alertname": "StreammonLabelCoverageLow", "exp_alerts": []},
     ],
   }],
 }
 head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a real degradation of class b;\n"
         "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K);\n"
         "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
-        "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM.\n")
+        "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
+        "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

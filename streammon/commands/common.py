@@ -35,6 +35,17 @@ def port_number(text: str) -> int:
     return port
 
 
+def share(text: str) -> float:
+    """A number in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
 def positive(upper: float = math.inf) -> Callable[[str], float]:
     """A finite number > 0 (and <= ``upper``)."""
     def parse(text: str) -> float:

@@ -11,7 +11,7 @@ import numpy as np
 
 from streammon.commands.common import alert_log, fail
 from streammon.counting.windows import Cumulative, Sliding, Timed
-from streammon.demo import PHASES, REFERENCE, VALIDATION, SyntheticStream
+from streammon.demo import PHASES, REFERENCE, VALIDATION, LateLabels, SyntheticStream
 from streammon.export.server import serve
 from streammon.findings.report import Report, WindowReport
 from streammon.monitor import Monitor
@@ -35,6 +35,11 @@ def format_window(w: WindowReport) -> str:
 def format_view(report: Report, elapsed: float, phase: str) -> str:
     """The live view: a header, one line per window, then what not to trust and why."""
     lines = [f"[{elapsed:6.1f}s] phase={phase:<12} samples={report.samples}"]
+    stats = report.label_stats
+    if stats is not None:
+        p50, p90 = stats.latency["p50"], stats.latency["p90"]
+        lines.append(f"  labels: predictions={stats.predictions} labelled={stats.labelled} "
+                     f"coverage={stats.coverage:.1%} pending={stats.pending} latency p50={p50:.2f}s p90={p90:.2f}s")
     lines += [format_window(w) for w in report.windows.values()]
     main = list(report.windows.values())[-1]
     worst_first = sorted(main.flags, key=lambda f: -abs(f.magnitude))
@@ -57,8 +62,9 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase_seconds: float | None,
-             every: float) -> int:
-    """Stream the synthetic phases in real time while serving ``/metrics``."""
+             every: float, late: LateLabels | None = None) -> int:
+    """Stream the synthetic phases in real time while serving ``/metrics`` (with ``late``: every sample predicted
+    under a key, its label given after ``late``'s delay, or never)."""
     phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
     stream = SyntheticStream(phase_length=max(1, round(rate * phase_seconds)))
     monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION)
@@ -74,7 +80,7 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
     start = time.monotonic()
     try:
         with alert_log(to_stderr=True):
-            _stream(monitor, stream, start=start, duration=duration, rate=rate, every=every)
+            _stream(monitor, stream, start=start, duration=duration, rate=rate, every=every, late=late)
     except (KeyboardInterrupt, _Stop):
         pass
     finally:
@@ -85,7 +91,7 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
 
 
 def _stream(monitor: Monitor, stream: SyntheticStream, *, start: float, duration: float | None, rate: float,
-            every: float) -> None:
+            every: float, late: LateLabels | None) -> None:
     """Feed the monitor in real time and print a view every ``every`` seconds, until ``duration``."""
     last_view = start
     produced = 0
@@ -93,8 +99,16 @@ def _stream(monitor: Monitor, stream: SyntheticStream, *, start: float, duration
         due = int((time.monotonic() - start) * rate)
         if due > produced:
             truth, preds = stream.arrays(produced, due)
-            monitor.update_many(truth, preds)
+            if late is None:
+                monitor.update_many(truth, preds)
+            else:
+                monitor.predict_many(np.arange(produced, due), preds)
+                late.schedule(produced, truth, time.monotonic())
             produced = due
+        if late is not None:
+            keys, truth = late.due(time.monotonic())
+            if len(keys):
+                monitor.label_many(keys, truth)
         if time.monotonic() - last_view >= every:
             last_view = time.monotonic()
             print(format_view(monitor.report(), last_view - start, stream.phase_at(max(0, produced - 1))),

@@ -23,6 +23,14 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "incompetent_for": ("--incompetent-for", str, "for: of StreammonIncompetent (default 10m; demo 15s)"),
     "class_set_for": ("--class-set-for", str, "for: of StreammonClassSetChanged (default 5m; demo 5s)"),
     "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 15m; demo 15s)"),
+    "label_coverage_fraction": ("--label-coverage-fraction", float,
+                                "StreammonLabelCoverageLow: aged coverage below this share of the lifetime's (0.5)"),
+    "min_aged_predictions": ("--min-aged-predictions", int,
+                             "StreammonLabelCoverageLow: predictions older than the typical latency (default 100)"),
+    "label_coverage_for": ("--label-coverage-for", str, "for: of StreammonLabelCoverageLow (default 30m; demo 15s)"),
+    "predicted_mix_tv": ("--predicted-mix-tv", float,
+                         "StreammonPredictedMixShift: total variation threshold (default 0.1)"),
+    "predicted_mix_for": ("--predicted-mix-for", str, "for: of StreammonPredictedMixShift (default 15m; demo 15s)"),
     "runbook": ("--runbook", str, "page the runbook_url annotations point into, + '#<alert name>' (default README.md)"),
 }
 

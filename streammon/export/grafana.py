@@ -7,7 +7,7 @@ which file provisioning leaves unresolved) and ``model``/``window`` variables.
 >>> board = dashboard()
 >>> [v["name"] for v in board["templating"]["list"]]
 ['datasource', 'model', 'window']
->>> sorted(metric_names(board))[:3]
+>>> sorted(metric_names(board))[2:5]
 ['streammon_alert', 'streammon_class_correct_total', 'streammon_class_precision_distortion']
 """
 
@@ -125,6 +125,42 @@ def _panels() -> list[dict[str, Any]]:
                  f"(sum by (model, class) (increase(streammon_class_samples_total{{{MODEL}}}[5m])) > 0)",
                  "{{model}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
+        *_label_panels(38),
+    ]
+
+
+def _label_panels(y: int) -> list[dict[str, Any]]:
+    """Predictions and late labels (``streammon.export.label_families``): coverage, latency, the predicted mix
+    against the mix the reference implies, and what never joins."""
+    latency = f"sum by (model, le) (rate(streammon_label_latency_seconds_bucket{{{MODEL}}}[5m]))"
+    return [
+        _panel("timeseries", "Label coverage",
+               "Share of the window's predictions that got their label, and of the timed windows' predictions "
+               "older than the typical latency (label_coverage_low fires below half the lifetime coverage).",
+               (0, y, 12, 8),
+               [(f"streammon_label_coverage{{{SEL}}}", "{{window}}"),
+                (f"streammon_aged_labelled_predictions{{{MODEL}}} / streammon_aged_predictions{{{MODEL}}}",
+                 "aged {{window}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Label latency",
+               "Seconds from prediction to label of the labels joined over 5 minutes, summed over replicas "
+               "(streammon_label_latency_seconds: one bucket edge per doubling).", (12, y, 12, 8),
+               [(f"histogram_quantile({q}, {latency})", f"p{round(q * 100)} {{{{model}}}}") for q in (0.5, 0.9)],
+               unit="s"),
+        _panel("timeseries", "Predicted mix against the reference-implied mix",
+               "Predicted-class mix of every prediction in the window (known before any label), and the mix the "
+               "reference implies through the labelled confusion: apart, production or the model moved.",
+               (0, y + 8, 12, 8),
+               [(f"streammon_predicted_prior{{{SEL}}}", "{{window}} {{class}}"),
+                (f"streammon_implied_prior{{{MODEL}}}", "implied {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Pending predictions, orphans and duplicates",
+               "Predictions waiting for their label; labels per second that matched no pending prediction "
+               "(orphans: a broken join key?) or repeated a joined one.", (12, y + 8, 12, 8),
+               [(f"streammon_predictions_pending{{{MODEL}}}", "pending {{instance}}"),
+                (f"sum by (model) (rate(streammon_label_orphans_total{{{MODEL}}}[5m]))", "orphans/s {{model}}"),
+                (f"sum by (model) (rate(streammon_label_duplicates_total{{{MODEL}}}[5m]))",
+                 "duplicates/s {{model}}")]),
     ]
 
 

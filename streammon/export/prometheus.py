@@ -32,6 +32,9 @@ Families (names and labels are public; dashboards and rules depend on them):
 ``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
 ======================================================  ====================================================
 
+Predictions and late labels (``predict``/``label``: coverage, latency histogram, pending/expired/orphan/
+duplicate counters, predicted and implied mix): their table is in ``streammon.export.label_families``.
+
 Undefined values (empty window, absent class, no reference yet) are NaN, never 0.
 ``streammon_baseline_recall`` is the baseline the recall alert rules compare
 with: present from the first scrape when the monitor got ``baseline=`` counts
@@ -64,9 +67,10 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from streammon.export.estimate_families import empty_families, estimate_families
+from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.metrics import catalog
 from streammon.monitor import Monitor
@@ -79,17 +83,19 @@ class Family:
     """One exported family: its name (without ``_total``), kind, labels and help."""
 
     name: str
-    kind: str  # "gauge" or "counter"
+    kind: str  # "gauge", "counter" or "histogram"
     labels: tuple[str, ...]
     help: str
 
     @property
     def sample_name(self) -> str:
         """The name as it appears in the exposition."""
-        return f"{self.name}_total" if self.kind == "counter" else self.name
+        return {"counter": f"{self.name}_total", "histogram": f"{self.name}_bucket"}.get(self.kind, self.name)
 
-    def empty(self) -> GaugeMetricFamily | CounterMetricFamily:
+    def empty(self) -> GaugeMetricFamily | CounterMetricFamily | HistogramMetricFamily:
         """A new family with no samples."""
+        if self.kind == "histogram":
+            return HistogramMetricFamily(self.name, self.help, labels=list(self.labels))
         if self.kind == "counter":
             return CounterMetricFamily(self.name, self.help, labels=list(self.labels))
         return GaugeMetricFamily(self.name, self.help, labels=list(self.labels))
@@ -134,6 +140,7 @@ FAMILIES: Mapping[str, Family] = {
                "Wilson interval bounds (low/high) of each class's recall."),
         Family("streammon_confusion", "counter", ("model", "true_class", "pred_class"),
                "Samples of each (true class, predicted class) pair (opt-in)."),
+        *(Family(*row) for row in LABEL_FAMILY_ROWS),  # predictions and late labels: label_families.py
     )
 }
 
@@ -166,7 +173,9 @@ class _Families:
         }
 
     def add(self, family: str, labels: Iterable[object], value: float) -> None:
-        self.families[family].add_metric([str(v) for v in labels], float(value))
+        metric = self.families[family]
+        assert not isinstance(metric, HistogramMetricFamily)
+        metric.add_metric([str(v) for v in labels], float(value))
 
     def add_model(self, model: str, report: Report) -> None:
         """Reference mix and lifetime counters of one model."""
@@ -229,6 +238,7 @@ def build_families(
     out = _Families(distortion_prone=distortion_prone, confusion=confusion)
     for model, report in reports:
         out.add_model(model, report)
+        add_label_families(out.families, model, report)
         for w in report.windows.values():
             out.add_window(model, w)
         for alert in report.alerts:

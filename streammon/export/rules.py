@@ -16,7 +16,8 @@ report (``streammon_baseline_recall``, so it works from the first scrape; the lo
 (``StreammonClassRecallDegraded``). Both are class-conditional only, so a pure prior
 shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
 seed 001: some class is recalled worse than the uniformly random classifier); the
-class set changed; the mix moved far from the reference (informational). Every
+class set changed; the mix moved far from the reference (informational); late labels
+stopped arriving or the predicted mix moved (``streammon.export.label_rules``). Every
 alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
 
 ``streammon rules`` prints the YAML (its flags set windows, thresholds and ``for:``;
@@ -37,9 +38,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.export.label_rules import label_alerting_rules, label_recording_rules
+
 DURATION = re.compile(r"(?:[0-9]+(?:y|w|d|h|m|s|ms))+")
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for")
+                   "shift_for", "label_coverage_for", "predicted_mix_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
 BASELINE = "streammon:class_recall:baseline"
@@ -74,17 +77,23 @@ class RuleSettings:
     class_set_for: str = "5m"
     shift_for: str = "15m"
     runbook: str = "README.md"
+    # Late labels (streammon.export.label_rules)
+    label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
+    min_aged_predictions: int = 100
+    label_coverage_for: str = "30m"
+    predicted_mix_tv: float = 0.1
+    predicted_mix_for: str = "15m"
 
     def __post_init__(self) -> None:
         for name in DURATION_FIELDS:
             value = getattr(self, name)
             if not isinstance(value, str) or not DURATION.fullmatch(value):
                 raise ValueError(f"{name} must be a Prometheus duration like '1h' or '90s', got {value!r}")
-        for name in ("recall_drop", "prior_shift_tv"):
+        for name in ("recall_drop", "prior_shift_tv", "label_coverage_fraction", "predicted_mix_tv"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-        for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas"):
+        for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas", "min_aged_predictions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -99,7 +108,7 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s"),
+                         class_set_for="5s", shift_for="15s", label_coverage_for="15s", predicted_mix_for="15s"),
 }
 
 
@@ -239,6 +248,8 @@ def rule_groups(settings: RuleSettings | None = None) -> dict[str, Any]:
     return {"groups": [
         {"name": "streammon.recording", "rules": recording_rules(s)},
         {"name": "streammon.alerts", "rules": alerting_rules(s)},
+        {"name": "streammon.labels.recording", "rules": label_recording_rules(s)},
+        {"name": "streammon.labels.alerts", "rules": label_alerting_rules(s)},
     ]}
 
 

@@ -45,6 +45,7 @@ PER_OCTAVE = 6
 LOWEST = -10
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 _EMPTY: Mapping[Hashable, float] = FrozenMap({})
+_NO_COUNTS: Mapping[Hashable, int] = FrozenMap({})
 
 
 def bucket_upper(bucket: int) -> float:
@@ -64,6 +65,12 @@ class LabelStats:
     ``p99`` in seconds, each the upper edge of its bucket — 6 buckets per doubling, so within
     12 %), ``orphans`` and ``duplicates``. ``repeated`` (predictions of a key already pending) is
     counted over the monitor's life, in the report's lifetime stats only.
+
+    For exporters (exact counts, not in ``to_dict``): ``predicted_counts`` (predictions per
+    predicted class), ``latency_counts`` (joined labels per latency bucket, 254 buckets, the
+    upper edge of bucket ``b`` is ``bucket_upper(b)``), and for a timed window ``aged`` /
+    ``aged_labelled``: its predictions older than the typical latency and how many of them got a
+    label (what ``label_coverage_low`` reads; None where not judged).
     """
 
     predictions: int
@@ -82,6 +89,10 @@ class LabelStats:
     implied_mix: Mapping[Hashable, float] = field(default_factory=lambda: _EMPTY)
     mix_shift: PriorShift | None = None
     repeated: int = 0
+    predicted_counts: Mapping[Hashable, int] = field(default_factory=lambda: _NO_COUNTS)
+    latency_counts: tuple[int, ...] = ()
+    aged: int | None = None
+    aged_labelled: int | None = None
 
     def to_dict(self, keys: Mapping[Hashable, str]) -> dict[str, Any]:
         """JSON-ready data (the rules of ``streammon.findings.encode``; ``keys``: each class's key)."""
@@ -131,8 +142,9 @@ def implied_mix(confusion: npt.NDArray[np.int64], priors: npt.ArrayLike) -> npt.
 
 def label_stats(pred: npt.NDArray[np.int64], events: npt.NDArray[np.int64], labels: Sequence[Hashable],
                 implied: npt.NDArray[np.float64] | None, *, alpha: float = 0.01, min_js: float = 0.01,
-                repeated: int = 0) -> LabelStats:
-    """One window's ``LabelStats`` from its prediction counts (K × 4) and event counts (256)."""
+                repeated: int = 0, aged: tuple[int, int] | None = None) -> LabelStats:
+    """One window's ``LabelStats`` from its prediction counts (K × 4) and event counts (256); ``aged``: the
+    (predictions, labelled) older than the typical latency, for a judged timed window."""
     k = len(labels)
     pred = pred[:k, :4]
     by_class = pred.sum(axis=1)
@@ -165,4 +177,8 @@ def label_stats(pred: npt.NDArray[np.int64], events: npt.NDArray[np.int64], labe
         implied_mix=implied_map,
         mix_shift=shift,
         repeated=repeated,
+        predicted_counts=FrozenMap({c: int(v) for c, v in zip(labels, by_class, strict=True)}),
+        latency_counts=tuple(int(v) for v in events[:LATENCY_BUCKETS].tolist()),
+        aged=None if aged is None else aged[0],
+        aged_labelled=None if aged is None else aged[1],
     )

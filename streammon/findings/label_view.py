@@ -66,8 +66,11 @@ def window_label_stats(view: LabelView, labels: tuple[Hashable, ...], reference:
     conditions: list[Condition] = []
     for i, name in enumerate(names):
         is_life = i == len(names) - 1
+        aged = view.aged[i] if i < len(view.aged) else None
+        old = None if aged is None else aged[:k, :4]
+        judged = None if old is None else (int(old.sum()), int(old[:, 1].sum()))
         s = label_stats(view.predictions[i], view.events[i], labels, implied, alpha=policy.shift_alpha,
-                        min_js=policy.shift_min_js, repeated=view.repeated if is_life else 0)
+                        min_js=policy.shift_min_js, repeated=view.repeated if is_life else 0, aged=judged)
         stats[name] = s
         if is_life:
             continue
@@ -75,13 +78,11 @@ def window_label_stats(view: LabelView, labels: tuple[Hashable, ...], reference:
             conditions.append((PREDICTED_MIX_SHIFT, name, "predicted_mix",
                                f"the predicted-class mix moved from the mix the reference implies (JS "
                                f"{s.mix_shift.js:.3f}, p={s.mix_shift.p_value:.2g}); informational"))
-        aged = view.aged[i]
-        if aged is not None and not math.isnan(life_coverage):
-            old = aged[:k, :4]
-            n_old = int(old.sum())
-            if n_old >= MIN_AGED and old[:, 1].sum() / n_old < COVERAGE_FRACTION * life_coverage:
+        if judged is not None and not math.isnan(life_coverage):
+            n_old, n_lab = judged
+            if n_old >= MIN_AGED and n_lab / n_old < COVERAGE_FRACTION * life_coverage:
                 conditions.append((LABEL_COVERAGE_LOW, name, "labels",
-                                   f"only {old[:, 1].sum() / n_old:.1%} of {n_old} predictions older than the "
+                                   f"only {n_lab / n_old:.1%} of {n_old} predictions older than the "
                                    f"typical latency ({view.typical_latency:.3g} s) got labels, against "
                                    f"{life_coverage:.1%} over the monitor's life: is the label pipeline broken?"))
     return stats, conditions

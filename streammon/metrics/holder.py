@@ -53,6 +53,15 @@ def holder_mean(values: Sequence[float] | FloatArray, p: float) -> float:
     r = np.asarray(values, dtype=np.float64)
     if r.size == 0 or np.any(np.isnan(r)):
         return math.nan
+    return defined_holder_mean(r, p)
+
+
+def defined_holder_mean(r: FloatArray, p: float) -> float:
+    """``holder_mean`` of values already known to be a non-empty float array without NaN.
+
+    >>> defined_holder_mean(np.array([0.25, 1.0]), 1)
+    0.625
+    """
     if math.isnan(p):
         raise ValueError(f"Hölder exponent p must be a number or ±inf, got {p!r}")
     if p == math.inf:

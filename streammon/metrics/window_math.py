@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import Confusion, FloatArray, divide_arrays, safe_divide
-from streammon.metrics.holder import holder_mean
+from streammon.metrics.holder import defined_holder_mean, holder_mean
 from streammon.metrics.specs import spec
 
 _NO_PARAMS: Mapping[str, Any] = {}
@@ -47,20 +47,7 @@ class WindowMath:
 
     def holder(self, p: float) -> float:
         """``holder_mean(recalls of the classes present, p)`` with the NaN check done once."""
-        if self.undefined:
-            return math.nan
-        if math.isnan(p):
-            raise ValueError(f"Hölder exponent p must be a number or ±inf, got {p!r}")
-        r = self.recalls
-        if p == math.inf:
-            return float(r.max())
-        if p == -math.inf:
-            return float(r.min())
-        if p <= 0 and np.any(r == 0):
-            return 0.0
-        if p == 0:
-            return float(np.exp(np.mean(np.log(r))))
-        return float(np.mean(r**p) ** (1.0 / p))
+        return math.nan if self.undefined else defined_holder_mean(self.recalls, p)
 
     @cached_property
     def rates(self) -> FloatArray:

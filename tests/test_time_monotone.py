@@ -15,6 +15,7 @@ import pytest
 
 from streammon import Cumulative, Monitor, Timed
 from streammon.intake import Intake
+from tests.threads import update_concurrently
 
 
 def _line_after_the_check() -> int:
@@ -104,20 +105,7 @@ def test_the_kept_time_never_goes_back_under_forced_thread_switches() -> None:
     rng = np.random.default_rng(2)
     streams = [(rng.integers(0, 5, 5_000).tolist(), rng.integers(0, 5, 5_000).tolist()) for _ in range(4)]
 
-    def writer(truth: list[int], preds: list[int]) -> None:
-        for y, p in zip(truth, preds, strict=True):
-            monitor.update(y, p)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=writer, args=stream) for stream in streams]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    update_concurrently(monitor, streams)
     assert monitor.__dict__.get("backwards", []) == []
     report = monitor.report()
     assert report.samples == 20_000 == report.windows["cumulative"].n == report.windows["timed_150000s"].n

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
-import threading
 from collections import Counter
 
 import numpy as np
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 
 from streammon import ConfusionCounts, Cumulative, Monitor, Sliding, Timed
 from tests.strategies import label_streams
+from tests.threads import update_concurrently
 
 SIZES = (1, 3, 17)
 TIMED_SECONDS, TIMED_BUCKETS = 10.0, 5
@@ -91,20 +90,7 @@ def test_lock_free_updates_from_many_threads_lose_no_sample() -> None:
     streams = [(rng.integers(0, 5, 25_000).tolist(), rng.integers(0, 5, 25_000).tolist()) for _ in range(4)]
     monitor.update_many(list(range(5)), list(range(5)))
 
-    def writer(truth: list[int], preds: list[int]) -> None:
-        for y, p in zip(truth, preds, strict=True):
-            monitor.update(y, p)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=writer, args=stream) for stream in streams]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    update_concurrently(monitor, streams)
     pairs = [(i, i) for i in range(5)] + [pair for t, p in streams for pair in zip(t, p, strict=True)]
     expected = _recount(pairs)
     report = monitor.report()

@@ -1,0 +1,28 @@
+"""Run writer threads with a thread switch forced every microsecond (shared by the concurrency tests)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+
+from streammon import Monitor
+
+
+def update_concurrently(monitor: Monitor, streams: Sequence[tuple[list[int], list[int]]]) -> None:
+    """One thread per (truth, preds) stream calling ``monitor.update`` per sample, switching every µs."""
+
+    def writer(truth: list[int], preds: list[int]) -> None:
+        for y, p in zip(truth, preds, strict=True):
+            monitor.update(y, p)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=writer, args=stream) for stream in streams]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)

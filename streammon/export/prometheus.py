@@ -68,6 +68,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.samples import Sample
 
 from streammon.export.estimate_families import empty_families, estimate_families
 from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
@@ -246,6 +247,32 @@ def build_families(
     return [*out.families.values(), *estimate_families(reports)]  # label-free estimates: estimate_families.py
 
 
+def _same_exports(old: Report, new: Report) -> bool:
+    """Whether ``build_families`` reads the same from both reports (window reports, reference and label
+    statistics compared by identity — frozen, and returned again by the monitor's window cache while their
+    counts are unchanged; alerts by the labels they export, not by their since-when)."""
+    return (
+        old.labels == new.labels
+        and old.reference is new.reference
+        and old.label_stats is new.label_stats
+        and old.windows.keys() == new.windows.keys()
+        and all(w is new.windows[name] for name, w in old.windows.items())
+        and dict(old.baseline) == dict(new.baseline)
+        and old.totals.matrix.shape == new.totals.matrix.shape
+        and bool((old.totals.matrix == new.totals.matrix).all())
+        and [(a.window, a.kind, a.subject) for a in old.alerts] == [(a.window, a.kind, a.subject) for a in new.alerts]
+    )
+
+
+Samples = dict[str, list[Sample]]
+
+
+def _model_samples(model: str, report: Report, *, distortion_prone: bool, confusion: bool) -> Samples:
+    """Each family's samples of one model (in the order ``build_families`` adds them)."""
+    families = build_families([(model, report)], distortion_prone=distortion_prone, confusion=confusion)
+    return {f.name: f.samples for f in families}
+
+
 class MonitorCollector:
     """A prometheus_client collector serving many monitors, told apart by the ``model`` label.
 
@@ -262,6 +289,7 @@ class MonitorCollector:
         confusion: bool = False,
     ) -> None:
         self._monitors: dict[str, Monitor] = {}
+        self._samples: dict[str, tuple[Report, Samples]] = {}  # model -> its last report and samples from it
         self._lock = threading.Lock()
         self.distortion_prone = distortion_prone
         self.confusion = confusion
@@ -283,6 +311,7 @@ class MonitorCollector:
         """Stop serving ``model``."""
         with self._lock:
             self._monitors.pop(model)
+            self._samples.pop(model, None)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -297,8 +326,24 @@ class MonitorCollector:
         yield from empty_families()
 
     def collect(self) -> Iterator[Metric]:
-        """Fresh families from a new report of every monitor."""
+        """Families from a new report of every monitor; a model whose report exports the same values as at the
+        last scrape (every window report unchanged, same totals and alerts) reuses its samples from then."""
         with self._lock:
             monitors = list(self._monitors.items())
-        reports = [(model, monitor.report()) for model, monitor in monitors]
-        yield from build_families(reports, distortion_prone=self.distortion_prone, confusion=self.confusion)
+        per_model = []
+        for model, monitor in monitors:
+            report = monitor.report()
+            with self._lock:
+                cached = self._samples.get(model)
+            if cached is not None and _same_exports(cached[0], report):
+                samples = cached[1]
+            else:
+                samples = _model_samples(model, report, distortion_prone=self.distortion_prone,
+                                         confusion=self.confusion)
+            with self._lock:
+                if model in self._monitors:
+                    self._samples[model] = (report, samples)
+            per_model.append(samples)
+        for family in self.describe():
+            family.samples = [s for samples in per_model for s in samples[family.name]]
+            yield family

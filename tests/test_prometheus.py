@@ -189,3 +189,19 @@ def test_cached_scrape_is_byte_identical_to_a_fresh_one(options: dict[str, bool]
     assert collector._samples["idle"][1] is reused  # the idle model's samples were not rebuilt
     collector.remove("idle")
     assert "idle" not in _exposition(collector)
+
+
+def test_exposition_equals_generate_latest_and_is_reused_while_unchanged() -> None:
+    """``exposition()`` is ``generate_latest`` of the collector alone; unchanged, it returns the same bytes."""
+    monitor = _monitor()
+    collector = MonitorCollector({"m": monitor, "idle": _monitor()})
+    first = collector.exposition()
+    assert first.decode() == _exposition(MonitorCollector({"m": monitor, "idle": collector._monitors["idle"]}))
+    assert collector.exposition() is first
+    _exposition(collector)  # a registry scrape in between leaves the samples as they are
+    assert collector.exposition() is first
+    monitor.update("fraud", "fraud")
+    second = collector.exposition()
+    assert second != first and second.decode() == _exposition(MonitorCollector(collector._monitors))
+    collector.remove("idle")
+    assert collector.exposition().decode() == _exposition(MonitorCollector({"m": monitor}))

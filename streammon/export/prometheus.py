@@ -67,6 +67,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from prometheus_client import generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.samples import Sample
 
@@ -290,6 +291,7 @@ class MonitorCollector:
     ) -> None:
         self._monitors: dict[str, Monitor] = {}
         self._samples: dict[str, tuple[Report, Samples]] = {}  # model -> its last report and samples from it
+        self._text: tuple[list[tuple[str, Samples]], bytes] | None = None  # the last exposition() and its samples
         self._lock = threading.Lock()
         self.distortion_prone = distortion_prone
         self.confusion = confusion
@@ -328,6 +330,30 @@ class MonitorCollector:
     def collect(self) -> Iterator[Metric]:
         """Families from a new report of every monitor; a model whose report exports the same values as at the
         last scrape (every window report unchanged, same totals and alerts) reuses its samples from then."""
+        yield from self._families(self._refresh())
+
+    def exposition(self) -> bytes:
+        """``generate_latest`` of a registry holding only this collector (the Prometheus text format); the bytes
+        of the last call again when no model's samples changed since (nor the served models)."""
+        per_model = self._refresh()
+        with self._lock:
+            cached = self._text
+        if cached is not None and len(cached[0]) == len(per_model) and all(
+                model == old_model and samples is old
+                for (model, samples), (old_model, old) in zip(per_model, cached[0], strict=True)):
+            return cached[1]
+        text: bytes = generate_latest(_Fixed(self._families(per_model)))
+        with self._lock:
+            self._text = (per_model, text)
+        return text
+
+    def _families(self, per_model: list[tuple[str, Samples]]) -> Iterator[Metric]:
+        for family in self.describe():
+            family.samples = [s for _, samples in per_model for s in samples[family.name]]
+            yield family
+
+    def _refresh(self) -> list[tuple[str, Samples]]:
+        """Each model's samples from its new report (the same list objects as last time where unchanged)."""
         with self._lock:
             monitors = list(self._monitors.items())
         per_model = []
@@ -343,7 +369,15 @@ class MonitorCollector:
             with self._lock:
                 if model in self._monitors:
                     self._samples[model] = (report, samples)
-            per_model.append(samples)
-        for family in self.describe():
-            family.samples = [s for samples in per_model for s in samples[family.name]]
-            yield family
+            per_model.append((model, samples))
+        return per_model
+
+
+class _Fixed:
+    """A collector yielding given families once (for ``generate_latest``)."""
+
+    def __init__(self, families: Iterable[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families

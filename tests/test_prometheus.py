@@ -161,3 +161,47 @@ def test_tls_serves_https_on_loopback(tls_cert: tuple[Path, Path]) -> None:
         assert b"streammon_samples_total" in body
         with pytest.raises(OSError):
             urllib.request.urlopen(server.url.replace("https://", "http://"), timeout=5).read()
+
+
+@pytest.mark.parametrize("options", [{}, {"distortion_prone": True, "confusion": True}])
+def test_cached_scrape_is_byte_identical_to_a_fresh_one(options: dict[str, bool]) -> None:
+    """Samples reused from the last scrape (unchanged reports) give the exposition a fresh collector gives."""
+    plain = Monitor([Cumulative(), Sliding(6)], reference={"a": 3, "b": 1})
+    labelled = Monitor([Cumulative(), Sliding(4)], reference={"a": 1, "b": 1})
+    monitors = {"plain": plain, "labelled": labelled, "idle": Monitor([Sliding(5)])}
+    collector = MonitorCollector(monitors, **options)
+    previous = None
+    for step in range(6):
+        if step % 2 == 0:  # odd steps scrape again without new samples
+            plain.update_many(["a", "b", "a"] * (step + 1), ["a", "a", "b"] * (step + 1))
+            labelled.predict(f"k{step}", "b", t=float(step))
+            labelled.label(f"k{step}", "a" if step else "b", t=step + 2.0)
+            labelled.update("b", "b")
+        before = collector._samples.get("plain")
+        text = _exposition(collector)
+        assert text == _exposition(MonitorCollector(monitors, **options))
+        if step % 2:
+            assert text == previous
+            assert before is not None and collector._samples["plain"][1] is before[1]  # reused, not rebuilt
+        previous = text
+    reused = collector._samples["idle"][1]
+    _exposition(collector)
+    assert collector._samples["idle"][1] is reused  # the idle model's samples were not rebuilt
+    collector.remove("idle")
+    assert "idle" not in _exposition(collector)
+
+
+def test_exposition_equals_generate_latest_and_is_reused_while_unchanged() -> None:
+    """``exposition()`` is ``generate_latest`` of the collector alone; unchanged, it returns the same bytes."""
+    monitor = _monitor()
+    collector = MonitorCollector({"m": monitor, "idle": _monitor()})
+    first = collector.exposition()
+    assert first.decode() == _exposition(MonitorCollector({"m": monitor, "idle": collector._monitors["idle"]}))
+    assert collector.exposition() is first
+    _exposition(collector)  # a registry scrape in between leaves the samples as they are
+    assert collector.exposition() is first
+    monitor.update("fraud", "fraud")
+    second = collector.exposition()
+    assert second != first and second.decode() == _exposition(MonitorCollector(collector._monitors))
+    collector.remove("idle")
+    assert collector.exposition().decode() == _exposition(MonitorCollector({"m": monitor}))

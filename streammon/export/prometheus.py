@@ -67,7 +67,9 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from prometheus_client import generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.samples import Sample
 
 from streammon.export.estimate_families import empty_families, estimate_families
 from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
@@ -246,6 +248,32 @@ def build_families(
     return [*out.families.values(), *estimate_families(reports)]  # label-free estimates: estimate_families.py
 
 
+def _same_exports(old: Report, new: Report) -> bool:
+    """Whether ``build_families`` reads the same from both reports (window reports, reference and label
+    statistics compared by identity — frozen, and returned again by the monitor's window cache while their
+    counts are unchanged; alerts by the labels they export, not by their since-when)."""
+    return (
+        old.labels == new.labels
+        and old.reference is new.reference
+        and old.label_stats is new.label_stats
+        and old.windows.keys() == new.windows.keys()
+        and all(w is new.windows[name] for name, w in old.windows.items())
+        and dict(old.baseline) == dict(new.baseline)
+        and old.totals.matrix.shape == new.totals.matrix.shape
+        and bool((old.totals.matrix == new.totals.matrix).all())
+        and [(a.window, a.kind, a.subject) for a in old.alerts] == [(a.window, a.kind, a.subject) for a in new.alerts]
+    )
+
+
+Samples = dict[str, list[Sample]]
+
+
+def _model_samples(model: str, report: Report, *, distortion_prone: bool, confusion: bool) -> Samples:
+    """Each family's samples of one model (in the order ``build_families`` adds them)."""
+    families = build_families([(model, report)], distortion_prone=distortion_prone, confusion=confusion)
+    return {f.name: f.samples for f in families}
+
+
 class MonitorCollector:
     """A prometheus_client collector serving many monitors, told apart by the ``model`` label.
 
@@ -262,6 +290,8 @@ class MonitorCollector:
         confusion: bool = False,
     ) -> None:
         self._monitors: dict[str, Monitor] = {}
+        self._samples: dict[str, tuple[Report, Samples]] = {}  # model -> its last report and samples from it
+        self._text: tuple[list[tuple[str, Samples]], bytes] | None = None  # the last exposition() and its samples
         self._lock = threading.Lock()
         self.distortion_prone = distortion_prone
         self.confusion = confusion
@@ -283,6 +313,7 @@ class MonitorCollector:
         """Stop serving ``model``."""
         with self._lock:
             self._monitors.pop(model)
+            self._samples.pop(model, None)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -297,8 +328,56 @@ class MonitorCollector:
         yield from empty_families()
 
     def collect(self) -> Iterator[Metric]:
-        """Fresh families from a new report of every monitor."""
+        """Families from a new report of every monitor; a model whose report exports the same values as at the
+        last scrape (every window report unchanged, same totals and alerts) reuses its samples from then."""
+        yield from self._families(self._refresh())
+
+    def exposition(self) -> bytes:
+        """``generate_latest`` of a registry holding only this collector (the Prometheus text format); the bytes
+        of the last call again when no model's samples changed since (nor the served models)."""
+        per_model = self._refresh()
+        with self._lock:
+            cached = self._text
+        if cached is not None and len(cached[0]) == len(per_model) and all(
+                model == old_model and samples is old
+                for (model, samples), (old_model, old) in zip(per_model, cached[0], strict=True)):
+            return cached[1]
+        text: bytes = generate_latest(_Fixed(self._families(per_model)))
+        with self._lock:
+            self._text = (per_model, text)
+        return text
+
+    def _families(self, per_model: list[tuple[str, Samples]]) -> Iterator[Metric]:
+        for family in self.describe():
+            family.samples = [s for _, samples in per_model for s in samples[family.name]]
+            yield family
+
+    def _refresh(self) -> list[tuple[str, Samples]]:
+        """Each model's samples from its new report (the same list objects as last time where unchanged)."""
         with self._lock:
             monitors = list(self._monitors.items())
-        reports = [(model, monitor.report()) for model, monitor in monitors]
-        yield from build_families(reports, distortion_prone=self.distortion_prone, confusion=self.confusion)
+        per_model = []
+        for model, monitor in monitors:
+            report = monitor.report()
+            with self._lock:
+                cached = self._samples.get(model)
+            if cached is not None and _same_exports(cached[0], report):
+                samples = cached[1]
+            else:
+                samples = _model_samples(model, report, distortion_prone=self.distortion_prone,
+                                         confusion=self.confusion)
+            with self._lock:
+                if model in self._monitors:
+                    self._samples[model] = (report, samples)
+            per_model.append((model, samples))
+        return per_model
+
+
+class _Fixed:
+    """A collector yielding given families once (for ``generate_latest``)."""
+
+    def __init__(self, families: Iterable[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families

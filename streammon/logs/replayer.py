@@ -40,6 +40,7 @@ UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_
 DEFAULT_EVERY_TIMED = "1d"
 DEFAULT_EVERY_ROWS = 100_000
 OnSnapshot = Callable[[Snapshot, Report], None]
+Feed = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,13 @@ class Replayer:
         self._unreported = 0
         self._period_end: float | None = None
         self.report: Report | None = None
+        self._method: Feed = monitor.update_many
 
-    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int) -> None:
-        """Count the rows ``first_row...`` of ``file`` (times None without a time column)."""
+    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int,
+             method: Feed | None = None) -> None:
+        """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
+        (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
+        self._method = self.monitor.update_many if method is None else method
         n, start = len(true), 0
         while start < n:
             if self.every.rows is not None:
@@ -120,7 +125,7 @@ class Replayer:
 
     def _count(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, row: int) -> None:
         try:
-            self.monitor.update_many(true, pred, t=times)
+            self._method(true, pred, t=times)
         except (ValueError, TypeError) as exc:
             raise ReplayError(f"rows {row}–{row + len(true) - 1} were refused by the monitor: {exc}", file=file,
                               row=row) from exc

@@ -221,9 +221,12 @@ def _typed(label: Hashable, kind: str) -> Hashable:
 def replay(
     source: Any,
     *,
-    true: str,
+    true: str | None = None,
     pred: str,
     time: str | None = None,
+    key: str | None = None,
+    labels: Any = None,
+    label_time: str | None = None,
     every: str | int | None = None,
     windows: Iterable[Window] | None = None,
     reference: Mapping[Any, Any] | None = None,
@@ -245,7 +248,24 @@ def replay(
     ``reference``/``baseline``/``positive`` are text (as on the command line) and are read in the
     log's label type. Raises ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
     malformed log; nothing is written by ``replay`` itself.
+
+    With ``key`` and ``labels`` (a second source, as ``source``): ``source`` holds predictions (``key``,
+    ``pred``, ``time``) and ``labels`` the labels (``key``, ``true``, and ``label_time``, default ``time``),
+    joined through ``Monitor.predict_many``/``label_many`` in time order (see ``streammon.logs.joined``).
     """
+    if key is not None or labels is not None:
+        if key is None or labels is None or true is None:
+            raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
+        from streammon.logs.joined import replay_joined  # noqa: PLC0415 (joined imports this module)
+
+        return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
+                             every=every, batch_rows=batch_rows, windows=windows, reference=reference,
+                             baseline=baseline, positive=positive, monitor=monitor, on_snapshot=on_snapshot,
+                             text_labels=text_labels)
+    if true is None:
+        raise ValueError("true names the column of the true labels")
+    if label_time is not None:
+        raise ValueError("label_time names the time column of a labels log: give labels and key too")
     log = open_log(source, true=true, pred=pred, time=time, batch_rows=batch_rows)
     timed = time is not None
     every_ = Every.parse(every, timed=timed)

@@ -30,6 +30,10 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     if not args.counts and not (args.true and args.pred):
         parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
+    if (args.key is None) != (args.labels is None) or (args.counts and args.labels):
+        parser.error("--key and --labels go together (and not with --counts)")
+    if args.label_time and not (args.labels and args.time):
+        parser.error("--label-time needs --labels and --time")
     try:
         from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
 
@@ -38,7 +42,8 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         if args.counts:
             result = replay_counts(args.path, **options)
         else:
-            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **options)
+            joined = {"key": args.key, "labels": args.labels, "label_time": args.label_time} if args.labels else {}
+            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **joined, **options)
         for path in (args.json, args.parquet):
             if path:
                 result.write_timeline(path)

@@ -9,6 +9,15 @@ import sys
 from streammon.commands.demo import format_view
 
 
+def add_join_flags(replaying: argparse.ArgumentParser) -> None:
+    """``--key``, ``--labels``, ``--label-time``: a labels log joined to the predictions (``streammon.logs.joined``)."""
+    replaying.add_argument("--key", metavar="COL", help="with --labels: the key column joining predictions (PATH: "
+                           "key, --pred, --time) and labels (key, --true, --label-time)")
+    replaying.add_argument("--labels", metavar="PATH", help="a labels log (same formats) joined to the predictions "
+                           "on --key through the delayed-labels machinery, in time order (ties: predictions first)")
+    replaying.add_argument("--label-time", metavar="COL", help="the labels log's time column (default: --time)")
+
+
 def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``streammon replay``: replay the log, write the timeline (only once the whole log replayed), print a summary."""
     from pathlib import Path  # noqa: PLC0415

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -115,7 +115,7 @@ def merged(predictions: KeyedLog, labels_: KeyedLog) -> Iterator[tuple[bool, Key
         assert chunk is not None
         stop = len(chunk.keys)
         if chunk.times is not None and other.chunk is not None:
-            side = "right" if is_pred else "left"  # ties: predictions first
+            side: Literal["left", "right"] = "right" if is_pred else "left"  # ties: predictions first
             stop = head.at + int(np.searchsorted(chunk.times[head.at:], other.next_time(), side=side))
         start = head.at
         yield is_pred, Keyed(chunk.keys[start:stop], chunk.values[start:stop],
@@ -129,7 +129,7 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
                   label_time: str | None = None, every: str | int | None = None, batch_rows: int = BATCH_ROWS,
                   **options: Any) -> ReplayResult:
     """``replay`` with ``key=`` and ``labels=``: see the module docstring; ``options`` as ``replay`` takes them."""
-    from streammon.logs.replayer import Every, Replayer, replay_monitor  # noqa: PLC0415 (replayer imports this)
+    from streammon.logs.replayer import Every, Replayer, replay_monitor  # replayer imports this module
 
     timed = time is not None
     if label_time is not None and not timed:
@@ -151,7 +151,7 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
     replayer = Replayer(fed, Every.parse(every, timed=timed), timed=timed, on_snapshot=on_snapshot)
     for is_pred, rows in merged(predictions, labels_):
         method = fed.predict_many if is_pred else fed.label_many
-        replayer.feed(rows.keys, rows.values, rows.times, rows.file, rows.first_row, method)
+        replayer.feed(rows.keys, rows.values, rows.times, rows.file, rows.first_row, method=method)
     if not replayer.samples:
         raise ReplayError("the predictions and labels logs hold no rows", file=predictions.name)
     return replayer.finish(predictions.name)

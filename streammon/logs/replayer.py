@@ -98,7 +98,7 @@ class Replayer:
         self.report: Report | None = None
         self._method: Feed = monitor.update_many
 
-    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int,
+    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int, *,
              method: Feed | None = None) -> None:
         """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
         (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
@@ -256,7 +256,7 @@ def replay(
     if key is not None or labels is not None:
         if key is None or labels is None or true is None:
             raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
-        from streammon.logs.joined import replay_joined  # noqa: PLC0415 (joined imports this module)
+        from streammon.logs.joined import replay_joined  # joined imports this module
 
         return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
                              every=every, batch_rows=batch_rows, windows=windows, reference=reference,

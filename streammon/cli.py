@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from streammon import __version__
 from streammon.commands.common import Parser, port_number, positive, share
 from streammon.commands.demo import MAX_RATE, run_demo, write_demo_report
-from streammon.commands.replay import run_replay
+from streammon.commands.replay import add_join_flags, run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
 from streammon.demo import LateLabels
@@ -94,6 +94,7 @@ def _run(argv: Sequence[str] | None) -> int:
     replaying.add_argument("--pred", metavar="COL", help="column of the predicted labels")
     replaying.add_argument("--time", metavar="COL", help="column of the times (timestamps, dates or seconds; rows in "
                            "time order); without it timed windows are left out")
+    add_join_flags(replaying)
     replaying.add_argument("--counts", action="store_true", help="PATH is a bucket-count table (bucket_start, true, "
                            "pred, count), as made by DuckDB or Spark")
     replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "

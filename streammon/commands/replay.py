@@ -9,6 +9,15 @@ import sys
 from streammon.commands.demo import format_view
 
 
+def add_join_flags(replaying: argparse.ArgumentParser) -> None:
+    """``--key``, ``--labels``, ``--label-time``: a labels log joined to the predictions (``streammon.logs.joined``)."""
+    replaying.add_argument("--key", metavar="COL", help="with --labels: the key column joining predictions (PATH: "
+                           "key, --pred, --time) and labels (key, --true, --label-time)")
+    replaying.add_argument("--labels", metavar="PATH", help="a labels log (same formats) joined to the predictions "
+                           "on --key through the delayed-labels machinery, in time order (ties: predictions first)")
+    replaying.add_argument("--label-time", metavar="COL", help="the labels log's time column (default: --time)")
+
+
 def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``streammon replay``: replay the log, write the timeline (only once the whole log replayed), print a summary."""
     from pathlib import Path  # noqa: PLC0415
@@ -30,6 +39,10 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     if not args.counts and not (args.true and args.pred):
         parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
+    if (args.key is None) != (args.labels is None) or (args.counts and args.labels):
+        parser.error("--key and --labels go together (and not with --counts)")
+    if args.label_time and not (args.labels and args.time):
+        parser.error("--label-time needs --labels and --time")
     try:
         from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
 
@@ -38,7 +51,8 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         if args.counts:
             result = replay_counts(args.path, **options)
         else:
-            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **options)
+            joined = {"key": args.key, "labels": args.labels, "label_time": args.label_time} if args.labels else {}
+            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **joined, **options)
         for path in (args.json, args.parquet):
             if path:
                 result.write_timeline(path)

@@ -190,6 +190,8 @@ def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> i
 def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
+    if not len(arr):  # the empty partner of predict_many/label_many
+        return np.empty(0, np.intp)
     if kind in "biu":
         looked_up = _lookup_integers(arr, index)
         if looked_up is not None:
@@ -291,6 +293,8 @@ def code_labels(
 def _dense_table(truth: np.ndarray, preds: np.ndarray, index: ClassIndex) -> tuple[IndexArray | None, int]:
     """The code -> index table over [lo, hi] of both arrays, when every integer in it is a known class."""
     k = len(index)
+    if not (len(truth) and len(preds)):  # predict_many/label_many pass an empty partner
+        return None, 0
     tops = [1 if a.dtype.kind == "b" else int(a.view(f"u{a.itemsize}").max()) for a in (truth, preds)]
     if max(tops) < k:  # no negative label (it reads huge unsigned), and the range can be dense
         lo, hi = 0, max(tops)

@@ -40,6 +40,7 @@ UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86_400.0, "w": 604_
 DEFAULT_EVERY_TIMED = "1d"
 DEFAULT_EVERY_ROWS = 100_000
 OnSnapshot = Callable[[Snapshot, Report], None]
+Feed = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,13 @@ class Replayer:
         self._unreported = 0
         self._period_end: float | None = None
         self.report: Report | None = None
+        self._method: Feed = monitor.update_many
 
-    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int) -> None:
-        """Count the rows ``first_row...`` of ``file`` (times None without a time column)."""
+    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int, *,
+             method: Feed | None = None) -> None:
+        """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
+        (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
+        self._method = self.monitor.update_many if method is None else method
         n, start = len(true), 0
         while start < n:
             if self.every.rows is not None:
@@ -120,7 +125,7 @@ class Replayer:
 
     def _count(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, row: int) -> None:
         try:
-            self.monitor.update_many(true, pred, t=times)
+            self._method(true, pred, t=times)
         except (ValueError, TypeError) as exc:
             raise ReplayError(f"rows {row}–{row + len(true) - 1} were refused by the monitor: {exc}", file=file,
                               row=row) from exc
@@ -216,9 +221,12 @@ def _typed(label: Hashable, kind: str) -> Hashable:
 def replay(
     source: Any,
     *,
-    true: str,
+    true: str | None = None,
     pred: str,
     time: str | None = None,
+    key: str | None = None,
+    labels: Any = None,
+    label_time: str | None = None,
     every: str | int | None = None,
     windows: Iterable[Window] | None = None,
     reference: Mapping[Any, Any] | None = None,
@@ -240,7 +248,24 @@ def replay(
     ``reference``/``baseline``/``positive`` are text (as on the command line) and are read in the
     log's label type. Raises ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
     malformed log; nothing is written by ``replay`` itself.
+
+    With ``key`` and ``labels`` (a second source, as ``source``): ``source`` holds predictions (``key``,
+    ``pred``, ``time``) and ``labels`` the labels (``key``, ``true``, and ``label_time``, default ``time``),
+    joined through ``Monitor.predict_many``/``label_many`` in time order (see ``streammon.logs.joined``).
     """
+    if key is not None or labels is not None:
+        if key is None or labels is None or true is None:
+            raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
+        from streammon.logs.joined import replay_joined  # joined imports this module
+
+        return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
+                             every=every, batch_rows=batch_rows, windows=windows, reference=reference,
+                             baseline=baseline, positive=positive, monitor=monitor, on_snapshot=on_snapshot,
+                             text_labels=text_labels)
+    if true is None:
+        raise ValueError("true names the column of the true labels")
+    if label_time is not None:
+        raise ValueError("label_time names the time column of a labels log: give labels and key too")
     log = open_log(source, true=true, pred=pred, time=time, batch_rows=batch_rows)
     timed = time is not None
     every_ = Every.parse(every, timed=timed)

@@ -121,12 +121,18 @@ def guarded(part: Part, rows_read: Callable[[], int]) -> Iterator[Any]:
 def open_log(source: Any, *, true: str, pred: str, time: str | None = None, batch_rows: int = BATCH_ROWS) -> Log:
     """A ``Log`` of ``source``: a path (Parquet file or folder, CSV, Arrow IPC), an Arrow table,
     record batch or reader, a pandas DataFrame, or anything exporting an Arrow stream (polars)."""
-    columns = [c for c in dict.fromkeys([true, pred, time]) if c is not None]
+    name, parts = open_parts(source, [true, pred, time], batch_rows, time)
+    return Log(name, parts, true=true, pred=pred, time=time)
+
+
+def open_parts(source: Any, names: list[str | None], batch_rows: int, time: str | None) -> tuple[str, list[Part]]:
+    """The name and parts of ``source`` (as ``open_log`` takes it), reading the columns ``names`` (None skipped)."""
+    columns = [c for c in dict.fromkeys(names) if c is not None]
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        return Log(str(path), file_parts(path, columns, batch_rows, time), true=true, pred=pred, time=time)
+        return str(path), file_parts(path, columns, batch_rows, time)
     name, table = in_memory(source, columns)
-    return Log(name, [table_part(name, table, columns, batch_rows)], true=true, pred=pred, time=time)
+    return name, [table_part(name, table, columns, batch_rows)]
 
 
 def _format(path: Path) -> str:

@@ -1,0 +1,189 @@
+"""The exported families: one table (name, kind, labels, help) and how a ``Report`` fills them.
+
+``MonitorCollector`` (``streammon.export.prometheus``) turns each model's report into these
+families on every scrape; the table is also what ``describe()`` and the rule and dashboard
+generators' tests read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+from streammon.export.estimate_families import estimate_families
+from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
+from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
+from streammon.metrics import catalog
+
+WINDOW = ("model", "window")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One exported family: its name (without ``_total``), kind, labels and help."""
+
+    name: str
+    kind: str  # "gauge", "counter" or "histogram"
+    labels: tuple[str, ...]
+    help: str
+
+    @property
+    def sample_name(self) -> str:
+        """The name as it appears in the exposition."""
+        return {"counter": f"{self.name}_total", "histogram": f"{self.name}_bucket"}.get(self.kind, self.name)
+
+    def empty(self) -> GaugeMetricFamily | CounterMetricFamily | HistogramMetricFamily:
+        """A new family with no samples."""
+        if self.kind == "histogram":
+            return HistogramMetricFamily(self.name, self.help, labels=list(self.labels))
+        if self.kind == "counter":
+            return CounterMetricFamily(self.name, self.help, labels=list(self.labels))
+        return GaugeMetricFamily(self.name, self.help, labels=list(self.labels))
+
+
+FAMILIES: Mapping[str, Family] = {
+    f.name: f
+    for f in (
+        Family("streammon_score", "gauge", (*WINDOW, "metric"),
+               "Condition-1-invariant score (safe under prior shift)."),
+        Family("streammon_distortion_prone_score", "gauge", (*WINDOW, "metric"),
+               "Score that violates Condition 1 or 2: read it with streammon_distortion (opt-in)."),
+        Family("streammon_corrected_score", "gauge", (*WINDOW, "metric"),
+               "Distortion-prone score at the reference class mix (prior-corrected, f_pi)."),
+        Family("streammon_distortion", "gauge", (*WINDOW, "metric", "type"),
+               "Measured distortion: type1 = score - corrected score; type2 = shift of the metric's floor."),
+        Family("streammon_distortion_flag", "gauge", (*WINDOW, "metric", "type"),
+               "1 while the metric is flagged as distorted in the window, else 0."),
+        Family("streammon_recall", "gauge", (*WINDOW, "class"), "Recall of each class in the window."),
+        Family("streammon_corrected_class_precision", "gauge", (*WINDOW, "class"),
+               "Precision of each class at the reference class mix (prior-corrected)."),
+        Family("streammon_class_precision_distortion", "gauge", (*WINDOW, "class"),
+               "Precision of each class as read minus at the reference mix (Type 1 distortion)."),
+        Family("streammon_class_prior", "gauge", (*WINDOW, "class"), "Share of each true class in the window."),
+        Family("streammon_reference_prior", "gauge", ("model", "class"), "Share of each class in the reference mix."),
+        Family("streammon_imbalance_ratio", "gauge", ("model",), "Reference imbalance ratio max prior / min prior."),
+        Family("streammon_rrt", "gauge", WINDOW, "Ratio of representatives in the window (seed 004, Definition 2)."),
+        Family("streammon_prior_shift", "gauge", WINDOW,
+               "Jensen-Shannon divergence (bits) between the window's and the reference class mix."),
+        Family("streammon_window_samples", "gauge", WINDOW, "Samples in the window."),
+        Family("streammon_class_samples", "counter", ("model", "class"), "Labelled samples of each true class."),
+        Family("streammon_class_correct", "counter", ("model", "class"), "Correct predictions of each true class."),
+        Family("streammon_class_predicted", "counter", ("model", "class"), "Predictions of each class."),
+        Family("streammon_samples", "counter", ("model",), "Labelled samples."),
+        Family("streammon_alert", "gauge", (*WINDOW, "kind", "subject"),
+               "1 for each active alert: degradation, prior_shift, class_set_change, incompetent."),
+        Family("streammon_baseline_recall", "gauge", ("model", "class"),
+               "In-control recall p0 of each class's degradation detector (Wilson lower bound of its baseline)."),
+        Family("streammon_score_interval", "gauge", (*WINDOW, "metric", "bound"),
+               "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts."),
+        Family("streammon_recall_interval", "gauge", (*WINDOW, "class", "bound"),
+               "Wilson interval bounds (low/high) of each class's recall."),
+        Family("streammon_confusion", "counter", ("model", "true_class", "pred_class"),
+               "Samples of each (true class, predicted class) pair (opt-in)."),
+        *(Family(*row) for row in LABEL_FAMILY_ROWS),  # predictions and late labels: label_families.py
+    )
+}
+
+
+def exported_families(*, distortion_prone: bool = False, confusion: bool = False) -> tuple[Family, ...]:
+    """The families a collector with these options emits."""
+    skip = set()
+    if not distortion_prone:
+        skip.add("streammon_distortion_prone_score")
+    if not confusion:
+        skip.add("streammon_confusion")
+    return tuple(f for name, f in FAMILIES.items() if name not in skip)
+
+
+def _distortion_types(metric: str) -> tuple[str, ...]:
+    """The distortion types a metric is prone to: type1 (violates Condition 1), type2 (Condition 2)."""
+    spec = catalog()[metric]
+    prone = ((TYPE1, not spec.condition1), (TYPE2, spec.condition2 is False))
+    return tuple(kind for kind, violates in prone if violates)
+
+
+class _Families:
+    """The families being filled for one scrape."""
+
+    def __init__(self, *, distortion_prone: bool, confusion: bool) -> None:
+        self.distortion_prone = distortion_prone
+        self.confusion = confusion
+        self.families = {
+            f.name: f.empty() for f in exported_families(distortion_prone=distortion_prone, confusion=confusion)
+        }
+
+    def add(self, family: str, labels: Iterable[object], value: float) -> None:
+        metric = self.families[family]
+        assert not isinstance(metric, HistogramMetricFamily)
+        metric.add_metric([str(v) for v in labels], float(value))
+
+    def add_model(self, model: str, report: Report) -> None:
+        """Reference mix and lifetime counters of one model."""
+        reference = report.reference
+        self.add("streammon_imbalance_ratio", [model], math.nan if reference is None else reference.ir)
+        for label, prior in (reference.priors.items() if reference is not None else ()):
+            self.add("streammon_reference_prior", [model, label], prior)
+        for label, p0 in report.baseline.items():  # classes still learning their baseline are absent
+            self.add("streammon_baseline_recall", [model, label], p0)
+        totals = report.totals.matrix
+        self.add("streammon_samples", [model], int(totals.sum()))
+        for i, label in enumerate(report.labels):
+            self.add("streammon_class_samples", [model, label], int(totals[i].sum()))
+            self.add("streammon_class_correct", [model, label], int(totals[i, i]))
+            self.add("streammon_class_predicted", [model, label], int(totals[:, i].sum()))
+            if self.confusion:
+                for j, pred in enumerate(report.labels):
+                    self.add("streammon_confusion", [model, label, pred], int(totals[i, j]))
+
+    def add_window(self, model: str, w: WindowReport) -> None:
+        """Mix, per-class values, scores and distortion of one window."""
+        key = [model, w.name]
+        self.add("streammon_window_samples", key, w.n)
+        self.add("streammon_rrt", key, w.rrt)
+        self.add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
+        for metric, (low, high) in w.intervals.items():
+            self.add("streammon_score_interval", [*key, metric, "low"], low)
+            self.add("streammon_score_interval", [*key, metric, "high"], high)
+        for label in w.labels:
+            self.add("streammon_recall", [*key, label], w.recall[label])
+            low, high = w.recall_interval[label]
+            self.add("streammon_recall_interval", [*key, label, "low"], low)
+            self.add("streammon_recall_interval", [*key, label, "high"], high)
+            self.add("streammon_class_prior", [*key, label], w.priors[label])
+            self.add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
+            distortion = w.precision[label] - w.corrected_precision[label]
+            self.add("streammon_class_precision_distortion", [*key, label], distortion)
+        flags = {(f.metric, f.kind): f for f in w.flags}
+        for metric, value in w.scores.items():
+            if catalog()[metric].condition1:
+                self.add("streammon_score", [*key, metric], value)
+            else:
+                self.add("streammon_corrected_score", [*key, metric], w.corrected[metric])
+                if self.distortion_prone:
+                    self.add("streammon_distortion_prone_score", [*key, metric], value)
+            for kind in _distortion_types(metric):
+                flag = flags.get((metric, kind))
+                if kind == TYPE1:
+                    magnitude = w.distortion[metric]
+                else:
+                    magnitude = flag.magnitude if flag else (0.0 if w.n else math.nan)
+                self.add("streammon_distortion", [*key, metric, kind], magnitude)
+                self.add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
+
+
+def build_families(
+    reports: Sequence[tuple[str, Report]], *, distortion_prone: bool = False, confusion: bool = False
+) -> list[Metric]:
+    """Fresh metric families for ``(model, report)`` pairs (pure: no state is kept)."""
+    out = _Families(distortion_prone=distortion_prone, confusion=confusion)
+    for model, report in reports:
+        out.add_model(model, report)
+        add_label_families(out.families, model, report)
+        for w in report.windows.values():
+            out.add_window(model, w)
+        for alert in report.alerts:
+            out.add("streammon_alert", [model, alert.window, alert.kind, alert.subject], 1.0)
+    return [*out.families.values(), *estimate_families(reports)]  # label-free estimates: estimate_families.py

@@ -78,7 +78,8 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
                  "--min-class-samples", "50", "--min-samples-per-class", "40", "--prior-shift-tv", "0.25",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
-                 "--class-set-for", "9m", "--shift-for", "11m", "--runbook", "https://wiki.example/streammon"]) == 0
+                 "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
+                 "--not-prior-shift-for", "12m", "--runbook", "https://wiki.example/streammon"]) == 0
     rules = _blocks(capsys.readouterr().out)
     cusum = rules["StreammonClassDegraded"]
     assert 'expr: "streammon:class_degraded:replicas >= 2"' in cusum and 'for: "2m"' in cusum
@@ -90,6 +91,9 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert ">= 40" in rules["StreammonIncompetent"] and 'for: "8m"' in rules["StreammonIncompetent"]
     assert 'for: "9m"' in rules["StreammonClassSetChanged"]
     assert "> 0.25" in rules["StreammonPriorShift"] and 'for: "11m"' in rules["StreammonPriorShift"]
+    not_prior = rules["StreammonNotPriorShift"]
+    assert "streammon:label_shift_p_value:min < 0.001" in not_prior and 'for: "12m"' in not_prior
+    assert "streammon:not_prior_shift:replicas >= 1" in not_prior
     assert set(RULE_FLAGS) == {name for name in RuleSettings.__dataclass_fields__}  # every setting has a flag
 
 
@@ -101,7 +105,7 @@ def test_demo_profile_fires_within_a_demo_phase_and_the_default_does_not_rush() 
         alerts = {name: block for name, block in rules.items() if name.startswith("Streammon")}
         assert set(alerts) == {"StreammonClassDegraded", "StreammonClassRecallDegraded", "StreammonIncompetent",
                                "StreammonClassSetChanged", "StreammonPriorShift", "StreammonLabelCoverageLow",
-                               "StreammonPredictedMixShift"}
+                               "StreammonPredictedMixShift", "StreammonNotPriorShift"}
         for block in alerts.values():
             duration = re.search(r'for: "([^"]+)"', block)
             assert duration is not None and low <= _seconds(duration.group(1)) <= high, block

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from streammon.cli import main
+from streammon.export.estimate_families import FAMILIES as ESTIMATE_FAMILIES
 from streammon.export.grafana import dashboard, metric_names, queries, render_dashboard
 from streammon.export.prometheus import FAMILIES
 from streammon.export.rules import render_rules
@@ -20,7 +21,7 @@ RULES = ROOT / "grafana" / "rules" / "streammon.rules.yml"
 RULE_TESTS = ROOT / "grafana" / "rules" / "streammon.rules.test.yml"
 DASHBOARD = ROOT / "grafana" / "dashboards" / "streammon.json"
 SCHEMAS = Path(__file__).parent / "grafana_schema"  # vendored from grafana-foundation-sdk (Apache-2.0)
-EXPORTED_NAMES = {f.sample_name for f in FAMILIES.values()}
+EXPORTED_NAMES = {f.sample_name for f in FAMILIES.values()} | set(ESTIMATE_FAMILIES)
 
 
 def test_checked_in_rules_and_dashboard_are_the_generators_output(capsys: pytest.CaptureFixture[str]) -> None:

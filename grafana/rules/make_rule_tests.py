@@ -1,8 +1,9 @@
 import math
+from streammon.export.estimate_rules import estimate_alerting_rules
 from streammon.export.label_rules import label_alerting_rules
 from streammon.export.rules import RuleSettings, alerting_rules, _yaml
 s = RuleSettings()
-ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s)}
+ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s) + estimate_alerting_rules(s)}
 inputs = []
 def series(model, c, name, values):
     return {"series": f'{name}{{model="{model}",class="{c}"}}', "values": values}
@@ -55,10 +56,27 @@ for model in ("L", "Q"):
         label_series("streammon_implied_prior", f'model="{model}",instance="r1",class="{c}"', "0.5+0x1500")
 for le, rate in (("1.0", 2), ("2.0", 6), ("+Inf", 10)):
     label_series("streammon_label_latency_seconds_bucket", f'model="L",instance="r1",le="{le}"', f"0+{rate}x1500")
+# Label-free estimate. E: replicas r1 and r2 report not_prior_shift on the cumulative window since 1440m (their
+# shift_alpha 0.05; p-values 0.02 and 0.03, above the rule's 0.01); F: no replica alert, but r2's p-value on the timed
+# window is 0.004 (r1's 0.5); G: p-values 0.3 and no alert (must not fire); H: p = 0.001 only since 1495m (shorter
+# than for:). Before 1440m every p-value is 0.5.
+def estimate_series(model, instance, window, p_values, alert_values=None):
+    where = f'model="{model}",instance="{instance}",window="{window}"'
+    label_series("streammon_label_shift_p_value", where, p_values)
+    if alert_values is not None:
+        replica_alert(model, instance, window, "not_prior_shift", "predictions", alert_values)
+estimate_series("E", "r1", "cumulative", "0.5+0x1439 0.02+0x60", "0+0x1439 1+0x60")
+estimate_series("E", "r2", "cumulative", "0.5+0x1439 0.03+0x60", "0+0x1439 1+0x60")
+estimate_series("F", "r1", "timed_3600s", "0.5+0x1500")
+estimate_series("F", "r2", "timed_3600s", "0.5+0x1439 0.004+0x60")
+estimate_series("G", "r1", "cumulative", "0.3+0x1500", "0+0x1500")
+estimate_series("G", "r2", "cumulative", "0.5+0x1500", "0+0x1500")
+estimate_series("H", "r1", "cumulative", "0.5+0x1494 0.001+0x5")
 def expand(template, labels, value):
     """What Prometheus's templating makes of the annotations used here."""
     out = template.replace("{{ $value | humanizePercentage }}", f"{value * 100:.4g}%")
     out = out.replace('{{ printf "%.3f" $value }}', f"{value:.3f}").replace("{{ $value }}", f"{value:g}")
+    out = out.replace('{{ printf "%.2g" $value }}', f"{value:.2g}")
     for key, item in labels.items():
         out = out.replace(f"{{{{ $labels.{key} }}}}", item)
     return out
@@ -75,7 +93,8 @@ def expr_test(expr, selector, samples):
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
-  "group_eval_order": ["streammon.recording", "streammon.alerts", "streammon.labels.recording", "streammon.labels.alerts"],  # alerts read this evaluation's recorded values
+  "group_eval_order": ["streammon.recording", "streammon.alerts", "streammon.labels.recording", "streammon.labels.alerts",
+                       "streammon.estimate.recording", "streammon.estimate.alerts"],  # alerts read this evaluation's recorded values
   "tests": [{
     "interval": "1m",
     "input_series": inputs,
@@ -98,6 +117,8 @@ doc = {
       expr_test("streammon:predicted_mix:ratio_1h", 'model="Q"', [('model="Q",class="a"', 0.9), ('model="Q",class="b"', 0.1)]),
       expr_test("streammon:predicted_mix_tv:ratio_1h", 'model=~"L|Q"', [('model="L"', 0), ('model="Q"', 0.4)]),
       expr_test("streammon:label_latency_seconds:p50_1h", 'model="L"', [('model="L"', 1.75)]),
+      expr_test("streammon:label_shift_p_value:min", 'model=~"E|F|G"', [('model="E",window="cumulative"', 0.02), ('model="F",window="timed_3600s"', 0.004), ('model="G",window="cumulative"', 0.3)]),
+      expr_test("streammon:not_prior_shift:replicas", 'model=~"E|G|c"', [('model="E",window="cumulative"', 2)]),
     ],
     "alert_rule_test": [
       {"eval_time": at, "alertname": "StreammonClassDegraded", "exp_alerts": [alert("StreammonClassDegraded", {"severity": "warning", "model": "c", "class": "b"}, 2)]},
@@ -111,6 +132,8 @@ doc = {
       {"eval_time": at, "alertname": "StreammonLabelCoverageLow", "exp_alerts": [alert("StreammonLabelCoverageLow", {"severity": "warning", "model": "L", "window": "timed_3600s"}, 0.1)]},
       {"eval_time": at, "alertname": "StreammonPredictedMixShift", "exp_alerts": [alert("StreammonPredictedMixShift", {"severity": "info", "model": "Q"}, 0.4)]},
       {"eval_time": "20m", "alertname": "StreammonLabelCoverageLow", "exp_alerts": []},
+      {"eval_time": at, "alertname": "StreammonNotPriorShift", "exp_alerts": [alert("StreammonNotPriorShift", {"severity": "warning", "model": "E", "window": "cumulative"}, 0.02), alert("StreammonNotPriorShift", {"severity": "warning", "model": "F", "window": "timed_3600s"}, 0.004)]},
+      {"eval_time": "1380m", "alertname": "StreammonNotPriorShift", "exp_alerts": []},
     ],
   }],
 }
@@ -118,5 +141,6 @@ head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a
         "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K);\n"
         "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
         "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
-        "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved.\n")
+        "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"
+        "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

@@ -31,6 +31,9 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "predicted_mix_tv": ("--predicted-mix-tv", float,
                          "StreammonPredictedMixShift: total variation threshold (default 0.1)"),
     "predicted_mix_for": ("--predicted-mix-for", str, "for: of StreammonPredictedMixShift (default 15m; demo 15s)"),
+    "label_shift_p_value": ("--label-shift-p-value", float,
+                            "StreammonNotPriorShift: lowest label-shift p-value over the replicas (default 0.01)"),
+    "not_prior_shift_for": ("--not-prior-shift-for", str, "for: of StreammonNotPriorShift (default 10m; demo 15s)"),
     "runbook": ("--runbook", str, "page the runbook_url annotations point into, + '#<alert name>' (default README.md)"),
 }
 

@@ -126,6 +126,7 @@ def _panels() -> list[dict[str, Any]]:
                  "{{model}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         *_label_panels(38),
+        *_estimate_panels(54),
     ]
 
 
@@ -161,6 +162,29 @@ def _label_panels(y: int) -> list[dict[str, Any]]:
                 (f"sum by (model) (rate(streammon_label_orphans_total{{{MODEL}}}[5m]))", "orphans/s {{model}}"),
                 (f"sum by (model) (rate(streammon_label_duplicates_total{{{MODEL}}}[5m]))",
                  "duplicates/s {{model}}")]),
+    ]
+
+
+def _estimate_panels(y: int) -> list[dict[str, Any]]:
+    """The label-free estimate (``streammon.export.estimate_families``): the class mix read from the predictions
+    against the labelled mix and the reference, and the p-value of "only the class mix changed"."""
+    estimated = f'streammon_estimated_prior{{{SEL},bound="estimate"}}'
+    return [
+        _panel("timeseries", "Class mix: estimated from predictions vs labelled vs reference",
+               "Class mix estimated from the window's predictions alone through the baseline's class-conditional "
+               "rates (with its confidence bounds; known before any label), the labelled window's mix, and the "
+               "reference mix.", (0, y, 12, 8),
+               [(estimated, "estimated {{window}} {{class}}"),
+                (f'streammon_estimated_prior{{{SEL},bound=~"lower|upper"}}', "{{bound}} {{window}} {{class}}"),
+                (f"streammon_class_prior{{{SEL}}}", "labelled {{window}} {{class}}"),
+                (f"streammon_reference_prior{{{MODEL}}}", "reference {{class}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Label-shift p-value: does a class-mix change explain the predictions?",
+               "P-value of 'only the class mix changed' per window (lowest over replicas). Small (below the "
+               "policy's shift_alpha, 0.01 by default): the model or its inputs changed (not_prior_shift).",
+               (12, y, 12, 8),
+               [(f"min by (model, window) (streammon_label_shift_p_value{{{SEL}}})", "{{model}} {{window}}")],
+               minmax=(0, 1)),
     ]
 
 

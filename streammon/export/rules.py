@@ -17,7 +17,8 @@ report (``streammon_baseline_recall``, so it works from the first scrape; the lo
 shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
 seed 001: some class is recalled worse than the uniformly random classifier); the
 class set changed; the mix moved far from the reference (informational); late labels
-stopped arriving or the predicted mix moved (``streammon.export.label_rules``). Every
+stopped arriving or the predicted mix moved (``streammon.export.label_rules``); the predictions
+moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every
 alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
 
 ``streammon rules`` prints the YAML (its flags set windows, thresholds and ``for:``;
@@ -38,11 +39,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.export.estimate_rules import estimate_alerting_rules, estimate_recording_rules
 from streammon.export.label_rules import label_alerting_rules, label_recording_rules
 
 DURATION = re.compile(r"(?:[0-9]+(?:y|w|d|h|m|s|ms))+")
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for", "label_coverage_for", "predicted_mix_for")
+                   "shift_for", "label_coverage_for", "predicted_mix_for", "not_prior_shift_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
 BASELINE = "streammon:class_recall:baseline"
@@ -83,13 +85,17 @@ class RuleSettings:
     label_coverage_for: str = "30m"
     predicted_mix_tv: float = 0.1
     predicted_mix_for: str = "15m"
+    # Label-free estimate (streammon.export.estimate_rules)
+    label_shift_p_value: float = 0.01  # lowest p-value of "only the class mix changed" over the replicas
+    not_prior_shift_for: str = "10m"
 
     def __post_init__(self) -> None:
         for name in DURATION_FIELDS:
             value = getattr(self, name)
             if not isinstance(value, str) or not DURATION.fullmatch(value):
                 raise ValueError(f"{name} must be a Prometheus duration like '1h' or '90s', got {value!r}")
-        for name in ("recall_drop", "prior_shift_tv", "label_coverage_fraction", "predicted_mix_tv"):
+        for name in ("recall_drop", "prior_shift_tv", "label_coverage_fraction", "predicted_mix_tv",
+                     "label_shift_p_value"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -108,7 +114,8 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", label_coverage_for="15s", predicted_mix_for="15s"),
+                         class_set_for="5s", shift_for="15s", label_coverage_for="15s", predicted_mix_for="15s",
+                         not_prior_shift_for="15s"),
 }
 
 
@@ -250,6 +257,8 @@ def rule_groups(settings: RuleSettings | None = None) -> dict[str, Any]:
         {"name": "streammon.alerts", "rules": alerting_rules(s)},
         {"name": "streammon.labels.recording", "rules": label_recording_rules(s)},
         {"name": "streammon.labels.alerts", "rules": label_alerting_rules(s)},
+        {"name": "streammon.estimate.recording", "rules": estimate_recording_rules(s)},
+        {"name": "streammon.estimate.alerts", "rules": estimate_alerting_rules(s)},
     ]}
 
 

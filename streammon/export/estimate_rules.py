@@ -1,0 +1,64 @@
+"""PromQL rules for the label-free estimate (the families of ``streammon.export.estimate_families``).
+
+Recording, one series per ``(model, window)`` whatever the number of replicas: the lowest
+label-shift p-value over the replicas (``streammon_label_shift_p_value``) and the number of
+replicas whose report holds the ``not_prior_shift`` alert (``streammon_alert{kind="not_prior_shift"}``,
+counted once per replica, like the CUSUM rule).
+
+Alert:
+
+- ``StreammonNotPriorShift`` (warning) — the predictions moved in a way no class-mix change
+  explains through the baseline's class-conditional rates: some replica reports ``not_prior_shift``
+  (its p-value below its policy's ``shift_alpha``), or the lowest p-value is below
+  ``label_shift_p_value``. Known before any label: check the model version and the input
+  features; the labels, as they arrive, confirm through the recall alerts.
+
+>>> from streammon.export.rules import RuleSettings
+>>> [r["alert"] for r in estimate_alerting_rules(RuleSettings())]
+['StreammonNotPriorShift']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streammon.export.rules import RuleSettings
+
+P_VALUE = "streammon:label_shift_p_value:min"
+NOT_PRIOR_SHIFT = "streammon:not_prior_shift:replicas"
+
+
+def estimate_recording_rules(s: RuleSettings) -> list[dict[str, str]]:
+    """The lowest label-shift p-value and the replicas reporting ``not_prior_shift``, per model and window."""
+    del s  # no window: the replicas' reports hold the windows
+    return [
+        {"record": P_VALUE, "expr": "min by (model, window) (streammon_label_shift_p_value)"},
+        {"record": NOT_PRIOR_SHIFT,
+         "expr": 'count by (model, window) (streammon_alert{kind="not_prior_shift"} == 1)'},
+    ]
+
+
+def estimate_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
+    """``StreammonNotPriorShift``; its value is the lowest p-value over the replicas."""
+    return [
+        {
+            "alert": "StreammonNotPriorShift",
+            "expr": (f"{P_VALUE} < {s.label_shift_p_value}"
+                     f" or on (model, window) ({P_VALUE} and on (model, window) {NOT_PRIOR_SHIFT} >= 1)"),
+            "for": s.not_prior_shift_for,
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": ("Predictions of model {{ $labels.model }} moved in a way no class-mix change explains "
+                            "({{ $labels.window }})"),
+                "description": ("The lowest p-value over the replicas of \"only the class mix changed\" is "
+                                "{{ printf \"%.2g\" $value }} (rule level "
+                                f"{s.label_shift_p_value}, or a replica's own shift_alpha): the predicted counts "
+                                "are not the baseline's class-conditional rates at any class mix. The model or its "
+                                "inputs changed. Check the deployed model version and the input features (schema, "
+                                "units, a broken upstream feature); the labels, as they arrive, will confirm "
+                                "through the recall alerts."),
+                "runbook_url": f"{s.runbook}#streammonnotpriorshift",
+            },
+        },
+    ]

@@ -67,9 +67,7 @@ class Labelling(Intake):
         self._repeated = 0
         self._p_codes: list[int] = []  # accepted predictions not yet in the prediction-side windows
         self._p_times = array("d")
-        self._m_seqs: list[int] = []  # joined predictions whose cells move to "labelled"
-        self._m_codes: list[int] = []
-        self._m_times: list[float] = []
+        self._moves: list[tuple[int, int, float]] = []  # joined (seq, class, predicted at): cells move to "labelled"
         self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
         self._queued: list[tuple[str | int, int, float]] = []  # lock-free predictions, not yet in the store
 
@@ -203,14 +201,18 @@ class Labelling(Intake):
 
     def label(self, key: str | int, y_true: Any, t: Any = None) -> None:
         """The label of an earlier prediction: joined and counted as ``update(y_true, y_pred)`` at time ``t``."""
-        if type(key) is not str or not 0 < len(key) <= 512:
+        kind = type(key)
+        if not (0 < len(key) <= MAX_KEY_LENGTH if kind is str  # type: ignore[arg-type]
+                else kind is int and -KEY_INT_BOUND <= key < KEY_INT_BOUND):  # type: ignore[operator]
             key = check_key(key)
         with self._lock:
             if self._queued:
                 self._drain()
-            if self._fast_t > self._last_t:
+            last = self._last_t
+            if self._fast_t > last:
                 self._catch_up()
-            now = self._now(self._last_t) if t is None else check_time(t, self._last_t)
+                last = self._last_t
+            now = self._now(last) if t is None else check_time(t, last)
             ids = self._ids
             try:
                 true = ids[y_true]
@@ -230,15 +232,13 @@ class Labelling(Intake):
             if isinstance(found, str):
                 self._events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
             else:
-                seq, code, predicted = found
+                code = found[1]
                 if true < 0:
                     self._tally.register(new)
                     true = ids[y_true]
                 self._cells.append(true * self._stride + code)
-                self._events.append(latency_bucket_of(now - predicted))
-                self._m_seqs.append(seq)
-                self._m_codes.append(code)
-                self._m_times.append(predicted)
+                self._events.append(latency_bucket_of(now - found[2]))
+                self._moves.append(found)
             if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:
                 self._flush()
 
@@ -284,14 +284,12 @@ class Labelling(Intake):
             if isinstance(found, str):
                 events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
             else:
-                seq, code, predicted = found
+                _, code, predicted = found
                 at.append(i)
                 codes.append(code)
                 events.append(-1)
                 latencies.append(now - predicted)
-                self._m_seqs.append(seq)
-                self._m_codes.append(code)
-                self._m_times.append(predicted)
+                self._moves.append(found)
         self._flush()
         all_times = np.asarray(stamps, dtype=np.float64)
         self._last_t = stamps[-1]
@@ -318,9 +316,10 @@ class Labelling(Intake):
         if self._p_codes:
             side.add_predictions(self._p_codes, self._p_times)
             self._p_codes, self._p_times = [], array("d")
-        if self._m_seqs:
-            side.move(self._m_seqs, self._m_codes, self._m_times, LABELLED)
-            self._m_seqs, self._m_codes, self._m_times = [], [], []
+        if self._moves:
+            seqs, codes, times = zip(*self._moves, strict=True)
+            side.move(seqs, codes, times, LABELLED)
+            self._moves = []
         gone = self._records.drain()
         if gone.seqs:
             side.move(gone.seqs, gone.codes, gone.times, gone.status)

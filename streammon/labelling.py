@@ -279,18 +279,22 @@ class Labelling(Intake):
         codes: list[int] = []
         events: list[int] = []
         latencies: list[float] = []
+        seqs: list[int] = []
+        predicted_at: list[float] = []
         for i, (key, now) in enumerate(zip(keys, stamps, strict=True)):
             found = take(key, now)
             if isinstance(found, str):
                 events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
             else:
-                _, code, predicted = found
+                seq, code, predicted = found
                 at.append(i)
+                seqs.append(seq)
                 codes.append(code)
+                predicted_at.append(predicted)
                 events.append(-1)
                 latencies.append(now - predicted)
-                self._moves.append(found)
         self._flush()
+        self._side.move(seqs, codes, predicted_at, LABELLED)
         all_times = np.asarray(stamps, dtype=np.float64)
         self._last_t = stamps[-1]
         self._open_until = -math.inf
@@ -317,8 +321,8 @@ class Labelling(Intake):
             side.add_predictions(self._p_codes, self._p_times)
             self._p_codes, self._p_times = [], array("d")
         if self._moves:
-            seqs, codes, times = zip(*self._moves, strict=True)
-            side.move(seqs, codes, times, LABELLED)
+            moves = self._moves
+            side.move([m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], LABELLED)
             self._moves = []
         gone = self._records.drain()
         if gone.seqs:

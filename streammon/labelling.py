@@ -47,6 +47,7 @@ from streammon.findings.label_stats import DUPLICATE_BUCKET, LATENCY_BUCKETS, OR
 from streammon.findings.label_view import LabelView
 from streammon.intake import FLUSH_EVERY, Intake
 from streammon.pending import Journal, PendingRecords, check_key, check_keys
+from streammon.pending.keys import KEY_INT_BOUND, MAX_KEY_LENGTH
 from streammon.pending.memory import ORPHAN
 from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
 from streammon.pending.sqlite import LABEL, PREDICT
@@ -66,10 +67,9 @@ class Labelling(Intake):
         self._repeated = 0
         self._p_codes: list[int] = []  # accepted predictions not yet in the prediction-side windows
         self._p_times = array("d")
-        self._m_seqs: list[int] = []  # joined predictions whose cells move to "labelled"
-        self._m_codes: list[int] = []
-        self._m_times: list[float] = []
+        self._moves: list[tuple[int, int, float]] = []  # joined (seq, class, predicted at): cells move to "labelled"
         self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
+        self._queued: list[tuple[str | int, int, float]] = []  # lock-free predictions, not yet in the store
 
     def _now(self, last: float) -> float:
         """The clock's time, no earlier than ``last`` (a plain float in range takes no conversion)."""
@@ -81,10 +81,37 @@ class Labelling(Intake):
     # -- predictions --------------------------------------------------------------------------
 
     def predict(self, key: str | int, y_pred: Any, t: Any = None) -> None:
-        """Record one prediction whose label will come later (``key``: a str or int id; ``t``: seconds)."""
-        if type(key) is not str or not 0 < len(key) <= 512:
-            key = check_key(key)
+        """Record one prediction whose label will come later (``key``: a str or int id; ``t``: seconds).
+
+        The hot path (a plain key, a known class, no ``t``, the in-memory store) takes no lock: a
+        dict lookup, a clock read and one ``list.append`` of ``(key, class, time)``, as ``update``
+        buffers samples. The queue is moved into the store, in order, under the lock before
+        anything else reads or changes the store (``_drain``); a clock time behind an earlier
+        queued one is clamped to it there, as ``clock_time`` clamps a clock that stepped back.
+        """
+        kind = type(key)
+        plain = (0 < len(key) <= MAX_KEY_LENGTH if kind is str  # type: ignore[arg-type]
+                 else kind is int and -KEY_INT_BOUND <= key < KEY_INT_BOUND)  # type: ignore[operator]
+        if t is None and plain and self._journal is None:
+            try:
+                code = self._ids[y_pred]
+                now = self._clock()
+                fast = type(now) is float and self._pred_t <= now <= MAX_TIME and now >= -MAX_TIME
+            except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
+                fast = False
+            if fast:
+                queued = self._queued
+                queued.append((key, code, now))
+                if len(queued) >= FLUSH_EVERY:
+                    self.flush()
+                return
+        self._predict_checked(key if plain else check_key(key), y_pred, t)
+
+    def _predict_checked(self, key: str | int, y_pred: Any, t: Any) -> None:
+        """``predict`` with every check, under the lock (after the queued predictions)."""
         with self._lock:
+            if self._queued:
+                self._drain()
             ids = self._ids
             try:
                 code = ids[y_pred]
@@ -124,6 +151,7 @@ class Labelling(Intake):
         known = len(index)
         encoded = code_labels(preds, preds[:0], index)
         with self._lock:
+            self._drain()
             if len(index) != known:
                 encoded = code_labels(preds, preds[:0], index)
             if times is None:
@@ -138,6 +166,20 @@ class Labelling(Intake):
                 self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps)
             self._tally.register(new)
             self._accept(keys, idx, stamps)
+
+    def _drain(self) -> None:
+        """Move the lock-free predictions into the store and the prediction buffer, in order (caller holds the lock).
+
+        ``predict`` calls of other threads may append meanwhile: exactly the ones read here are removed.
+        """
+        queued = self._queued
+        n = len(queued)
+        if not n:
+            return
+        items = queued[:n]
+        del queued[:n]
+        repeated, self._pred_t = self._records.put_queued(items, self._pred_t, self._p_codes, self._p_times)
+        self._repeated += repeated
 
     def _accept(self, keys: list[Any], codes: list[int], stamps: list[float]) -> None:
         """Put validated predictions in the store and the prediction buffer (caller holds the lock)."""
@@ -159,11 +201,18 @@ class Labelling(Intake):
 
     def label(self, key: str | int, y_true: Any, t: Any = None) -> None:
         """The label of an earlier prediction: joined and counted as ``update(y_true, y_pred)`` at time ``t``."""
-        if type(key) is not str or not 0 < len(key) <= 512:
+        kind = type(key)
+        if not (0 < len(key) <= MAX_KEY_LENGTH if kind is str  # type: ignore[arg-type]
+                else kind is int and -KEY_INT_BOUND <= key < KEY_INT_BOUND):  # type: ignore[operator]
             key = check_key(key)
         with self._lock:
-            self._catch_up()
-            now = self._now(self._last_t) if t is None else check_time(t, self._last_t)
+            if self._queued:
+                self._drain()
+            last = self._last_t
+            if self._fast_t > last:
+                self._catch_up()
+                last = self._last_t
+            now = self._now(last) if t is None else check_time(t, last)
             ids = self._ids
             try:
                 true = ids[y_true]
@@ -183,15 +232,13 @@ class Labelling(Intake):
             if isinstance(found, str):
                 self._events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
             else:
-                seq, code, predicted = found
+                code = found[1]
                 if true < 0:
                     self._tally.register(new)
                     true = ids[y_true]
                 self._cells.append(true * self._stride + code)
-                self._events.append(latency_bucket_of(now - predicted))
-                self._m_seqs.append(seq)
-                self._m_codes.append(code)
-                self._m_times.append(predicted)
+                self._events.append(latency_bucket_of(now - found[2]))
+                self._moves.append(found)
             if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:
                 self._flush()
 
@@ -211,6 +258,7 @@ class Labelling(Intake):
         index = self._tally.index
         code_labels(truth, truth[:0], index)  # validates every label (and the class cap): changes nothing
         with self._lock:
+            self._drain()
             self._catch_up()
             if times is None:
                 stamp = self._clock_time() if t is None else check_time(t, self._last_t)
@@ -231,6 +279,8 @@ class Labelling(Intake):
         codes: list[int] = []
         events: list[int] = []
         latencies: list[float] = []
+        seqs: list[int] = []
+        predicted_at: list[float] = []
         for i, (key, now) in enumerate(zip(keys, stamps, strict=True)):
             found = take(key, now)
             if isinstance(found, str):
@@ -238,13 +288,13 @@ class Labelling(Intake):
             else:
                 seq, code, predicted = found
                 at.append(i)
+                seqs.append(seq)
                 codes.append(code)
+                predicted_at.append(predicted)
                 events.append(-1)
                 latencies.append(now - predicted)
-                self._m_seqs.append(seq)
-                self._m_codes.append(code)
-                self._m_times.append(predicted)
         self._flush()
+        self._side.move(seqs, codes, predicted_at, LABELLED)
         all_times = np.asarray(stamps, dtype=np.float64)
         self._last_t = stamps[-1]
         self._open_until = -math.inf
@@ -263,15 +313,17 @@ class Labelling(Intake):
 
     def _flush(self) -> None:
         """Move every buffer into its windows (caller holds the lock): samples, predictions, moves, events."""
+        self._drain()
         super()._flush()
         side = self._side
         side.fit(self._tally.capacity)
         if self._p_codes:
             side.add_predictions(self._p_codes, self._p_times)
             self._p_codes, self._p_times = [], array("d")
-        if self._m_seqs:
-            side.move(self._m_seqs, self._m_codes, self._m_times, LABELLED)
-            self._m_seqs, self._m_codes, self._m_times = [], [], []
+        if self._moves:
+            moves = self._moves
+            side.move([m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], LABELLED)
+            self._moves = []
         gone = self._records.drain()
         if gone.seqs:
             side.move(gone.seqs, gone.codes, gone.times, gone.status)
@@ -287,6 +339,7 @@ class Labelling(Intake):
         clock-driven monitor), which no later label precedes: so whether a label joins, and whether
         its prediction expired, never depends on when reports were made.
         """
+        self._drain()
         if now is not None:
             self._records.expire(now)
         self._flush()

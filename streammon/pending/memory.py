@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Hashable
+from collections.abc import Hashable, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,33 @@ class PendingRecords:
         if seq - self._head >= self.max_pending:
             self._drop_head(EVICTED)
         return seq
+
+    def put_queued(self, items: list[tuple[Any, int, float]], last: float, codes: list[int],
+                   times: MutableSequence[float]) -> tuple[int, float]:
+        """``put`` each ``(key, class, time)`` in order, a time behind ``last`` (or an earlier one) clamped up to
+        it; the accepted classes and times are appended to ``codes`` and ``times``. Returns (repeats, last time)."""
+        keys = self._keys
+        get = keys.get
+        repeated = 0
+        for key, code, when in items:
+            now = last if when < last else when
+            last = now
+            old = get(key)
+            if old is not None and old >= 0:
+                repeated += 1
+                continue
+            seq = self.next_seq
+            keys[key] = seq
+            self._order.append(key)
+            self._times.append(now)
+            self._codes.append(code)
+            self.next_seq = seq + 1
+            self.pending += 1
+            if seq - self._head >= self.max_pending:
+                self._drop_head(EVICTED)
+            codes.append(code)
+            times.append(now)
+        return repeated, last
 
     def take(self, key: Hashable, t: float) -> tuple[int, int, float] | str:
         """Join a label at time ``t``: ``(seq, code, predicted at)``, else ``"orphan"`` or ``"duplicate"``."""

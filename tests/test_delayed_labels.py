@@ -223,3 +223,37 @@ def test_a_hostile_pending_section_fails_with_state_error(path: Any, value: Any)
     target[keys[-1]] = value
     with pytest.raises(StateError):
         Monitor.loads(dumps(json.loads(json.dumps(body))))
+
+
+def test_lock_free_predict_under_forced_thread_switches_loses_nothing() -> None:
+    """Four threads predict (the lock-free queue) and label their own keys with a switch every µs: counts recount."""
+    import sys
+
+    for _ in range(3):
+        monitor = Monitor([Cumulative()], classes=["a", "b"], warmup=10**9, clock=lambda: 1000.0)
+
+        def work(i: int, monitor: Monitor = monitor) -> None:
+            for j in range(2000):
+                key = f"{i}-{j}"
+                monitor.predict(key, "a" if j % 3 else "b")
+                if j % 2:
+                    monitor.label(key, "a")
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            sys.setswitchinterval(interval)
+        report = monitor.report()
+        stats = report.label_stats
+        assert stats is not None
+        assert (stats.predictions, stats.labelled, stats.orphans, stats.pending) == (8000, 4000, 0, 4000)
+        # labelled keys are the odd j, predicted "a" unless j % 3 == 0
+        odd = [j for j in range(2000) if j % 2]
+        expected = {"a": {"a": 4 * sum(1 for j in odd if j % 3), "b": 4 * sum(1 for j in odd if not j % 3)}}
+        assert report.windows["cumulative"].confusion.to_dict() == expected

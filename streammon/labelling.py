@@ -62,7 +62,7 @@ class Labelling(Intake):
         super().__init__(tally, clock)
         self._records = records
         self._journal = journal
-        self._side = LabelSide(tally.windows, tally.capacity)
+        self._side_windows: LabelSide | None = None  # made by the first predict or label (see _side)
         self._pred_t = -math.inf  # the latest prediction time (never decreases)
         self._repeated = 0
         self._p_codes: list[int] = []  # accepted predictions not yet in the prediction-side windows
@@ -344,9 +344,17 @@ class Labelling(Intake):
             self._records.expire(now)
         self._flush()
 
+    @property
+    def _side(self) -> LabelSide:
+        """The prediction-side and label-event windows, allocated on first use: a monitor that never
+        predicts or labels keeps no copy of its windows."""
+        if self._side_windows is None:
+            self._side_windows = LabelSide(self._tally.windows, self._tally.capacity)
+        return self._side_windows
+
     def _label_view(self, now: float | None) -> LabelView | None:
         """A copy of the prediction-side and label-event counts (caller holds the lock, flushed)."""
-        if not self._side.fed and not self._events_seen():
+        if self._side_windows is None or (not self._side.fed and not self._events_seen()):
             return None
         side_now = max(self._pred_t, -math.inf if now is None else now)
         stamp = None if side_now == -math.inf else side_now

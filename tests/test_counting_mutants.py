@@ -1,0 +1,118 @@
+"""The counting layer against independent recounts and its written rules: exact counts, boundaries, messages.
+
+Written to kill mutants of ``streammon/counting/`` (``bash .ci/mutation counting``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
+from streammon.counting.counts import ConfusionCounts, is_missing
+from streammon.counting.labels import as_label_array
+from streammon.counting.timing import as_times
+
+
+def test_evict_removes_exactly_what_it_is_asked_to_and_refuses_more() -> None:
+    """evict(t, p, n) leaves count - n in the cell; all of it may go; more, or an unknown label, raises."""
+    c = ConfusionCounts()
+    c.add("a", "b", count=3)
+    c.add("b", "b")
+    c.evict("a", "b")
+    assert c.to_dict() == {"a": {"b": 2}, "b": {"b": 1}}
+    c.evict("a", "b", count=2)  # everything there is: allowed
+    assert c.to_dict() == {"b": {"b": 1}}
+    with pytest.raises(ValueError, match=r"cannot evict 1 sample\(s\) of \(true='a', pred='b'\): only 0 counted"):
+        c.evict("a", "b")
+    for t, p in (("zzz", "b"), ("b", "zzz"), ("zzz", "yyy")):  # never counted: nothing to evict
+        with pytest.raises(ValueError, match=r"only 0 counted"):
+            c.evict(t, p)
+    assert c.to_dict() == {"b": {"b": 1}} and c.n == 1
+
+
+def test_merge_and_subtract_are_exact_beyond_float_precision_and_beyond_the_default_class_cap() -> None:
+    """Counts past 2**53 merge exactly (integers, not floats); merging needs no default max_classes cap."""
+    big = 2**53 + 1
+    a = ConfusionCounts(["x", "y"], [[big, 0], [0, 1]])
+    b = ConfusionCounts(["y", "z"], [[2, 0], [0, big]])
+    total = a + b
+    assert total.cells() == {("x", "x"): big, ("y", "y"): 3, ("z", "z"): big}
+    assert (total - b).cells() == a.cells() and (total - a).cells() == b.cells()
+    many = ConfusionCounts([f"c{i}" for i in range(200)])
+    more = ConfusionCounts([f"d{i}" for i in range(100)], np.eye(100, dtype=np.int64))
+    merged = many + more
+    assert len(merged.labels) == 300 and merged.n == 100
+    with pytest.raises(ValueError, match=r"^cannot subtract counts that were never added \(a cell would go below 0\)$"):
+        a - b
+
+
+def test_is_missing_handles_values_that_refuse_to_compare() -> None:
+    """A signalling Decimal NaN is missing; an array (ambiguous truth) and a plain Decimal are not."""
+    assert is_missing(Decimal("sNaN")) is True
+    assert is_missing(Decimal("1.5")) is False
+    assert is_missing(np.array([1, 2])) is False
+
+
+def test_float_labels_are_whole_numbers_within_int64_or_refused_naming_the_first_bad_one() -> None:
+    """Whole floats become ints; a fraction, 2**63 itself or NaN is refused, the message naming its position."""
+    assert as_label_array(np.array([1.0, -3.0, 2.0**62]), "y").tolist() == [1, -3, 2**62]
+    with pytest.raises(ValueError, match=r"label 0\.5 is a float that is not a whole number"):
+        as_label_array(np.array([0.5]), "y")
+    with pytest.raises(ValueError, match=r"label 0\.5 is a float that is not a whole number"):
+        as_label_array(np.array([1.0, 0.5, 0.25]), "y")
+    for bound in (2.0**63, -(2.0**63)):
+        with pytest.raises(ValueError, match="out of range"):
+            as_label_array(np.array([1.0, bound]), "y")
+    with pytest.raises(ValueError, match=r"^y_true\[1\] is missing \(NaN, None or NA\)"):
+        as_label_array(np.array([1.0, np.nan, np.nan]), "y_true")
+
+
+def _utc(*args: int) -> float:
+    return datetime(*args, tzinfo=timezone.utc).timestamp()
+
+
+def test_datetime64_arrays_of_every_unit_are_unix_seconds() -> None:
+    """Year and month units are calendar dates (converted through days); other units scale by their step."""
+    assert as_times(np.array(["2024", "2025"], "datetime64[Y]"), 2).tolist() == [_utc(2024, 1, 1), _utc(2025, 1, 1)]
+    months = np.array(["2024-01", "2024-02", "2024-03"], "datetime64[M]")
+    assert as_times(months, 3).tolist() == [_utc(2024, 1, 1), _utc(2024, 2, 1), _utc(2024, 3, 1)]
+    assert as_times(np.array([1500], "datetime64[ms]"), 1).tolist() == [1.5]
+    assert as_times(np.array([3], "datetime64[25ms]"), 1)[0] == pytest.approx(0.075)
+    assert as_times(np.array([2], "datetime64[m]"), 1).tolist() == [120.0]
+    times = as_times(np.array(["NaT", "2024-01-01"], "datetime64[s]"), 2)
+    assert times.dtype == np.float64 and np.isnan(times[0]) and times[1] == _utc(2024, 1, 1)
+
+
+def _block_recount(true: np.ndarray, pred: np.ndarray, position: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-block (right, total) by a plain loop over samples."""
+    offset = position % BLOCK
+    n_blocks = (offset + len(true) - 1) // BLOCK + 1
+    right = np.zeros((n_blocks, k), np.int64)
+    total = np.zeros((n_blocks, k), np.int64)
+    for i, (t, p) in enumerate(zip(true.tolist(), pred.tolist(), strict=True)):
+        b = (offset + i) // BLOCK
+        total[b, t] += 1
+        right[b, t] += t == p
+    return right, total
+
+
+@pytest.mark.parametrize("n", [1, 2, BLOCK - 2, BLOCK - 1, BLOCK, BLOCK + 1, BLOCK + 2, 3 * BLOCK - 1])
+@pytest.mark.parametrize("position", [0, 1, BLOCK - 2, BLOCK - 1, BLOCK, 5 * BLOCK + 7])
+def test_block_counts_equal_a_loop_recount_at_every_block_boundary(n: int, position: int) -> None:
+    """block_class_counts and block_confusion give one row per block touched, equal to a per-sample recount."""
+    rng = np.random.default_rng(n * 1000 + position)
+    k = 3
+    true = rng.integers(0, k, n).astype(np.intp)
+    pred = np.where(rng.random(n) < 0.6, true, rng.integers(0, k, n)).astype(np.intp)
+    right, total = _block_recount(true, pred, position, k)
+    got_right, got_total = block_class_counts(true, pred, position, k)
+    assert got_right.tolist() == right.tolist() and got_total.tolist() == total.tolist()
+    delta, c_right, c_total = block_confusion(true, pred, position, k)
+    assert c_right.tolist() == right.tolist() and c_total.tolist() == total.tolist()
+    expected = np.zeros((k, k), np.int64)
+    np.add.at(expected, (true, pred), 1)
+    assert delta.tolist() == expected.tolist()

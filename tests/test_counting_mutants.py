@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
-from streammon.counting.counts import ConfusionCounts, is_missing
-from streammon.counting.labels import as_label_array
+from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing
+from streammon.counting.labels import as_label_array, map_labels
 from streammon.counting.timing import as_times
+from streammon.counting.windows import Cumulative, Sliding, Timed
 
 
 def test_evict_removes_exactly_what_it_is_asked_to_and_refuses_more() -> None:
@@ -116,3 +117,24 @@ def test_block_counts_equal_a_loop_recount_at_every_block_boundary(n: int, posit
     expected = np.zeros((k, k), np.int64)
     np.add.at(expected, (true, pred), 1)
     assert delta.tolist() == expected.tolist()
+
+
+def test_a_batch_of_new_str_labels_matches_declared_str_classes() -> None:
+    """A NumPy str batch is of kind 'str': its new labels join declared str classes; an int batch does not."""
+    index = ClassIndex(["legit", "fraud"])
+    index.declare()
+    true, pred, new = map_labels(np.array(["chargeback", "legit"]), np.array(["legit", "spam"]), index)
+    assert new == ["chargeback", "spam"] and true.tolist() == [2, 0] and pred.tolist() == [0, 3]
+    with pytest.raises(ValueError, match=r"share no type with the declared classes"):
+        map_labels(np.array([7, 8]), np.array([7, 8]), index)
+    numbers = ClassIndex([0, 1])
+    numbers.declare()
+    assert map_labels(np.array([2, 0]), np.array([True, False]), numbers)[2] == [2]
+
+
+def test_reprs_name_the_parameters() -> None:
+    """Windows and counts print as their constructor call / labels and n."""
+    assert repr(Sliding(5)) == "Sliding(name='sliding_5', size=5)"
+    assert repr(Timed(60, buckets=6)) == "Timed(name='timed_60s', seconds=60.0, buckets=6)"
+    assert repr(Cumulative()) == "Cumulative(name='cumulative')"
+    assert repr(ConfusionCounts(["a", "b"], [[1, 2], [0, 3]])) == "ConfusionCounts(labels=['a', 'b'], n=6)"

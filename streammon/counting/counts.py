@@ -351,6 +351,7 @@ class ConfusionCounts:
         k = len(merged)
         mine = np.zeros((k, k), np.int64)
         theirs = np.zeros((k, k), np.int64)
+        # (Mutation testing: shape[1] for either shape[0] is an equivalent mutant, the matrix is square.)
         mine[: self._m.shape[0], : self._m.shape[0]] = self._m
         pos = np.array([merged.ids[label] for label in other.labels], dtype=np.intp)
         theirs[np.ix_(pos, pos)] = other._m

@@ -18,7 +18,7 @@ from streammon.findings.distortion import DEFAULT_METRIC_PARAMS, Policy, conditi
 from streammon.findings.reference import Reference
 from streammon.findings.report import CLASS_SET_CHANGE, CONDITION3, INCOMPETENT, PRIOR_SHIFT, TYPE1, TYPE2, Flag
 from streammon.findings.shift import DEFAULT_ALPHA, DEFAULT_MIN_JS, PriorShift, js_divergence, prior_shift
-from streammon.metrics import Confusion
+from streammon.metrics import Confusion, catalog
 
 
 def test_policy_defaults_are_the_documented_numbers() -> None:
@@ -28,6 +28,8 @@ def test_policy_defaults_are_the_documented_numbers() -> None:
             policy.confidence) == (0.01, 0.05, 0.01, 0.01, 0.95)
     assert dict(policy.params("holder")) == {"p": 0.5} and dict(DEFAULT_METRIC_PARAMS["holder"]) == {"p": 0.5}
     assert dict(policy.params("gmean")) == {}
+    with pytest.raises(KeyError, match=r"no parameter 'p' here: there are none"):
+        policy.params("gmean")["p"]
     assert policy.as_dict() == {"type1_tolerance": 0.01, "collapse_recall": 0.05, "shift_alpha": 0.01,
                                 "shift_min_js": 0.01, "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
 
@@ -71,6 +73,12 @@ def test_type2_flags_only_condition2_violators_when_the_number_of_classes_change
         assert f.magnitude == pytest.approx(now - before, abs=1e-12)
         assert f.reason == (f"{present} classes present instead of the reference's {reference}: the floor of "
                             f"{f.metric} moved from {before:.3f} to {now:.3f}, so its values are not comparable")
+
+
+def test_only_condition2_violators_have_a_lower_bound_in_the_catalog() -> None:
+    """The catalog gives a floor (lower_bound) to exactly the metrics that violate Condition 2."""
+    assert {name for name, s in catalog().items() if s.lower_bound is not None} == {
+        name for name, s in catalog().items() if s.condition2 is False} == {"auroc_ovo", "auroc_ova"}
 
 
 def _recalls_gmean(recalls: list[float]) -> float:

@@ -5,16 +5,19 @@ Written to kill mutants of ``streammon/counting/`` (``bash .ci/mutation counting
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import datetime, timezone
 from decimal import Decimal
 
 import numpy as np
 import pytest
 
+from streammon.counting.batch import Batch
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
-from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing
+from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
-from streammon.counting.timing import as_times
+from streammon.counting.timing import MAX_TIME, as_times, check_time
 from streammon.counting.windows import Cumulative, Sliding, Timed
 
 
@@ -138,3 +141,117 @@ def test_reprs_name_the_parameters() -> None:
     assert repr(Timed(60, buckets=6)) == "Timed(name='timed_60s', seconds=60.0, buckets=6)"
     assert repr(Cumulative()) == "Cumulative(name='cumulative')"
     assert repr(ConfusionCounts(["a", "b"], [[1, 2], [0, 3]])) == "ConfusionCounts(labels=['a', 'b'], n=6)"
+
+
+class _Repr:
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        if self.text is None:
+            raise RuntimeError("no repr")
+        return self.text
+
+
+def test_show_keeps_error_messages_short_at_its_exact_limits() -> None:
+    """Ints over 64 bits, str over 40 characters and reprs over 80 characters are shortened; at the limit, not."""
+    assert show(2**64) == "<an int of 65 bits>"
+    assert show(2**64 - 1) == repr(2**64 - 1)  # 64 bits: shown whole
+    assert show(True) == "True"
+    forty, forty_one = "x" * 40, "y" * 41
+    assert show(forty) == repr(forty)
+    assert show(forty_one) == f"{'y' * 40!r}… (41 characters)"
+    assert show(_Repr("r" * 80)) == "r" * 80
+    assert show(_Repr("r" * 81)) == "r" * 77 + "..."
+    assert show(_Repr(None)) == "<_Repr>"
+
+
+def test_add_counts_exactly_with_one_new_label_on_either_side() -> None:
+    """add() with the true, the predicted or both labels new registers them and adds to one cell only."""
+    c = ConfusionCounts()
+    c.add("a", "a")
+    c.add("a", "b")  # new predicted label
+    c.add("c", "a", count=2)  # new true label
+    c.add("a", "b")
+    c.add("b", "b", count=0)  # counts nothing, both known
+    assert c.to_dict() == {"a": {"a": 1, "b": 2}, "c": {"a": 2}} and c.labels == ("a", "b", "c")
+    assert c.matrix.dtype == np.int64 and c.n == 5
+    c.add("a", "a", count=2**53 + 1)
+    assert c.to_dict()["a"]["a"] == 2**53 + 2  # integers, not floats, after growing
+    c.add("a", "a", count=np.int64(3))
+    assert c.to_dict()["a"]["a"] == 2**53 + 5
+
+
+@pytest.mark.parametrize("count", [-1, True, False, 1.0, "2", None])
+def test_counts_must_be_ints_of_at_least_zero(count: object) -> None:
+    """add and evict take int counts >= 0 (not bool, not float), saying what they got."""
+    c = ConfusionCounts(["a"], [[5]])
+    for method in (c.add, c.evict):
+        with pytest.raises(ValueError, match=rf"^count must be an int >= 0, got {re.escape(repr(count))}$"):
+            method("a", "a", count)  # type: ignore[operator]
+    assert c.to_dict() == {"a": {"a": 5}}
+
+
+def test_check_time_accepts_exactly_the_bounds_and_says_what_it_refused() -> None:
+    """Times within ±MAX_TIME, the bounds included, pass; beyond, the message names the time given."""
+    assert check_time(-MAX_TIME, last=-math.inf) == -MAX_TIME
+    assert check_time(MAX_TIME, last=0.0) == MAX_TIME
+    with pytest.raises(ValueError, match=r"^t must be finite seconds within ±1e\+12, got 10000000000000\.0$"):
+        check_time(1e13, last=0.0)
+    with pytest.raises(ValueError, match=r"^t must be finite seconds within ±1e\+12, got -1000000000001$"):
+        check_time(-(10**12) - 1, last=-math.inf)
+
+
+def _saved_sliding(size: int, true: list[int], pred: list[int], stride: int = 4) -> tuple[Sliding, dict]:
+    w = Sliding(size)
+    w.attach(stride, stride)
+    w.ingest(Batch(np.array(true, np.intp), np.array(pred, np.intp), None, stride))
+    return w, w.state()
+
+
+def _restored(size: int, state: dict, stride: int = 4) -> Sliding:
+    w = Sliding(size)
+    w.attach(stride, stride)
+    w.restore(state)
+    return w
+
+
+def test_sliding_restore_takes_full_and_partial_rings_back_exactly() -> None:
+    """A saved ring, full (filled == size) or not, restores to the same counts and keeps sliding the same."""
+    for true, pred in (([0, 1, 2], [0, 2, 2]), ([0, 1, 2, 3, 3], [1, 1, 3, 3, 0])):
+        w, state = _saved_sliding(3, true, pred)
+        again = _restored(3, state)
+        assert again.snapshot(None).tolist() == w.snapshot(None).tolist()
+        for window in (w, again):
+            window.ingest(Batch(np.array([3], np.intp), np.array([3], np.intp), None, 4))
+        assert again.snapshot(None).tolist() == w.snapshot(None).tolist()
+    assert state["filled"] == 3
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"ring": [0, 0]}, "does not fit a window of 3"),
+    ({"head": 3}, "does not fit a window of 3"),
+    ({"head": -1}, "does not fit a window of 3"),
+    ({"filled": 4}, "does not fit a window of 3"),
+    ({"filled": -1}, "does not fit a window of 3"),
+    ({"ring": [0, 5, -1]}, "holds cell ids outside the class range"),
+    ({"ring": [0, 5, 16]}, "holds cell ids outside the class range"),
+    ({"ring": [0, 5, 15]}, "do not match its ring"),
+])
+def test_sliding_restore_refuses_a_ring_that_does_not_fit_naming_the_window(change: dict, message: str) -> None:
+    """Ring shape, head in [0, size), filled in [0, size], cell ids in [0, stride²) and counts are all checked."""
+    _, state = _saved_sliding(3, [0, 1, 2], [0, 1, 2])
+    with pytest.raises(ValueError, match=rf"^saved (ring|counts) of 'sliding_3' {message}"):
+        _restored(3, {**state, **change})
+
+
+def test_timed_window_keeps_expiring_buckets_after_growing() -> None:
+    """Counts added before the window grew still leave it when their bucket expires."""
+    w = Timed(10, buckets=2)
+    w.attach(4, 2)
+    w.ingest(Batch(np.array([0, 1], np.intp), np.array([0, 0], np.intp), 1.0, 4))
+    w.grow(3)
+    w.ingest(Batch(np.array([2], np.intp), np.array([2], np.intp), 6.0, 4))
+    assert w.snapshot(6.0).tolist() == [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
+    assert w.snapshot(12.0).tolist() == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]
+    assert w.snapshot(30.0).tolist() == [[0, 0, 0]] * 3

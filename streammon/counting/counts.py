@@ -318,6 +318,7 @@ class ConfusionCounts:
     def _grow_to(self, labels: Iterable[Any]) -> None:
         self._index.register(labels)
         k = len(self._index)
+        # (Mutation testing: `>=` regrows to the same size and shape[1] is shape[0]: equivalent mutants.)
         if k > self._m.shape[0]:
             grown = np.zeros((k, k), np.int64)
             old = self._m.shape[0]
@@ -327,6 +328,8 @@ class ConfusionCounts:
     def add(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
         """Count ``count`` samples of class ``y_true`` predicted as ``y_pred``."""
         _check_count(count)
+        # (Mutation testing: get(None) for either label sends a known pair through the growing path, which finds
+        # the same indices: equivalent mutants.)
         i, j = self._index.get(y_true), self._index.get(y_pred)
         if i is None or j is None:
             self._grow_to([y_true, y_pred])

@@ -147,7 +147,7 @@ class Sliding(Window):
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
         stride = self._stride
-        ring = np.asarray(state["ring"], dtype=np.int64)
+        ring = np.asarray(state["ring"], dtype=np.int64)  # (without dtype=: equivalent for a ring of ints)
         head, filled = int(state["head"]), int(state["filled"])
         if ring.shape != (self.size,) or not (0 <= head < self.size and 0 <= filled <= self.size):
             raise ValueError(f"saved ring of {self.name!r} does not fit a window of {self.size}")
@@ -155,6 +155,8 @@ class Sliding(Window):
             raise ValueError(f"saved ring of {self.name!r} holds cell ids outside the class range")
         self._ring = ring.astype(np.int32)
         self._head, self._filled = head, filled
+        # (Mutation testing: ring[:filled] is the whole ring when filled == size, so `<=` or always slicing are
+        # equivalent mutants.)
         live = self._ring[:filled] if filled < self.size else self._ring
         if not np.array_equal(self._count_cells(live), self._counts):
             raise ValueError(f"saved counts of {self.name!r} do not match its ring")
@@ -191,7 +193,7 @@ class Sliding(Window):
 def _ring_read(ring: npt.NDArray[np.int32], start: int, n: int) -> npt.NDArray[np.int32]:
     """``n`` entries from ``start``, wrapping around (at most two slices, no index array)."""
     end = start + n
-    if end <= len(ring):
+    if end <= len(ring):  # (mutation testing: `<` is equivalent, end == len(ring) concatenates an empty slice)
         return ring[start:end]
     return np.concatenate([ring[start:], ring[: end - len(ring)]])
 

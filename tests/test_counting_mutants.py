@@ -255,3 +255,49 @@ def test_timed_window_keeps_expiring_buckets_after_growing() -> None:
     assert w.snapshot(6.0).tolist() == [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
     assert w.snapshot(12.0).tolist() == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]
     assert w.snapshot(30.0).tolist() == [[0, 0, 0]] * 3
+
+
+def test_nested_labels_are_refused_naming_their_position() -> None:
+    """A list holding a non-scalar among labels is refused with the item and its position."""
+    with pytest.raises(ValueError, match=r"^labels must be scalars \(one per sample\), got \[1, 2\] at position 0$"):
+        as_label_array([[1, 2], [3, 4]], "y")
+
+
+def _saved_timed() -> tuple[Timed, dict]:
+    w = Timed(10, buckets=2)
+    w.attach(3, 3)
+    w.ingest(Batch(np.array([0, 1, 2], np.intp), np.array([0, 0, 2], np.intp), np.array([1.0, 2.0, 6.0]), 3))
+    return w, w.state()
+
+
+def _restored_timed(state: dict) -> Timed:
+    w = Timed(10, buckets=2)
+    w.attach(3, 3)
+    w.restore(state)
+    return w
+
+
+def test_timed_restore_takes_buckets_back_and_keeps_expiring_them() -> None:
+    """A restored timed window holds the same counts and drops the same buckets as time moves on."""
+    w, state = _saved_timed()
+    again = _restored_timed(state)
+    expected = {6.0: [[1, 0, 0], [1, 0, 0], [0, 0, 1]], 11.0: [[0, 0, 0], [0, 0, 0], [0, 0, 1]], 30.0: [[0] * 3] * 3}
+    for now, counts in expected.items():
+        assert again.snapshot(now).tolist() == w.snapshot(now).tolist() == counts
+    fresh = _restored_timed(_saved_timed()[1])
+    fresh.ingest(Batch(np.array([1], np.intp), np.array([1], np.intp), 12.0, 3))
+    assert fresh.snapshot(12.0).tolist() == [[0, 0, 0], [0, 1, 0], [0, 0, 1]]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"ids": [0]}, r"saved buckets of 'timed_10s' do not fit 2 buckets"),
+    ({"slots": [None]}, r"saved buckets of 'timed_10s' do not fit 2 buckets"),
+    ({"counts": [[1, 0, 0], [1, 0, 0], [0, 0, 0]]}, r"saved counts of 'timed_10s' do not match its buckets"),
+    ({"counts": [[1, 0], [1, 0]]}, r"a saved count matrix must be 3×3 and >= 0, got shape \(2, 2\)"),
+    ({"counts": [[1, 0, 0], [1, 0, 0], [0, 0, -1]]}, r"a saved count matrix must be 3×3 and >= 0, got shape \(3, 3\)"),
+])
+def test_timed_restore_refuses_what_does_not_fit(change: dict, message: str) -> None:
+    """Bucket ids and slots must number `buckets`; counts must be K×K, >= 0 and the sum of the slots."""
+    _, state = _saved_timed()
+    with pytest.raises(ValueError, match=rf"^{message}$"):
+        _restored_timed({**state, **change})

@@ -98,7 +98,7 @@ class Window:
 
 
 def _matrix(values: Any, capacity: int) -> IntMatrix:
-    m = np.asarray(values, dtype=np.int64)
+    m = np.asarray(values, dtype=np.int64)  # (mutation testing: without dtype=, equivalent for saved ints)
     if m.shape != (capacity, capacity) or np.any(m < 0):
         raise ValueError(f"a saved count matrix must be {capacity}×{capacity} and >= 0, got shape {m.shape}")
     return m
@@ -249,12 +249,13 @@ class Timed(Window):
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
         capacity = self._capacity
-        ids = np.asarray(state["ids"], dtype=np.int64)
+        ids = np.asarray(state["ids"], dtype=np.int64)  # (without dtype=: equivalent for saved ints)
         if ids.shape != (self.buckets,) or len(state["slots"]) != self.buckets:
             raise ValueError(f"saved buckets of {self.name!r} do not fit {self.buckets} buckets")
         self._ids = ids
-        self._expired_to = EMPTY_BUCKET
+        self._expired_to = EMPTY_BUCKET  # (mutation testing: None, like it, equals no bucket id: equivalent)
         self._slots = [None if m is None else _matrix(m, capacity) for m in state["slots"]]
+        # (Mutation testing: a float64 start is equivalent, array_equal compares the sums as float64 anyway.)
         total = sum((m for m in self._slots if m is not None), np.zeros((capacity, capacity), np.int64))
         if not np.array_equal(total, self._counts):
             raise ValueError(f"saved counts of {self.name!r} do not match its buckets")

@@ -227,3 +227,17 @@ def test_collector_options_reach_collect_and_bad_models_are_refused() -> None:
         collector.remove("other")
     collector.remove("m")
     assert collector.models == () and next(iter(collector.collect())).samples == []
+
+
+def test_baseline_recall_is_exported_per_class_that_has_one_and_defaults_leave_opt_ins_out() -> None:
+    """streammon_baseline_recall carries report.baseline by class; build_families() alone skips both opt-ins."""
+    monitor = Monitor([Cumulative()], reference={"a": 1, "b": 1},
+                      baseline={"a": {"a": 900, "b": 100}, "b": {"b": 80, "a": 20}})
+    report = monitor.report()
+    samples = _samples([("m", report)])
+    baseline = {k[1][1]: v for k, v in samples.items() if k[0] == "streammon_baseline_recall"}
+    assert baseline == pytest.approx(dict(report.baseline)) and set(baseline) == {"a", "b"}
+    assert 0.85 < baseline["a"] < 0.9 and 0.65 < baseline["b"] < 0.75  # below the raw 0.9 and 0.8 (Wilson lows)
+    assert [m.name for m in build_families([])] == [name for name in FAMILIES if name not in OPT_IN]
+    learning = Monitor([Cumulative()], reference={"a": 1, "b": 1})
+    assert not any(k[0] == "streammon_baseline_recall" for k in _samples([("n", learning.report())]))

@@ -301,3 +301,33 @@ def test_timed_restore_refuses_what_does_not_fit(change: dict, message: str) -> 
     _, state = _saved_timed()
     with pytest.raises(ValueError, match=rf"^{message}$"):
         _restored_timed({**state, **change})
+
+
+@pytest.mark.parametrize("times", [[1.0, 6.0, 7.0], [1.0, 2.0, 6.0], [4.0, 5.0, 9.0, 10.0]])
+def test_a_timed_batch_spanning_buckets_fills_each_sample_s_bucket(times: list[float]) -> None:
+    """Each sample of a batch lands in the bucket of its own time, wherever the bucket changes in the batch."""
+    n = len(times)
+    w = Timed(10, buckets=2)  # buckets of 5 s
+    w.attach(2, 2)
+    w.ingest(Batch(np.zeros(n, np.intp), np.zeros(n, np.intp), np.array(times), 2))
+    last_bucket = math.floor(times[-1] / 5)
+    for now in (times[-1], (last_bucket + 1) * 5.0, (last_bucket + 2) * 5.0):
+        # the window at `now` holds the buckets after now's bucket minus 2
+        kept = sum(math.floor(t / 5) > math.floor(now / 5) - 2 for t in times)
+        assert w.snapshot(now).tolist() == [[kept, 0], [0, 0]], (times, now)
+    with pytest.raises(ValueError, match=r"^timed window 'timed_10s' needs sample times$"):
+        w.ingest(Batch(np.zeros(1, np.intp), np.zeros(1, np.intp), None, 2))
+
+
+def test_as_times_refuses_the_wrong_shape_or_type_saying_which() -> None:
+    """One time per sample, of numbers or datetimes; the message names the size, shape, position or dtype."""
+    with pytest.raises(ValueError, match=r"^t must be None, a scalar or one time per sample \(3\), got shape \(2,\)$"):
+        as_times([1.0, 2.0], 3)
+    with pytest.raises(ValueError, match=r"one time per sample \(2\), got shape \(2, 1\)$"):
+        as_times([[1.0], [2.0]], 2)
+    with pytest.raises(TypeError, match=r"^t\[1\] must be a real number of seconds, a datetime or None, got 'x'$"):
+        as_times(np.array([1.0, "x"], dtype=object), 2)
+    with pytest.raises(TypeError, match=r"^t must hold real numbers of seconds or datetimes, got dtype <U1$"):
+        as_times(np.array(["a", "b"]), 2)
+    mixed = as_times(np.array([1, 2.5, datetime(1970, 1, 1, 0, 1, tzinfo=timezone.utc)], dtype=object), 3)
+    assert mixed.dtype == np.float64 and mixed.tolist() == [1.0, 2.5, 60.0]

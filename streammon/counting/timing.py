@@ -90,6 +90,8 @@ def as_times(t: Any, size: int) -> np.ndarray:
     kind = times.dtype.kind
     if kind == "M":
         return _datetime64_seconds(times)
+    # (Mutation testing: "XXiufXX" holds the same kinds, and astype(None) or a float list without dtype= is
+    # float64 too: equivalent mutants.)
     if kind in "iuf":
         return times.astype(np.float64)
     if kind == "O":

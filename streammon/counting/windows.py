@@ -60,7 +60,7 @@ class Window:
     @staticmethod
     def _embed(m: IntMatrix, capacity: int) -> IntMatrix:
         grown = np.zeros((capacity, capacity), np.int64)
-        grown[: m.shape[0], : m.shape[1]] = m
+        grown[: m.shape[0], : m.shape[1]] = m  # (mutation testing: m is square, shape[1] for [0] is equivalent)
         return grown
 
     def grow(self, capacity: int) -> None:
@@ -286,7 +286,7 @@ class Timed(Window):
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
         if newest == self._expired_to:
             return  # nothing new can have expired
-        self._expired_to = newest
+        self._expired_to = newest  # (mutation testing: None only loses the shortcut above, an equivalent mutant)
         stale = (self._ids <= newest - self.buckets) & (self._ids != EMPTY_BUCKET)
         for slot in np.flatnonzero(stale):
             matrix = self._slots[slot]
@@ -314,6 +314,7 @@ class Timed(Window):
         if not isinstance(batch.times, np.ndarray):
             self._add(self._bucket_of(batch.times), batch.delta(self._capacity))
             return
+        # (Mutation testing: float ids, without astype, name the same buckets: an equivalent mutant.)
         ids = np.floor(batch.times / self.width).astype(np.int64)
         if ids[0] == ids[-1]:  # times never decrease: one bucket
             self._add(int(ids[0]), batch.delta(self._capacity))

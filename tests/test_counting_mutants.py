@@ -13,7 +13,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from streammon.counting.batch import Batch
+from streammon.counting.batch import CHUNK, Batch, count_pairs
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
@@ -331,3 +331,46 @@ def test_as_times_refuses_the_wrong_shape_or_type_saying_which() -> None:
         as_times(np.array(["a", "b"]), 2)
     mixed = as_times(np.array([1, 2.5, datetime(1970, 1, 1, 0, 1, tzinfo=timezone.utc)], dtype=object), 3)
     assert mixed.dtype == np.float64 and mixed.tolist() == [1.0, 2.5, 60.0]
+
+
+@pytest.mark.parametrize(("args", "error", "message"), [
+    ((True,), TypeError, r"Timed seconds must be a number, got True"),
+    (("10",), TypeError, r"Timed seconds must be a number, got '10'"),
+    ((10**12 + 1,), ValueError, r"Timed seconds must be finite and > 0, got an int of 40 bits"),
+    ((-(10**12),), ValueError, r"Timed seconds must be finite and > 0, got -1000000000000"),
+    ((0,), ValueError, r"Timed seconds must be finite and > 0, got 0"),
+    ((math.inf,), ValueError, r"Timed seconds must be finite and > 0, got inf"),
+    ((10, 0), ValueError, r"Timed buckets must be an int >= 1, got 0"),
+    ((10, True), ValueError, r"Timed buckets must be an int >= 1, got True"),
+    ((10, 2.0), ValueError, r"Timed buckets must be an int >= 1, got 2\.0"),
+    ((2e-7, 2), ValueError, r"Timed buckets of 1e-07 s \(2e-07 s / 2\) are too fine: bucket ids of times within "
+                            r"±1e\+12 s must fit int64, so a bucket must last >= 2\.2e-07 s"),
+])
+def test_timed_parameters_are_refused_with_their_reason(args: tuple, error: type, message: str) -> None:
+    """Timed(seconds, buckets) checks type, range (the int bound included) and bucket width, saying why."""
+    with pytest.raises(error, match=rf"^{message}$"):
+        Timed(*args[:1], **({"buckets": args[1]} if len(args) > 1 else {}))
+
+
+def test_timed_accepts_the_extremes_of_its_parameters() -> None:
+    """seconds = 10**12 (an int at the bound), one bucket, and buckets just wide enough are accepted."""
+    assert Timed(10**12).seconds == 1e12
+    assert Timed(10, buckets=1).width == 10.0
+    widest_refused = MAX_TIME / 2**62  # a bucket this wide gives ids up to 2**62: refused
+    if MAX_TIME / widest_refused == 2**62:
+        with pytest.raises(ValueError, match="too fine"):
+            Timed(widest_refused, buckets=1)
+    with pytest.raises(ValueError, match="too fine"):
+        Timed(MAX_TIME / 2**62.5, buckets=1)  # ids up to 2**62.5: beyond 2**62, below 2**63
+    assert Timed(math.nextafter(widest_refused, 1.0) * 2, buckets=2).buckets == 2
+
+
+def test_count_pairs_is_int64_and_exact_on_both_sides_of_a_chunk() -> None:
+    """count_pairs gives int64 counts equal to np.add.at, for CHUNK - 1, CHUNK and CHUNK + 1 samples."""
+    rng = np.random.default_rng(3)
+    for n in (CHUNK - 1, CHUNK, CHUNK + 1):
+        true, pred = rng.integers(0, 3, n).astype(np.intp), rng.integers(0, 3, n).astype(np.intp)
+        expected = np.zeros((4, 4), np.int64)
+        np.add.at(expected, (true, pred), 1)
+        got = count_pairs(true, pred, 4)
+        assert got.dtype == np.int64 and got.tolist() == expected.tolist()

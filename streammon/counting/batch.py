@@ -25,6 +25,8 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
     [[1, 0], [1, 1]]
     """
     n, cells = len(true), capacity * capacity
+    # (Mutation testing: `<` sends n == CHUNK through the one-chunk loop, same counts; the copy= of astype only
+    # decides whether bincount's fresh int64 array is copied: equivalent mutants.)
     if n <= CHUNK:
         keys = true * capacity
         keys += pred

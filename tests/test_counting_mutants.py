@@ -6,8 +6,10 @@ Written to kill mutants of ``streammon/counting/`` (``bash .ci/mutation counting
 from __future__ import annotations
 
 import math
+import os
 import re
-from datetime import datetime, timezone
+import time
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 import numpy as np
@@ -17,7 +19,7 @@ from streammon.counting.batch import CHUNK, Batch, count_pairs
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
-from streammon.counting.timing import MAX_TIME, as_times, check_time
+from streammon.counting.timing import MAX_TIME, as_seconds, as_times, check_time, clock_time
 from streammon.counting.windows import Cumulative, Sliding, Timed
 
 
@@ -374,3 +376,80 @@ def test_count_pairs_is_int64_and_exact_on_both_sides_of_a_chunk() -> None:
         np.add.at(expected, (true, pred), 1)
         got = count_pairs(true, pred, 4)
         assert got.dtype == np.int64 and got.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])
+@pytest.mark.parametrize("lut", [None, np.array([2, 0, 3, 1])])
+def test_sliding_window_equals_a_recount_of_its_last_samples(size: int, lut: np.ndarray | None) -> None:
+    """After every batch (empty, shorter, as long as or longer than the window), a sliding window holds the
+    counts of exactly its last `size` samples, and its saved ring restores to the same."""
+    rng = np.random.default_rng(size)
+    w = Sliding(size)
+    w.attach(4, 4)
+    seen: list[tuple[int, int]] = []
+    for m in (0, 1, 2, size, size + 2, 1, 3, 0, 2 * size, size - 1, 1):
+        codes_t, codes_p = rng.integers(0, 4, m).astype(np.intp), rng.integers(0, 4, m).astype(np.intp)
+        batch = Batch(codes_t, codes_p, None, 4, lut)
+        w.ingest(batch)
+        t, p = batch.indices()
+        seen.extend(zip(t.tolist(), p.tolist(), strict=True))
+        expected = np.zeros((4, 4), np.int64)
+        for i, j in seen[-size:]:
+            expected[i, j] += 1
+        assert w.snapshot(None).tolist() == expected.tolist(), (size, m)
+        again = Sliding(size)
+        again.attach(4, 4)
+        again.restore(w.state())
+        assert again.snapshot(None).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(("size", "message"), [(0, "0"), (True, "True"), (2.0, "2.0"), ("3", "'3'")])
+def test_sliding_size_is_an_int_of_at_least_one(size: object, message: str) -> None:
+    """Sliding(size) takes an int >= 1 (1 included), saying what it got otherwise."""
+    assert Sliding(1).size == 1
+    with pytest.raises(ValueError, match=rf"^Sliding size must be an int >= 1, got {message}$"):
+        Sliding(size)  # type: ignore[arg-type]
+
+
+def test_batch_reads_by_range_through_its_table_and_recounts_for_a_new_capacity() -> None:
+    """indices/cells honour start and stop; code_span is the table's length; delta follows the capacity asked."""
+    lut = np.array([2, 0])
+    b = Batch(np.array([0, 1, 1]), np.array([1, 1, 0]), None, 4, lut)
+    assert [x.tolist() for x in b.indices()] == [[2, 0, 0], [0, 0, 2]]
+    assert [x.tolist() for x in b.indices(1, 2)] == [[0], [0]]
+    assert b.cells(1, 3).tolist() == [0 * 4 + 0, 0 * 4 + 2] and b.cells(0).tolist() == [8, 0, 2]
+    assert b.code_span(3) == 2 and Batch(np.array([0]), np.array([0]), None, 4).code_span(3) == 3
+    assert b.delta(3).tolist() == [[1, 0, 1], [0, 0, 0], [1, 0, 0]]
+    assert b.delta(4).shape == (4, 4) and b.delta(4)[:3, :3].tolist() == b.delta(3).tolist()
+
+
+def test_as_seconds_refuses_non_numbers_and_reads_time_zones() -> None:
+    """A str is refused by type; an aware datetime keeps its zone, a naive one is UTC whatever the local zone."""
+    with pytest.raises(TypeError, match=r"^t must be a real number of seconds, a datetime or None, got 'x'$"):
+        as_seconds("x")
+    with pytest.raises(TypeError, match=r"^when must be a real number of seconds, a datetime or None, got b'1'$"):
+        as_seconds(b"1", "when")
+    plus_two = timezone(timedelta(hours=2))
+    assert as_seconds(datetime(2024, 1, 1, 2, 0, tzinfo=plus_two)) == _utc(2024, 1, 1)
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Tokyo"
+    time.tzset()
+    try:
+        assert as_seconds(datetime(2024, 1, 1)) == _utc(2024, 1, 1)
+        assert as_seconds(datetime(2024, 1, 1, tzinfo=plus_two)) == _utc(2024, 1, 1) - 7200
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+
+
+def test_clock_time_clamps_and_refuses_what_is_no_time() -> None:
+    """The clock's time is kept within ±MAX_TIME (bounds included), never before last; other values raise."""
+    assert clock_time(-MAX_TIME, last=-math.inf) == -MAX_TIME
+    assert clock_time(MAX_TIME, last=0.0) == MAX_TIME
+    assert clock_time(3.0, last=5.0) == 5.0
+    for bad, shown in (("x", "'x'"), (math.nan, "nan"), (2e12, "2000000000000.0")):
+        with pytest.raises(ValueError, match=rf"^the clock returned {shown}: expected finite seconds within ±1e\+12$"):
+            clock_time(bad, last=0.0)

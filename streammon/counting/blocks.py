@@ -93,6 +93,8 @@ def block_counts(batch: Batch, position: int, k: int, capacity: int) -> tuple[In
     to the windows through ``batch.preset_delta`` (one ``bincount`` for both).
     """
     codes = batch.code_span(k)
+    # (Mutation testing: `<` or preset_delta(None, ...) only leave the batch to recount the same delta itself:
+    # equivalent mutants.)
     if codes <= SHARED_COUNT_MAX_CLASSES:
         delta, right, total = block_confusion(batch.true, batch.pred, position, codes)
         batch.preset_delta(capacity, to_index_square(delta, batch.lut, capacity))

@@ -19,7 +19,7 @@ from streammon.counting.batch import CHUNK, Batch, count_pairs
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
-from streammon.counting.timing import MAX_TIME, as_seconds, as_times, check_time, clock_time
+from streammon.counting.timing import MAX_TIME, as_seconds, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Cumulative, Sliding, Timed
 
 
@@ -453,3 +453,38 @@ def test_clock_time_clamps_and_refuses_what_is_no_time() -> None:
     for bad, shown in (("x", "'x'"), (math.nan, "nan"), (2e12, "2000000000000.0")):
         with pytest.raises(ValueError, match=rf"^the clock returned {shown}: expected finite seconds within ±1e\+12$"):
             clock_time(bad, last=0.0)
+
+
+@pytest.mark.parametrize(("seconds", "buckets"), [(60, 6), (1, 10), (3, 10), (1, 3), (0.7, 7)])
+def test_bucket_end_is_the_first_time_of_the_next_bucket(seconds: float, buckets: int) -> None:
+    """bucket_end(t) lies in the bucket after t's, and the float just below it in t's bucket (exactly)."""
+    w = Timed(seconds, buckets=buckets)
+    for t in [0.0, w.width / 3, w.width, 2.5 * w.width, 7 * w.width, 123.456, -2.5 * w.width]:
+        bucket = math.floor(t / w.width)
+        end = w.bucket_end(t)
+        assert math.floor(end / w.width) == bucket + 1, (t, end)
+        assert math.floor(math.nextafter(end, -math.inf) / w.width) == bucket, (t, end)
+
+
+def _float(number: str) -> str:
+    """A NumPy float's repr as a pattern: np.float64(x) (NumPy 2) or x (NumPy 1)."""
+    return rf"(np\.float64\()?{re.escape(number)}\)?"
+
+
+def test_check_times_accepts_the_bounds_and_equal_times_and_names_the_first_bad_one() -> None:
+    """Per-sample times: ±MAX_TIME included, equal times allowed; a bad value, an early first time or the first
+    decrease is named with its position."""
+    check_times(np.array([-MAX_TIME, -MAX_TIME, 0.0, MAX_TIME]), last=-math.inf)
+    check_times(np.array([5.0]), last=5.0)
+    big, four, one, one_half, two = (_float(x) for x in ("2000000000000.0", "4.0", "1.0", "1.5", "2.0"))
+    with pytest.raises(ValueError, match=rf"^t must be finite seconds within ±1e\+12, got {big} at position 2$"):
+        check_times(np.array([0.0, 1.0, 2e12, 3e12]), last=0.0)
+    with pytest.raises(ValueError, match=r"^t\[1\] is missing \(NaN or NaT\)"):
+        check_times(np.array([0.0, np.nan, np.nan]), last=0.0)
+    with pytest.raises(ValueError, match=rf"^t\[0\]={four} is earlier than the last sample time 5\.0: "
+                                         r"sample times must never decrease$"):
+        check_times(np.array([4.0, 6.0]), last=5.0)
+    with pytest.raises(ValueError, match=rf"^t must never decrease, but t\[3\]={one_half} < t\[2\]={two}$"):
+        check_times(np.array([1.0, 2.0, 2.0, 1.5, 1.0]), last=0.0)
+    with pytest.raises(ValueError, match=rf"^t must never decrease, but t\[1\]={one} < t\[0\]={two}$"):
+        check_times(np.array([2.0, 1.0]), last=0.0)

@@ -345,7 +345,7 @@ class ConfusionCounts:
             raise ValueError(
                 f"cannot evict {count} sample(s) of (true={y_true!r}, pred={y_pred!r}): only {have} counted"
             )
-        if i is not None and j is not None:
+        if i is not None and j is not None:  # (mutation testing: `or` is equivalent, only count 0 gets here then)
             self._m[i, j] -= count
 
     def _aligned(self, other: ConfusionCounts) -> tuple[tuple[Hashable, ...], IntMatrix, IntMatrix]:

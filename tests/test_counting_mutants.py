@@ -305,9 +305,9 @@ def test_timed_restore_refuses_what_does_not_fit(change: dict, message: str) -> 
         _restored_timed({**state, **change})
 
 
-@pytest.mark.parametrize("times", [[1.0, 6.0, 7.0], [1.0, 2.0, 6.0], [4.0, 5.0, 9.0, 10.0]])
+@pytest.mark.parametrize("times", [[1.0, 6.0, 7.0], [1.0, 2.0, 6.0], [4.0, 5.0, 9.0, 10.0], [6.0, 7.0, 9.5], [3.0]])
 def test_a_timed_batch_spanning_buckets_fills_each_sample_s_bucket(times: list[float]) -> None:
-    """Each sample of a batch lands in the bucket of its own time, wherever the bucket changes in the batch."""
+    """Each sample of a batch lands in the bucket of its own time, in one bucket or wherever the bucket changes."""
     n = len(times)
     w = Timed(10, buckets=2)  # buckets of 5 s
     w.attach(2, 2)

@@ -15,7 +15,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from streammon.counting.batch import CHUNK, Batch, count_pairs
+from streammon.counting.batch import CHUNK, Batch, count_pairs, to_index_columns
 from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
@@ -488,3 +488,26 @@ def test_check_times_accepts_the_bounds_and_equal_times_and_names_the_first_bad_
         check_times(np.array([1.0, 2.0, 2.0, 1.5, 1.0]), last=0.0)
     with pytest.raises(ValueError, match=rf"^t must never decrease, but t\[1\]={one} < t\[0\]={two}$"):
         check_times(np.array([2.0, 1.0]), last=0.0)
+
+
+def test_to_index_columns_widens_and_permutes_per_code_columns() -> None:
+    """Per-code columns become k class-index columns: padded with zeros, or placed through the code table."""
+    assert to_index_columns(np.array([[1, 2], [3, 4]]), None, 3).tolist() == [[1, 2, 0], [3, 4, 0]]
+    assert to_index_columns(np.array([[1, 2]]), None, 2).tolist() == [[1, 2]]
+    assert to_index_columns(np.array([[1, 2]]), np.array([1, 0]), 2).tolist() == [[2, 1]]
+    assert to_index_columns(np.array([[1, 2]]), np.array([2, 0]), 4).tolist() == [[2, 0, 1, 0]]
+
+
+def test_labels_too_wide_for_int64_fall_back_to_objects_and_are_refused_there() -> None:
+    """A list of ints one of which overflows int64 is kept as objects, so the label check names the bad one."""
+    arr = as_label_array([1, 2**70], "y")
+    assert arr.dtype == object and arr.tolist() == [1, 2**70]
+    with pytest.raises(ValueError, match=r"^label <an int of 71 bits> is out of range"):
+        map_labels(arr, np.array([1, 1], dtype=object), ClassIndex())
+
+
+@pytest.mark.parametrize("name", ["", 3, None])
+def test_window_names_are_non_empty_str(name: object) -> None:
+    """A window's name must be a non-empty str; the message shows what was given."""
+    with pytest.raises(ValueError, match=rf"^window name must be a non-empty str, got {re.escape(repr(name))}$"):
+        Cumulative(name=name)  # type: ignore[arg-type]

@@ -101,6 +101,8 @@ def _as_array(values: Any, what: str) -> np.ndarray:
 def _from_sequence(items: list[Any]) -> np.ndarray:
     kinds = set(map(type, items))
     target = _HOMOGENEOUS.get(kinds.pop()) if len(kinds) == 1 else None
+    # (Mutation testing: "" for this first None is overwritten before use, and dtype=None infers the same dtype for
+    # one Python type: equivalent mutants.)
     converted: np.ndarray | None = None
     try:
         converted = np.array(items, dtype=target) if target is not None else None
@@ -297,6 +299,9 @@ def code_labels(
 def _dense_table(truth: np.ndarray, preds: np.ndarray, index: ClassIndex) -> tuple[IndexArray | None, int]:
     """The code -> index table over [lo, hi] of both arrays, when every integer in it is a known class."""
     k = len(index)
+    # (Mutation testing: this only chooses the fast path; a table with an unknown code (-1) is refused below and
+    # the caller then maps labels one by one. Mutants of the bool cases, the range limits, the fill value or the
+    # (None, lo) result give the same table or that same fallback: equivalent.)
     tops = [1 if a.dtype.kind == "b" else int(a.view(f"u{a.itemsize}").max()) for a in (truth, preds)]
     if max(tops) < k:  # no negative label (it reads huge unsigned), and the range can be dense
         lo, hi = 0, max(tops)

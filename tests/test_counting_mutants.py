@@ -511,3 +511,10 @@ def test_window_names_are_non_empty_str(name: object) -> None:
     """A window's name must be a non-empty str; the message shows what was given."""
     with pytest.raises(ValueError, match=rf"^window name must be a non-empty str, got {re.escape(repr(name))}$"):
         Cumulative(name=name)  # type: ignore[arg-type]
+
+
+def test_only_the_leading_run_of_self_indexed_ints_skips_the_mapping() -> None:
+    """With classes [0, 5, 2], only 0 is its own index: an unknown 1 or 3 is a new class, 2 maps to index 2."""
+    index = ClassIndex([0, 5, 2])
+    true, pred, new = map_labels(np.array([1, 0, 3]), np.array([2, 5, 1]), index)
+    assert new == [1, 3] and true.tolist() == [3, 0, 4] and pred.tolist() == [2, 1, 3]

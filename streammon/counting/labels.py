@@ -142,7 +142,7 @@ def _whole_numbers(arr: np.ndarray, what: str) -> np.ndarray:
 def _identity_span(index: ClassIndex) -> int:
     """How many of the ints 0, 1, 2, ... are their own class index (0 when the label 0 is not index 0)."""
     ids, span = index.ids, 0
-    # (Mutation testing: a span of 0 only skips the shortcut, the lookup table maps the same: equivalent mutants.)
+    # (Mutation testing: a smaller span (0 or -1) only skips the shortcut, the lookup table maps the same: equivalent.)
     while ids.get(span) == span:
         span += 1
     return span

@@ -124,7 +124,7 @@ def check_times(times: np.ndarray, last: float) -> None:
         raise ValueError(
             f"t[0]={times[0]!r} is earlier than the last sample time {last!r}: sample times must never decrease"
         )
-    if len(times) > 1 and np.any(np.diff(times) < 0):
+    if len(times) > 1 and np.any(np.diff(times) < 0):  # (`>= 1` is equivalent: one time has no difference)
         bad = int(np.flatnonzero(np.diff(times) < 0)[0]) + 1
         raise ValueError(f"t must never decrease, but t[{bad}]={times[bad]!r} < t[{bad - 1}]={times[bad - 1]!r}")
 

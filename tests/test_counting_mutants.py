@@ -387,7 +387,7 @@ def test_sliding_window_equals_a_recount_of_its_last_samples(size: int, lut: np.
     w = Sliding(size)
     w.attach(4, 4)
     seen: list[tuple[int, int]] = []
-    for m in (0, 1, 2, size, size + 2, 1, 3, 0, 2 * size, size - 1, 1):
+    for m in (0, 1, 1, 2, 1, 2, size, size + 2, 1, 3, 0, 2 * size, size - 1, 1):  # evicts before full too
         codes_t, codes_p = rng.integers(0, 4, m).astype(np.intp), rng.integers(0, 4, m).astype(np.intp)
         batch = Batch(codes_t, codes_p, None, 4, lut)
         w.ingest(batch)
@@ -418,6 +418,7 @@ def test_batch_reads_by_range_through_its_table_and_recounts_for_a_new_capacity(
     assert [x.tolist() for x in b.indices()] == [[2, 0, 0], [0, 0, 2]]
     assert [x.tolist() for x in b.indices(1, 2)] == [[0], [0]]
     assert b.cells(1, 3).tolist() == [0 * 4 + 0, 0 * 4 + 2] and b.cells(0).tolist() == [8, 0, 2]
+    assert b.cells(0, 2).tolist() == [8, 0]
     assert b.code_span(3) == 2 and Batch(np.array([0]), np.array([0]), None, 4).code_span(3) == 3
     assert b.delta(3).tolist() == [[1, 0, 1], [0, 0, 0], [1, 0, 0]]
     assert b.delta(4).shape == (4, 4) and b.delta(4)[:3, :3].tolist() == b.delta(3).tolist()

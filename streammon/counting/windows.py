@@ -176,6 +176,8 @@ class Sliding(Window):
         if m == 0:
             return
         size = self.size
+        # (Mutation testing: `m > size`, `evict >= 0` and cells(None) for cells(0) are equivalent mutants: the
+        # general path also replaces a whole ring, evicting nothing subtracts zero, and start None is 0.)
         if m >= size:
             new = batch.cells(m - size)
             self._ring[:] = new

@@ -15,8 +15,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from streammon.counting.batch import CHUNK, Batch, count_pairs, to_index_columns
-from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion
+from streammon.counting.batch import CHUNK, Batch, chunk_bounds, count_pairs, to_index_columns
+from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion, block_counts, block_ids
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
 from streammon.counting.timing import MAX_TIME, as_seconds, as_times, check_time, check_times, clock_time
@@ -519,3 +519,82 @@ def test_only_the_leading_run_of_self_indexed_ints_skips_the_mapping() -> None:
     index = ClassIndex([0, 5, 2])
     true, pred, new = map_labels(np.array([1, 0, 3]), np.array([2, 5, 1]), index)
     assert new == [1, 3] and true.tolist() == [3, 0, 4] and pred.tolist() == [2, 1, 3]
+
+
+def test_chunk_bounds_and_block_ids_by_their_definitions() -> None:
+    """chunk_bounds(n) cuts whole CHUNKs from 0; block_ids is scale * ((offset + i) // BLOCK), fresh or cached."""
+    assert list(chunk_bounds(CHUNK)) == [(0, CHUNK)]
+    assert list(chunk_bounds(CHUNK + 1)) == [(0, CHUNK), (CHUNK, CHUNK + 1)]
+    assert block_ids(BLOCK - 1, 2).tolist() == [0, 1]
+    for scale in (7919, 7907):  # scales no other test uses: the ids are computed here, not read from the cache
+        for offset, n in ((5, 3 * BLOCK), (BLOCK - 1, 2), (0, 9 * BLOCK + 3)):
+            expected = (offset + np.arange(n)) // BLOCK * scale
+            ids = block_ids(offset, n, scale=scale)
+            assert ids.dtype == np.int64 and ids.tolist() == expected.tolist()
+            assert not ids.flags.writeable
+
+
+def test_block_counts_put_classes_in_index_order_through_the_code_table() -> None:
+    """block_counts reads codes through the batch's table: per block (right, total) by class index, and the
+    batch's delta preset for the windows."""
+    lut = np.array([2, 0, 1])
+    codes_t = np.array([0, 0, 1, 2, 2, 2])
+    codes_p = np.array([0, 1, 1, 2, 0, 2])
+    for k_codes in (3, 17):  # shared bincount, and per-class counting beyond SHARED_COUNT_MAX_CLASSES
+        table = lut if k_codes == 3 else np.concatenate([lut, np.arange(3, k_codes)])
+        batch = Batch(codes_t, codes_p, None, k_codes, table)
+        right, total = block_counts(batch, position=BLOCK - 2, k=k_codes, capacity=k_codes)
+        t, p = table[codes_t], table[codes_p]
+        exp_right = np.zeros((2, k_codes), np.int64)
+        exp_total = np.zeros((2, k_codes), np.int64)
+        for i, (a, b) in enumerate(zip(t.tolist(), p.tolist(), strict=True)):
+            block = (BLOCK - 2 + i) // BLOCK
+            exp_total[block, a] += 1
+            exp_right[block, a] += a == b
+        assert right.tolist() == exp_right.tolist() and total.tolist() == exp_total.tolist()
+        delta = np.zeros((k_codes, k_codes), np.int64)
+        np.add.at(delta, (t, p), 1)
+        assert batch.delta(k_codes).tolist() == delta.tolist()
+
+
+def test_uint64_bytes_and_other_dtypes_are_refused_naming_the_problem() -> None:
+    """uint64 labels must stay below 2**63 (the first one beyond is named); bytes and other dtypes are refused."""
+    assert as_label_array(np.array([1, 2**63 - 1], dtype=np.uint64), "y").tolist() == [1, 2**63 - 1]
+    assert as_label_array(np.array([1, 2], dtype=np.uint32), "y").tolist() == [1, 2]
+    with pytest.raises(ValueError, match=r"^y\[1\] = 9223372036854775808 is out of range: int labels must be "
+                                         r"within ±2\*\*63 \(int64\)$"):
+        as_label_array(np.array([1, 2**63, 2**64 - 1], dtype=np.uint64), "y")
+    with pytest.raises(TypeError, match=r"^y holds bytes \(\|S1\): decode them to str first, "
+                                        r"e\.g\. arr\.astype\(str\)$"):
+        as_label_array(np.array([b"a"]), "y")
+    with pytest.raises(TypeError, match=r"^y has dtype complex128: expected class labels \(str, int or bool; "
+                                        r"whole-number floats\)$"):
+        as_label_array(np.array([1 + 2j]), "y")
+
+
+class _ArrayOnly:
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return np.array([1, 2])
+
+
+class _FakeTable:
+    column_names = ("a",)
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_containers_that_would_miscount_are_refused_saying_what_to_pass() -> None:
+    """A scalar, an array-like of unknown length and a table (column_names) are refused with their own reason."""
+    with pytest.raises(TypeError, match=r"^y must be a sequence or 1-D array of labels, got 5$"):
+        as_label_array(5, "y")
+    with pytest.raises(TypeError, match=r"^y is a _ArrayOnly of unknown length: pass a list or an array"):
+        as_label_array(_ArrayOnly(), "y")
+    with pytest.raises(TypeError, match=r"^y is a _FakeTable \(a table, its column names would be counted\)"):
+        as_label_array(_FakeTable(), "y")
+
+
+def test_an_unattached_window_holds_an_empty_int_matrix() -> None:
+    """Before a monitor attaches it, a window's counts are an empty 0×0 int64 matrix."""
+    w = Cumulative()
+    assert w.snapshot(None).shape == (0, 0) and w.snapshot(None).dtype == np.int64 and w.state() == {"counts": []}

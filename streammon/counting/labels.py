@@ -178,6 +178,8 @@ def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> tuple[IndexArray, bo
 
 
 def _python_value(value: Any, kind: str) -> Hashable:
+    # (Mutation testing: np.unique's values are NumPy scalars and .item() of a bool is a bool, so mutants of these
+    # two conditions give equal labels: equivalent.)
     item = value.item() if isinstance(value, np.generic) else value
     label: Hashable = bool(item) if kind == "b" else item
     return label
@@ -196,6 +198,8 @@ def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> i
 def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
+    # (Mutation testing: skipping the integer lookup, or its result, falls back to np.unique below, and index.get
+    # of None falls back to check_label: the same indices, equivalent mutants.)
     if kind in "biu":
         looked_up = _lookup_integers(arr, index)
         if looked_up is not None:

@@ -45,6 +45,8 @@ class Window:
         if not isinstance(name, str) or not name:
             raise ValueError(f"window name must be a non-empty str, got {name!r}")
         self.name = name
+        # (Mutation testing: attach() sets capacity and stride before any use, and tests `if self._stride` only:
+        # other falsy or overwritten values are equivalent mutants.)
         self._capacity = 0
         self._stride = 0
         self._counts: IntMatrix = np.zeros((0, 0), np.int64)

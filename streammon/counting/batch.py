@@ -25,6 +25,8 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
     [[1, 0], [1, 1]]
     """
     n, cells = len(true), capacity * capacity
+    # (Mutation testing: `<` sends n == CHUNK through the one-chunk loop, same counts; the copy= of astype only
+    # decides whether bincount's fresh int64 array is copied: equivalent mutants.)
     if n <= CHUNK:
         keys = true * capacity
         keys += pred
@@ -64,7 +66,7 @@ def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) ->
     """
     out = np.zeros((capacity, capacity), np.int64)
     if lut is None:
-        out[: counts.shape[0], : counts.shape[1]] = counts
+        out[: counts.shape[0], : counts.shape[1]] = counts  # (square counts: shape[1] for [0] is equivalent)
     else:
         out[np.ix_(lut, lut)] = counts
     return out
@@ -124,7 +126,7 @@ class Batch:
 
     def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
         """Give the batch its counts when they were made already (see ``detect.block_counts``)."""
-        self._delta = (capacity, delta)
+        self._delta = (capacity, delta)  # (mutation testing: None only recounts the same delta, equivalent)
 
     def delta(self, capacity: int) -> IntMatrix:
         """The whole batch counted once and shared by every window that needs it."""

@@ -46,6 +46,7 @@ def block_confusion(true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], posi
         blocks = (offset + m - 1) // BLOCK + 1
         counts = np.bincount(chunk, minlength=blocks * cells).reshape(blocks, k, k)
         delta += counts.sum(axis=0)
+        # (Mutation testing: "BIJ->BI" names the same axes, an equivalent mutant.)
         np.einsum("bij->bi", counts, out=total[first_block:first_block + blocks])  # row sums, fast for small k
         right[first_block:first_block + blocks] = np.diagonal(counts, axis1=1, axis2=2)
         first_block += blocks
@@ -93,6 +94,8 @@ def block_counts(batch: Batch, position: int, k: int, capacity: int) -> tuple[In
     to the windows through ``batch.preset_delta`` (one ``bincount`` for both).
     """
     codes = batch.code_span(k)
+    # (Mutation testing: `<` or preset_delta(None, ...) only leave the batch to recount the same delta itself:
+    # equivalent mutants.)
     if codes <= SHARED_COUNT_MAX_CLASSES:
         delta, right, total = block_confusion(batch.true, batch.pred, position, codes)
         batch.preset_delta(capacity, to_index_square(delta, batch.lut, capacity))
@@ -107,6 +110,7 @@ _BLOCK_IDS: dict[int, IntArray] = {}
 def block_ids(offset: int, n: int, scale: int = 1) -> IntArray:
     """``scale · ((offset + arange(n)) // BLOCK)`` as a read-only view of a cached array."""
     need = offset + n
+    # (Mutation testing: mutants that only skip or shrink the cache recompute the same ids: equivalent.)
     cached = _BLOCK_IDS.get(scale)
     if cached is None or len(cached) < need:
         size = max(need, 2 * (0 if cached is None else len(cached)), BLOCK)

@@ -115,6 +115,7 @@ class ConfusionCounts:
     def _grow_to(self, labels: Iterable[Any]) -> None:
         self._index.register(labels)
         k = len(self._index)
+        # (Mutation testing: `>=` regrows to the same size and shape[1] is shape[0]: equivalent mutants.)
         if k > self._m.shape[0]:
             grown = np.zeros((k, k), np.int64)
             old = self._m.shape[0]
@@ -124,6 +125,8 @@ class ConfusionCounts:
     def add(self, y_true: Any, y_pred: Any, count: int = 1) -> None:
         """Count ``count`` samples of class ``y_true`` predicted as ``y_pred``."""
         _check_count(count)
+        # (Mutation testing: get(None) for either label sends a known pair through the growing path, which finds
+        # the same indices: equivalent mutants.)
         i, j = self._index.get(y_true), self._index.get(y_pred)
         if i is None or j is None:
             self._grow_to([y_true, y_pred])
@@ -139,7 +142,7 @@ class ConfusionCounts:
             raise ValueError(
                 f"cannot evict {count} sample(s) of (true={y_true!r}, pred={y_pred!r}): only {have} counted"
             )
-        if i is not None and j is not None:
+        if i is not None and j is not None:  # (mutation testing: `or` is equivalent, only count 0 gets here then)
             self._m[i, j] -= count
 
     def _aligned(self, other: ConfusionCounts) -> tuple[tuple[Hashable, ...], IntMatrix, IntMatrix]:
@@ -148,6 +151,7 @@ class ConfusionCounts:
         k = len(merged)
         mine = np.zeros((k, k), np.int64)
         theirs = np.zeros((k, k), np.int64)
+        # (Mutation testing: shape[1] for either shape[0] is an equivalent mutant, the matrix is square.)
         mine[: self._m.shape[0], : self._m.shape[0]] = self._m
         pos = np.array([merged.ids[label] for label in other.labels], dtype=np.intp)
         theirs[np.ix_(pos, pos)] = other._m

@@ -101,6 +101,8 @@ def _as_array(values: Any, what: str) -> np.ndarray:
 def _from_sequence(items: list[Any]) -> np.ndarray:
     kinds = set(map(type, items))
     target = _HOMOGENEOUS.get(kinds.pop()) if len(kinds) == 1 else None
+    # (Mutation testing: "" for this first None is overwritten before use, and dtype=None infers the same dtype for
+    # one Python type: equivalent mutants.)
     converted: np.ndarray | None = None
     try:
         converted = np.array(items, dtype=target) if target is not None else None
@@ -140,6 +142,7 @@ def _whole_numbers(arr: np.ndarray, what: str) -> np.ndarray:
 def _identity_span(index: ClassIndex) -> int:
     """How many of the ints 0, 1, 2, ... are their own class index (0 when the label 0 is not index 0)."""
     ids, span = index.ids, 0
+    # (Mutation testing: a smaller span (0 or -1) only skips the shortcut, the lookup table maps the same: equivalent.)
     while ids.get(span) == span:
         span += 1
     return span
@@ -153,6 +156,9 @@ def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> tuple[IndexArray, bo
     in order, the usual case) cost one pass: their maximum, read unsigned so that a
     negative label reads as huge.
     """
+    # (Mutation testing: this function only picks the fastest exact way; mutants that skip the identity shortcut,
+    # widen or narrow the table, report `complete` False (the caller then checks for -1) or change the span
+    # limit map the same labels to the same indices: equivalent.)
     if arr.dtype.kind == "b":
         lo, hi = 0, 1
     else:
@@ -172,6 +178,8 @@ def _lookup_integers(arr: np.ndarray, index: ClassIndex) -> tuple[IndexArray, bo
 
 
 def _python_value(value: Any, kind: str) -> Hashable:
+    # (Mutation testing: np.unique's values are NumPy scalars and .item() of a bool is a bool, so mutants of these
+    # two conditions give equal labels: equivalent.)
     item = value.item() if isinstance(value, np.generic) else value
     label: Hashable = bool(item) if kind == "b" else item
     return label
@@ -190,6 +198,8 @@ def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> i
 def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
+    # (Mutation testing: skipping the integer lookup, or its result, falls back to np.unique below, and index.get
+    # of None falls back to check_label: the same indices, equivalent mutants.)
     if not len(arr):  # the empty partner of predict_many/label_many
         return np.empty(0, np.intp)
     if kind in "biu":
@@ -221,6 +231,8 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
 
 def _kinds(arr: np.ndarray) -> set[str]:
     """The label kinds (str / int) of an array: from its dtype, or one pass over an object array."""
+    # (Mutation testing: a mutated dtype test sends the array to the per-value pass below, which gives the same
+    # set, only slower: equivalent mutants.)
     if arr.dtype.kind == "U":
         return {"str"}
     if arr.dtype.kind in "biu":
@@ -293,6 +305,9 @@ def code_labels(
 def _dense_table(truth: np.ndarray, preds: np.ndarray, index: ClassIndex) -> tuple[IndexArray | None, int]:
     """The code -> index table over [lo, hi] of both arrays, when every integer in it is a known class."""
     k = len(index)
+    # (Mutation testing: this only chooses the fast path; a table with an unknown code (-1) is refused below and
+    # the caller then maps labels one by one. Mutants of the bool cases, the range limits, the fill value or the
+    # (None, lo) result give the same table or that same fallback: equivalent.)
     if not (len(truth) and len(preds)):  # predict_many/label_many pass an empty partner
         return None, 0
     tops = [1 if a.dtype.kind == "b" else int(a.view(f"u{a.itemsize}").max()) for a in (truth, preds)]

@@ -72,6 +72,7 @@ def _datetime64_seconds(arr: np.ndarray) -> np.ndarray:
         arr = arr.astype("datetime64[D]")
     unit, step = np.datetime_data(arr.dtype)
     tick = step * float(np.timedelta64(1, unit) / np.timedelta64(1, "s"))  # type: ignore[call-overload]
+    # (Mutation testing: astype(None) is float64 too, and None stored in a float array is NaN: equivalent mutants.)
     seconds: np.ndarray = arr.view(np.int64).astype(np.float64) * tick
     seconds[np.isnat(arr)] = np.nan
     return seconds
@@ -89,6 +90,8 @@ def as_times(t: Any, size: int) -> np.ndarray:
     kind = times.dtype.kind
     if kind == "M":
         return _datetime64_seconds(times)
+    # (Mutation testing: "XXiufXX" holds the same kinds, and astype(None) or a float list without dtype= is
+    # float64 too: equivalent mutants.)
     if kind in "iuf":
         return times.astype(np.float64)
     if kind == "O":
@@ -121,7 +124,7 @@ def check_times(times: np.ndarray, last: float) -> None:
         raise ValueError(
             f"t[0]={times[0]!r} is earlier than the last sample time {last!r}: sample times must never decrease"
         )
-    if len(times) > 1 and np.any(np.diff(times) < 0):
+    if len(times) > 1 and np.any(np.diff(times) < 0):  # (`>= 1` is equivalent: one time has no difference)
         bad = int(np.flatnonzero(np.diff(times) < 0)[0]) + 1
         raise ValueError(f"t must never decrease, but t[{bad}]={times[bad]!r} < t[{bad - 1}]={times[bad - 1]!r}")
 

@@ -45,6 +45,8 @@ class Window:
         if not isinstance(name, str) or not name:
             raise ValueError(f"window name must be a non-empty str, got {name!r}")
         self.name = name
+        # (Mutation testing: attach() sets capacity and stride before any use, and tests `if self._stride` only:
+        # other falsy or overwritten values are equivalent mutants.)
         self._capacity = 0
         self._stride = 0
         self._counts: IntMatrix = np.zeros((0, 0), np.int64)
@@ -60,7 +62,7 @@ class Window:
     @staticmethod
     def _embed(m: IntMatrix, capacity: int) -> IntMatrix:
         grown = np.zeros((capacity, capacity), np.int64)
-        grown[: m.shape[0], : m.shape[1]] = m
+        grown[: m.shape[0], : m.shape[1]] = m  # (mutation testing: m is square, shape[1] for [0] is equivalent)
         return grown
 
     def grow(self, capacity: int) -> None:
@@ -98,7 +100,7 @@ class Window:
 
 
 def _matrix(values: Any, capacity: int) -> IntMatrix:
-    m = np.asarray(values, dtype=np.int64)
+    m = np.asarray(values, dtype=np.int64)  # (mutation testing: without dtype=, equivalent for saved ints)
     if m.shape != (capacity, capacity) or np.any(m < 0):
         raise ValueError(f"a saved count matrix must be {capacity}×{capacity} and >= 0, got shape {m.shape}")
     return m
@@ -147,7 +149,7 @@ class Sliding(Window):
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
         stride = self._stride
-        ring = np.asarray(state["ring"], dtype=np.int64)
+        ring = np.asarray(state["ring"], dtype=np.int64)  # (without dtype=: equivalent for a ring of ints)
         head, filled = int(state["head"]), int(state["filled"])
         if ring.shape != (self.size,) or not (0 <= head < self.size and 0 <= filled <= self.size):
             raise ValueError(f"saved ring of {self.name!r} does not fit a window of {self.size}")
@@ -155,12 +157,16 @@ class Sliding(Window):
             raise ValueError(f"saved ring of {self.name!r} holds cell ids outside the class range")
         self._ring = ring.astype(np.int32)
         self._head, self._filled = head, filled
+        # (Mutation testing: ring[:filled] is the whole ring when filled == size, so `<=` or always slicing are
+        # equivalent mutants.)
         live = self._ring[:filled] if filled < self.size else self._ring
         if not np.array_equal(self._count_cells(live), self._counts):
             raise ValueError(f"saved counts of {self.name!r} do not match its ring")
 
     def _count_cells(self, cells: npt.NDArray[np.int32]) -> IntMatrix:
         stride, capacity = self._stride, self._capacity
+        # (Mutation testing: capacity never exceeds stride and both branches count the same cells, so mutants
+        # of this test only pick the other way to the same counts: equivalent.)
         if capacity <= stride and capacity * stride <= DIRECT_CELLS:  # count the cell ids themselves
             flat = np.bincount(cells, minlength=capacity * stride)
             return flat.reshape(capacity, stride)[:, :capacity].astype(np.int64)
@@ -172,6 +178,8 @@ class Sliding(Window):
         if m == 0:
             return
         size = self.size
+        # (Mutation testing: `m > size`, `evict >= 0` and cells(None) for cells(0) are equivalent mutants: the
+        # general path also replaces a whole ring, evicting nothing subtracts zero, and start None is 0.)
         if m >= size:
             new = batch.cells(m - size)
             self._ring[:] = new
@@ -191,7 +199,7 @@ class Sliding(Window):
 def _ring_read(ring: npt.NDArray[np.int32], start: int, n: int) -> npt.NDArray[np.int32]:
     """``n`` entries from ``start``, wrapping around (at most two slices, no index array)."""
     end = start + n
-    if end <= len(ring):
+    if end <= len(ring):  # (mutation testing: `<` is equivalent, end == len(ring) concatenates an empty slice)
         return ring[start:end]
     return np.concatenate([ring[start:], ring[: end - len(ring)]])
 
@@ -233,6 +241,8 @@ class Timed(Window):
         self.seconds = float(seconds)
         self.buckets = buckets
         self.width = self.seconds / buckets
+        # (Mutation testing: np.full of a Python int is int64 without the dtype, and None for _expired_to only
+        # loses _expire's shortcut: equivalent mutants.)
         self._ids = np.full(buckets, EMPTY_BUCKET, np.int64)  # bucket id in each slot
         self._slots: list[IntMatrix | None] = [None] * buckets
         self._expired_to = EMPTY_BUCKET  # the newest bucket of the last expiry
@@ -247,12 +257,13 @@ class Timed(Window):
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
         capacity = self._capacity
-        ids = np.asarray(state["ids"], dtype=np.int64)
+        ids = np.asarray(state["ids"], dtype=np.int64)  # (without dtype=: equivalent for saved ints)
         if ids.shape != (self.buckets,) or len(state["slots"]) != self.buckets:
             raise ValueError(f"saved buckets of {self.name!r} do not fit {self.buckets} buckets")
         self._ids = ids
-        self._expired_to = EMPTY_BUCKET
+        self._expired_to = EMPTY_BUCKET  # (mutation testing: None, like it, equals no bucket id: equivalent)
         self._slots = [None if m is None else _matrix(m, capacity) for m in state["slots"]]
+        # (Mutation testing: a float64 start is equivalent, array_equal compares the sums as float64 anyway.)
         total = sum((m for m in self._slots if m is not None), np.zeros((capacity, capacity), np.int64))
         if not np.array_equal(total, self._counts):
             raise ValueError(f"saved counts of {self.name!r} do not match its buckets")
@@ -283,7 +294,7 @@ class Timed(Window):
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
         if newest == self._expired_to:
             return  # nothing new can have expired
-        self._expired_to = newest
+        self._expired_to = newest  # (mutation testing: None only loses the shortcut above, an equivalent mutant)
         stale = (self._ids <= newest - self.buckets) & (self._ids != EMPTY_BUCKET)
         for slot in np.flatnonzero(stale):
             matrix = self._slots[slot]
@@ -311,6 +322,7 @@ class Timed(Window):
         if not isinstance(batch.times, np.ndarray):
             self._add(self._bucket_of(batch.times), batch.delta(self._capacity))
             return
+        # (Mutation testing: float ids, without astype, name the same buckets: an equivalent mutant.)
         ids = np.floor(batch.times / self.width).astype(np.int64)
         if ids[0] == ids[-1]:  # times never decrease: one bucket
             self._add(int(ids[0]), batch.delta(self._capacity))

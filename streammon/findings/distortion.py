@@ -65,6 +65,7 @@ class Policy:
         >>> Policy(**Policy().as_dict()) == Policy()
         True
         """
+        # (Mutation testing: a mutated "metric_params" here is an equivalent mutant, the key set after it wins.)
         fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "metric_params"}
         return {**fields, "metric_params": {k: dict(v) for k, v in self.metric_params.items()}}
 
@@ -102,6 +103,8 @@ def type2_flags(scores: Mapping[str, float], *, present: int, reference: int) ->
     flags = []
     for metric in scores:
         s = spec(metric)
+        # (Mutation testing: `and` for `or` is an equivalent mutant while only Condition-2 violators have a
+        # lower bound in the catalog, a fact tests/test_flags_mutants.py checks.)
         if s.condition2 is not False or s.lower_bound is None:
             continue
         before, now = s.lower_bound(reference), s.lower_bound(present)

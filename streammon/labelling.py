@@ -42,8 +42,7 @@ import numpy as np
 from streammon.counting.batch import Batch
 from streammon.counting.labels import as_label_array, code_labels
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
-from streammon.counting.windows import Timed, Window
-from streammon.findings.label_stats import DUPLICATE_BUCKET, LATENCY_BUCKETS, ORPHAN_BUCKET, latency_quantiles
+from streammon.findings.label_stats import DUPLICATE_BUCKET, ORPHAN_BUCKET
 from streammon.findings.label_view import LabelView
 from streammon.intake import FLUSH_EVERY, Intake
 from streammon.pending import Journal, PendingRecords, check_key, check_keys
@@ -354,21 +353,7 @@ class Labelling(Intake):
 
     def _label_view(self, now: float | None) -> LabelView | None:
         """A copy of the prediction-side and label-event counts (caller holds the lock, flushed)."""
-        if self._side_windows is None or (not self._side.fed and not self._events_seen()):
-            return None
-        side_now = max(self._pred_t, -math.inf if now is None else now)
-        stamp = None if side_now == -math.inf else side_now
-        events = self._side.events(now)
-        predictions = self._side.predictions(stamp)  # expires old buckets before aged_counts reads them
-        typical = latency_quantiles(events[-1][1][:LATENCY_BUCKETS])["p50"]
-        aged = [None if stamp is None or math.isnan(typical) else aged_counts(w, stamp - typical)
-                for w in self._side.pred_windows]
-        return LabelView(predictions=tuple(m for _, m in predictions),
-                         events=tuple(e.copy() for _, e in events), aged=tuple(aged),
-                         repeated=self._repeated, typical_latency=typical)
-
-    def _events_seen(self) -> bool:
-        return bool(self._side.events(None)[-1][1].sum())
+        return None if self._side_windows is None else self._side_windows.view(now, self._pred_t, self._repeated)
 
     def _pending_state(self, mark: int) -> dict[str, Any]:
         """The pending store and the label-side counts as plain data (caller holds the lock, flushed)."""
@@ -409,14 +394,3 @@ def _plain(labels: np.ndarray, index: Any, idx: list[int] | None, new: list[Any]
         known = index.labels
         return [known[i] for i in idx]
     return [v.item() if isinstance(v, np.generic) else v for v in labels.tolist()]
-
-
-def aged_counts(w: Window, cutoff: float) -> np.ndarray | None:
-    """A timed prediction-side window's counts over the buckets that ended by ``cutoff`` (None: not timed)."""
-    if not isinstance(w, Timed):
-        return None
-    total = np.zeros_like(w._counts)
-    for bucket, matrix in zip(w._ids.tolist(), w._slots, strict=True):
-        if matrix is not None and (bucket + 1) * w.width <= cutoff:
-            total += matrix
-    return total

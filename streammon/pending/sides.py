@@ -31,7 +31,8 @@ import numpy.typing as npt
 from streammon.counting.batch import Batch
 from streammon.counting.counts import IntMatrix
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
-from streammon.findings.label_stats import LATENCY_BUCKETS, LOWEST, PER_OCTAVE
+from streammon.findings.label_stats import LATENCY_BUCKETS, LOWEST, PER_OCTAVE, latency_quantiles
+from streammon.findings.label_view import LabelView
 
 PRED_STRIDE = 1 << 15  # cell id of a prediction = class * PRED_STRIDE + status (int32 for 46,340 classes)
 STATUSES = 4  # pending, labelled, expired, evicted
@@ -79,6 +80,22 @@ class LabelSide:
         for w in self.event_windows:
             w.attach(EVENT_SIDE, EVENT_SIDE)
         self.fed = 0  # predictions given to the prediction-side windows (the next one's sequence number)
+
+    def view(self, now: float | None, pred_t: float, repeated: int) -> LabelView | None:
+        """A copy of the counts as of ``now`` for a report (None before any prediction or label event);
+        ``pred_t`` is the latest prediction time, ``repeated`` the lifetime count of repeated keys."""
+        if not self.fed and not bool(self.events(None)[-1][1].sum()):
+            return None
+        side_now = max(pred_t, -math.inf if now is None else now)
+        stamp = None if side_now == -math.inf else side_now
+        events = self.events(now)
+        predictions = self.predictions(stamp)  # expires old buckets before aged_counts reads them
+        typical = latency_quantiles(events[-1][1][:LATENCY_BUCKETS])["p50"]
+        aged = [None if stamp is None or math.isnan(typical) else aged_counts(w, stamp - typical)
+                for w in self.pred_windows]
+        return LabelView(predictions=tuple(m for _, m in predictions),
+                         events=tuple(e.copy() for _, e in events), aged=tuple(aged),
+                         repeated=repeated, typical_latency=typical)
 
     def fit(self, capacity: int) -> None:
         """Grow the prediction-side windows to ``capacity`` classes."""
@@ -172,3 +189,13 @@ def _move(w: Window, moves: tuple[npt.NDArray[np.int64], npt.NDArray[np.intp], n
     if (counts < 0).any():  # pragma: no cover - a bug, never data
         raise AssertionError(f"prediction window {w.name!r} moved a prediction it did not hold")
 
+
+def aged_counts(w: Window, cutoff: float) -> npt.NDArray[np.int64] | None:
+    """A timed prediction-side window's counts over the buckets that ended by ``cutoff`` (None: not timed)."""
+    if not isinstance(w, Timed):
+        return None
+    total = np.zeros_like(w._counts)
+    for bucket, matrix in zip(w._ids.tolist(), w._slots, strict=True):
+        if matrix is not None and (bucket + 1) * w.width <= cutoff:
+            total += matrix
+    return total

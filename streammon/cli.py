@@ -60,11 +60,11 @@ def _run(argv: Sequence[str] | None) -> int:
                       help=f"metrics port (default {DEFAULT_PORT}; 0: any free port)")
     demo.add_argument("--addr", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     demo.add_argument("--duration", type=positive(), default=None,
-                      help="stop after this many seconds (default: Ctrl-C)")
+                      help="stop after this many seconds (default: the four phases once; Ctrl-C stops earlier)")
     demo.add_argument("--rate", type=positive(MAX_RATE), default=2000.0,
                       help=f"labelled samples per second (default 2000, at most {MAX_RATE:g})")
     demo.add_argument("--phase-seconds", type=positive(), default=None,
-                      help="seconds per phase (default: duration/4, or 60 without --duration)")
+                      help="seconds per phase (default: duration/4, or 15 without --duration)")
     demo.add_argument("--every", type=positive(), default=2.0, help="seconds between two views (default 2)")
     demo.add_argument("--html", metavar="PATH", help="write the HTML report of the four phases to PATH and exit, at "
                       "once (data time, not wall time: no server; --every is then the snapshot spacing)")

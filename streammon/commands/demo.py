@@ -18,6 +18,7 @@ from streammon.monitor import Monitor
 
 HEADLINE = ("acsa", "gmean", "min_recall", "precision", "f1", "accuracy", "mcc")
 TICK_SECONDS = 0.1
+DEFAULT_PHASE_SECONDS = 15.0  # without --duration: four phases of 15 s, then the demo stops
 MAX_RATE = 1_000_000.0  # labelled samples per second the demo will try to produce
 
 
@@ -65,7 +66,8 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
              every: float, late: LateLabels | None = None) -> int:
     """Stream the synthetic phases in real time while serving ``/metrics`` (with ``late``: every sample predicted
     under a key, its label given after ``late``'s delay, or never)."""
-    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
+    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else DEFAULT_PHASE_SECONDS)
+    duration = duration or phase_seconds * len(PHASES)  # the demo ends by itself after its four phases
     stream = SyntheticStream(phase_length=max(1, round(rate * phase_seconds)))
     monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION)
     try:
@@ -122,7 +124,7 @@ def write_demo_report(path: str, *, duration: float | None, rate: float, phase_s
     a snapshot every ``every`` seconds of data time) into the HTML report, the phases marked; no server."""
     from streammon.logs.replayer import Every, Replayer  # noqa: PLC0415 (plotly only when writing a report)
 
-    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else 60.0)
+    phase_seconds = phase_seconds or (duration / len(PHASES) if duration else DEFAULT_PHASE_SECONDS)
     phase_length = max(1, round(rate * phase_seconds))
     stream = SyntheticStream(phase_length=phase_length)
     monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION,

@@ -314,6 +314,9 @@ class Labelling(Intake):
         """Move every buffer into its windows (caller holds the lock): samples, predictions, moves, events."""
         self._drain()
         super()._flush()
+        gone = self._records.drain()
+        if self._side_windows is None and not (self._p_codes or self._moves or self._events or gone.seqs):
+            return  # no prediction or label yet: the prediction-side windows are not even allocated
         side = self._side
         side.fit(self._tally.capacity)
         if self._p_codes:
@@ -323,7 +326,6 @@ class Labelling(Intake):
             moves = self._moves
             side.move([m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], LABELLED)
             self._moves = []
-        gone = self._records.drain()
         if gone.seqs:
             side.move(gone.seqs, gone.codes, gone.times, gone.status)
         if self._events:

@@ -229,6 +229,7 @@ class Monitor(Labelling):
                 "detector": asdict(self._tally.watch.settings),
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
                 "pending": self._pending_state(mark),
+                "prior_baseline": _baseline_state(self._prior_baselines.given),
             }
         return state.dumps(body), mark
 
@@ -275,6 +276,10 @@ class Monitor(Labelling):
             monitor._clock_driven = bool(body["clock_driven"])
             monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
             monitor._restore_pending(saved)
+            given = body.get("prior_baseline")  # absent from files written before the estimate existed
+            if given is not None:
+                monitor._prior_baselines = PriorBaselines(
+                    ConfusionCounts([state.decode_label(x) for x in given["labels"]], given["counts"]))
         except state.StateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
@@ -337,3 +342,9 @@ class Monitor(Labelling):
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"
 
+
+def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
+    """The monitor's ``baseline=`` counts for its state file (checked on load by ``check_prior_baseline``)."""
+    if given is None:
+        return None
+    return {"labels": [state.encode_label(x) for x in given.labels], "counts": given.matrix.tolist()}

@@ -129,8 +129,10 @@ def _label(value: Any, where: str) -> Hashable:
 
 def check_body(body: Any) -> None:
     """Raise ``StateError`` naming the first field of ``body`` that a saved monitor cannot hold."""
-    if isinstance(body, dict) and "pending" in body:  # the label side, checked by streammon.pending.schema
-        body = {key: value for key, value in body.items() if key != "pending"}
+    if isinstance(body, dict):
+        # the label side is checked by streammon.pending.schema; prior_baseline is optional (older files)
+        check_prior_baseline(body.get("prior_baseline"))
+        body = {key: value for key, value in body.items() if key not in ("pending", "prior_baseline")}
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
     labels = [_label(x, f"labels[{i}]") for i, x in enumerate(_list(body["labels"], "labels", most=max_classes))]
@@ -230,6 +232,20 @@ def _timed(state: dict[str, Any], where: str, *, buckets: int, width: float, cap
                 raise StateError(f"{where}.state: bucket {bucket} cannot be in slot {slot} (newest {last})")
     if total != _matrix(state["counts"], f"{where}.state.counts", capacity):
         raise StateError(f"saved counts of {where} do not match its buckets")
+
+
+def check_prior_baseline(value: Any) -> list[Hashable] | None:
+    """The labels of a saved ``baseline=`` (``{"labels", "counts"}``: the validation confusion counts the
+    label-free estimate reads predictions through), or None when the monitor was given none."""
+    if value is None:
+        return None
+    value = _fields(value, "prior_baseline", ("labels", "counts"))
+    where = "prior_baseline.labels"
+    labels = [_label(x, f"{where}[{i}]") for i, x in enumerate(_list(value["labels"], where, most=HARD_MAX_CLASSES))]
+    if len(set(labels)) != len(labels):
+        raise StateError(f"{where} holds a class twice: {labels!r:.200}")
+    _matrix(value["counts"], "prior_baseline.counts", len(labels))
+    return labels
 
 
 def _reference(reference: Any, labels: list[Hashable]) -> None:

@@ -401,3 +401,43 @@ def test_hostile_files_raise_only_state_errors_within_memory_proportional_to_the
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peak < PEAK_PER_BYTE * len(raw) + PEAK_CONSTANT, (peak, len(raw))
+
+
+def _with_baseline() -> tuple[Monitor, dict[str, Any]]:
+    monitor = Monitor([Cumulative(), Sliding(100)], classes=["a", "b", 3],
+                      baseline={"a": {"a": 90, "b": 10}, "b": {"a": 20, "b": 75, 3: 5}, 3: {3: 30, "a": 10}})
+    rng = np.random.default_rng(8)
+    for i, y in enumerate(rng.choice(["a", "b", "3"], 400, p=[0.5, 0.3, 0.2])):
+        monitor.predict(i, 3 if y == "3" else str(y))
+    return monitor, json.loads(_text(monitor))["body"]
+
+
+def test_a_given_baseline_survives_save_and_load(tmp_path: Path) -> None:
+    """The label-free estimate reads predictions through the given validation counts after a load too (no labels
+    yet: without them it would have nothing to read through); the saved counts are the given ones, recounted."""
+    monitor, body = _with_baseline()
+    assert body["prior_baseline"]["counts"] == [[90, 10, 0], [20, 75, 5], [10, 0, 30]]
+    before = monitor.report().windows["cumulative"].estimate
+    after = _load(tmp_path / "m.json", _document(body)).report().windows["cumulative"].estimate
+    assert before is not None and after is not None and after.source == before.source == "baseline"
+    assert dict(after.priors) == dict(before.priors) and dict(after.upper) == dict(before.upper)
+
+
+def test_a_file_without_a_saved_baseline_still_loads(tmp_path: Path) -> None:
+    _, body = _with_baseline()
+    del body["prior_baseline"]
+    assert _load(tmp_path / "m.json", _document(body)).report().windows["cumulative"].estimate is None
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("counts", [[90, 10], [20, 75]], "prior_baseline.counts must have 3 entries"),
+    ("counts", [[90, 10, 0], [20, -75, 5], [10, 0, 30]], "prior_baseline.counts[1] must hold ints in"),
+    ("counts", [[90, 10, 0], [20, 7.5, 5], [10, 0, 30]], "prior_baseline.counts[1] must hold ints"),
+    ("labels", [["str", "a"], ["str", "a"], ["int", 3]], "prior_baseline.labels holds a class twice"),
+    ("extra", 1, "unexpected extra"),
+])
+def test_a_forged_baseline_is_refused(tmp_path: Path, field: str, value: Any, words: str) -> None:
+    _, body = _with_baseline()
+    body["prior_baseline"][field] = value
+    with pytest.raises(StateError, match=words.replace("[", r"\[")):
+        _load(tmp_path / "m.json", _document(body))

@@ -112,6 +112,28 @@ def test_simplex_solver_matches_scipy() -> None:
         assert np.all(pi[active] == 0) and np.all(pi[~active] > 0)
 
 
+def test_boundary_estimate_is_the_euclidean_projection_quapy_acc_uses() -> None:
+    """Outside the simplex the estimate is argmin ‖q̂ − Ĉπ‖² over the simplex (BBSE / QuaPy ACC), found here by
+    scipy's SLSQP from the rates written out — not the noise-weighted projection the test uses."""
+    rng = np.random.default_rng(11)
+    outside = 0
+    for _ in range(60):
+        k = int(rng.integers(3, 7))
+        n = rng.integers(0, 40, size=(k, k)) + np.diag(rng.integers(20, 200, size=k))
+        c = _rates(n)
+        predicted = rng.multinomial(2_000, rng.dirichlet(np.full(k, 0.2))).astype(float)
+        q = predicted / predicted.sum()
+        ref = optimize.minimize(lambda p, c=c, q=q: float(np.sum((c @ p - q) ** 2)), np.full(k, 1 / k),
+                                method="SLSQP", bounds=[(0, 1)] * k,
+                                constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}],
+                                options={"ftol": 1e-15, "maxiter": 1000})
+        got = estimate_priors(n, predicted).priors
+        outside += bool(np.linalg.solve(c, q).min() < 0)
+        assert float(np.sum((c @ got - q) ** 2)) <= ref.fun + 1e-12
+        np.testing.assert_allclose(got, ref.x, atol=1e-5)
+    assert outside >= 20  # the boundary case is exercised
+
+
 def _kkt_violation(h: np.ndarray, g: np.ndarray, pi: np.ndarray) -> float:
     """How far ``pi`` is from the KKT conditions of min πᵀHπ − 2gᵀπ on the simplex, relative to the scale of H·π:
     multipliers μ = Hπ − g + λ (λ from Σ π_j μ_j = 0) must be ≥ 0, and 0 where π_j > 0."""

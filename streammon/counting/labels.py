@@ -17,7 +17,7 @@ in first-seen order, with the indices they will get once registered.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -255,6 +255,14 @@ def map_labels(
     pending: dict[Hashable, int] = {}
     true_idx = _map_one(truth, index, pending)
     pred_idx = _map_one(preds, index, pending)
+    return settle_new(true_idx, pred_idx, pending, index, lambda: _kinds(truth) | _kinds(preds))
+
+
+def settle_new(true_idx: IndexArray, pred_idx: IndexArray, pending: dict[Hashable, int], index: ClassIndex,
+               kinds_of: Callable[[], set[str]]) -> tuple[IndexArray, IndexArray, list[Hashable]]:
+    """Give the ``pending`` labels (provisional ids ``len(index)...``) their final indices, in first-seen order
+    (true then predicted, sample by sample), and validate them (``ClassIndex.new_labels``; ``kinds_of()``: the
+    batch's label kinds, checked against declared classes); every pending label is held by some sample."""
     if not pending:
         return true_idx, pred_idx, []
     known = len(index)
@@ -266,7 +274,7 @@ def map_labels(
             first[fresh] = np.minimum(first[fresh], 2 * at[where] + offset)
     provisional = list(pending)  # in the order of their provisional ids
     order = [provisional[i] for i in np.argsort(first, kind="stable")]
-    kinds = _kinds(truth) | _kinds(preds) if index.declared else None
+    kinds = kinds_of() if index.declared else None
     new = index.new_labels(order, kinds=kinds)  # validates, checks the cap and the declared types
     remap = np.arange(known + len(pending), dtype=np.intp)
     for rank, label in enumerate(order):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from streammon.counting.coded import Coded
 from streammon.logs.errors import ReplayError
 
 LABEL_TYPES = "integers, booleans or strings"
@@ -116,6 +117,13 @@ class DictionaryCache:
 
 def labels(array: Any, where: Where, cache: DictionaryCache | None = None) -> np.ndarray:
     """A label column (an Arrow array) as a numpy array of labels."""
+    column = label_column(array, where, cache)
+    return column.labels() if isinstance(column, Coded) else column
+
+
+def label_column(array: Any, where: Where, cache: DictionaryCache | None = None) -> np.ndarray | Coded:
+    """A label column (an Arrow array) as a numpy array of labels, or a string column as its dictionary codes
+    and labels (``Coded``: ``update_many`` then maps each distinct label once, not each row)."""
     import pyarrow as pa
 
     _no_nulls(array, where, "label (every row needs a class label)")
@@ -128,7 +136,8 @@ def labels(array: Any, where: Where, cache: DictionaryCache | None = None) -> np
         array = array.dictionary_encode()
     if pa.types.is_dictionary(array.type):
         values = (cache or DictionaryCache()).labels_of(array.dictionary)
-        return values[array.indices.to_numpy(zero_copy_only=False)]  # type: ignore[no-any-return]
+        codes = array.indices.to_numpy(zero_copy_only=False)
+        return Coded(codes, values)
     return array.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
 
 

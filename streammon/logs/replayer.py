@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from streammon.counting.coded import Coded
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.findings.report import Report
 from streammon.logs.errors import ReplayError
@@ -98,8 +99,8 @@ class Replayer:
         self.report: Report | None = None
         self._method: Feed = monitor.update_many
 
-    def feed(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, first_row: int, *,
-             method: Feed | None = None) -> None:
+    def feed(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, times: np.ndarray | None, file: str,
+             first_row: int, *, method: Feed | None = None) -> None:
         """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
         (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
         self._method = self.monitor.update_many if method is None else method
@@ -123,7 +124,8 @@ class Replayer:
                     self._period_end = _period_end(float(times[stop]), self.every.seconds)
             start = stop
 
-    def _count(self, true: np.ndarray, pred: np.ndarray, times: np.ndarray | None, file: str, row: int) -> None:
+    def _count(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, times: np.ndarray | None, file: str,
+               row: int) -> None:
         try:
             self._method(true, pred, t=times)
         except (ValueError, TypeError) as exc:
@@ -272,7 +274,7 @@ def replay(
     fed = replay_monitor(monitor, timed=timed, windows=windows, reference=reference, baseline=baseline,
                          positive=positive, label_kind=log.label_kind, text_labels=text_labels)
     replayer = Replayer(fed, every_, timed=timed, on_snapshot=on_snapshot)
-    for chunk in log.chunks():
+    for chunk in log.chunks(coded=True):
         replayer.feed(chunk.true, chunk.pred, chunk.times, chunk.file, chunk.first_row)
     if not replayer.samples:
         raise ReplayError("the log holds no rows", file=log.name)

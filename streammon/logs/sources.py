@@ -26,7 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from streammon.logs.columns import DictionaryCache, Where, check_order, check_types, label_kind, labels, seconds
+from streammon.counting.coded import Coded
+from streammon.logs.columns import (
+    DictionaryCache,
+    Where,
+    check_order,
+    check_types,
+    label_column,
+    label_kind,
+    labels,
+    seconds,
+)
 from streammon.logs.errors import ReplayError
 
 BATCH_ROWS = 1 << 20
@@ -39,8 +49,8 @@ IPC = (".arrow", ".arrows", ".feather", ".ipc")
 class Chunk:
     """Consecutive rows of one file as arrays ``update_many`` takes; ``first_row`` is the file's row of the first."""
 
-    true: np.ndarray
-    pred: np.ndarray
+    true: np.ndarray | Coded
+    pred: np.ndarray | Coded
     times: np.ndarray | None
     file: str
     first_row: int
@@ -76,8 +86,10 @@ class Log:
                               f"{pred!r} holds {pred_kind} labels", file=name)
         self.label_kind: str = true_kind or "int"
 
-    def chunks(self, *, ordered: bool = True) -> Iterator[Chunk]:
-        """The rows as numpy chunks, checked (nulls, types and, if ``ordered``, time order) as they are read."""
+    def chunks(self, *, ordered: bool = True, coded: bool = False) -> Iterator[Chunk]:
+        """The rows as numpy chunks, checked (nulls, types and, if ``ordered``, time order) as they are read;
+        with ``coded``, string labels stay dictionary codes (``Coded``, for ``update_many``)."""
+        column = label_column if coded else labels
         true, pred, time = self.true, self.pred, self.columns["time"]
         last = -math.inf
         for part in self.parts:
@@ -85,8 +97,8 @@ class Log:
             row = 0
             for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
                 n = batch.num_rows
-                y = labels(batch.column(true), Where(part.name, true, row), caches[0])
-                p = labels(batch.column(pred), Where(part.name, pred, row), caches[1])
+                y = column(batch.column(true), Where(part.name, true, row), caches[0])
+                p = column(batch.column(pred), Where(part.name, pred, row), caches[1])
                 times = None
                 if time is not None:
                     where = Where(part.name, time, row)

@@ -38,6 +38,7 @@ from streammon.logs.columns import (
     seconds,
 )
 from streammon.logs.errors import ReplayError
+from streammon.logs.prefetch import prefetched
 
 BATCH_ROWS = 1 << 20
 PARQUET = (".parquet", ".parq", ".pq")
@@ -116,7 +117,7 @@ def guarded(part: Part, rows_read: Callable[[], int]) -> Iterator[Any]:
     """The part's batches, with a reading failure (a truncated or corrupt file) named by file and row."""
     import pyarrow as pa
 
-    iterator = part.batches()
+    iterator = prefetched(part.batches)
     while True:
         try:
             batch = next(iterator)

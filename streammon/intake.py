@@ -147,7 +147,9 @@ class Intake:
 
         Lists, tuples, NumPy arrays, pandas Series/Index, polars Series and pyarrow
         (chunked) arrays are accepted; tables, dicts, sets and iterators of unknown
-        length are refused (see ``streammon.counting.labels.as_label_array``).
+        length are refused (see ``streammon.counting.labels.as_label_array``). Dictionary-encoded
+        columns (pandas categorical, Arrow dictionary) are mapped once per used category
+        (``streammon.counting.coded``).
         ``t`` is None (the clock, once for the batch), one time for the whole
         batch, or one non-decreasing time per sample: seconds or datetimes
         (``streammon.counting.timing``). The batch is validated in

@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from streammon.logs.columns import DictionaryCache, Where, check_order, check_types, label_kind, labels, seconds
+from streammon.logs.columns import check_types, label_kind
 from streammon.logs.errors import ReplayError
 from streammon.logs.result import ReplayResult
-from streammon.logs.sources import BATCH_ROWS, guarded, open_parts
+from streammon.logs.sources import BATCH_ROWS, open_parts, read_columns
 
 
 @dataclass(frozen=True)
@@ -61,24 +61,8 @@ class KeyedLog:
 
     def chunks(self) -> Iterator[Keyed]:
         """The rows as numpy chunks, checked (nulls, types, time order) as they are read."""
-        last = -math.inf
-        for part in self.parts:
-            caches = (DictionaryCache(), DictionaryCache())
-            row = 0
-            for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
-                n = batch.num_rows
-                keys = labels(batch.column(self.key), Where(part.name, self.key, row), caches[0])
-                values = labels(batch.column(self.value), Where(part.name, self.value, row), caches[1])
-                times = None
-                if self.time is not None:
-                    where = Where(part.name, self.time, row)
-                    times = seconds(batch.column(self.time), where)
-                    check_order(times, last, where)
-                    if n:
-                        last = float(times[-1])
-                if n:
-                    yield Keyed(keys, values, times, part.name, row)
-                row += n
+        for (keys, values), times, file, row in read_columns(self.parts, (self.key, self.value), self.time):
+            yield Keyed(keys, values, times, file, row)
 
 
 class _Head:

@@ -90,27 +90,39 @@ class Log:
     def chunks(self, *, ordered: bool = True, coded: bool = False) -> Iterator[Chunk]:
         """The rows as numpy chunks, checked (nulls, types and, if ``ordered``, time order) as they are read;
         with ``coded``, string labels stay dictionary codes (``Coded``, for ``update_many``)."""
-        column = label_column if coded else labels
-        true, pred, time = self.true, self.pred, self.columns["time"]
-        last = -math.inf
-        for part in self.parts:
-            caches = (DictionaryCache(), DictionaryCache())
-            row = 0
-            for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
-                n = batch.num_rows
-                y = column(batch.column(true), Where(part.name, true, row), caches[0])
-                p = column(batch.column(pred), Where(part.name, pred, row), caches[1])
-                times = None
-                if time is not None:
-                    where = Where(part.name, time, row)
-                    times = seconds(batch.column(time), where)
-                    if ordered:
-                        check_order(times, last, where)
-                    if n:
-                        last = float(times[-1])
+        rows = read_columns(self.parts, (self.true, self.pred), self.columns["time"], ordered=ordered,
+                            read=label_column if coded else labels)
+        for (y, p), times, file, row in rows:
+            yield Chunk(y, p, times, file, row)
+
+
+ReadColumn = Callable[[Any, Where, DictionaryCache], "np.ndarray | Coded"]
+
+
+def read_columns(parts: list[Part], names: tuple[str, str], time: str | None, *, ordered: bool = True,
+                 read: ReadColumn = labels) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
+    """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two label
+    columns ``names`` read by ``read`` (nulls and types checked), the times in seconds (in order, if
+    ``ordered``; None without a time column)."""
+    last = -math.inf
+    for part in parts:
+        caches = (DictionaryCache(), DictionaryCache())
+        row = 0
+        for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
+            n = batch.num_rows
+            pair = tuple(read(batch.column(name), Where(part.name, name, row), cache)
+                         for name, cache in zip(names, caches, strict=True))
+            times = None
+            if time is not None:
+                where = Where(part.name, time, row)
+                times = seconds(batch.column(time), where)
+                if ordered:
+                    check_order(times, last, where)
                 if n:
-                    yield Chunk(y, p, times, part.name, row)
-                row += n
+                    last = float(times[-1])
+            if n:
+                yield (pair[0], pair[1]), times, part.name, row
+            row += n
 
 
 def guarded(part: Part, rows_read: Callable[[], int]) -> Iterator[Any]:

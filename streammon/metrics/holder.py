@@ -72,7 +72,16 @@ def defined_holder_mean(r: FloatArray, p: float) -> float:
         return 0.0
     if p == 0:
         return float(np.exp(np.mean(np.log(r))))
-    return float(np.mean(r**p) ** (1.0 / p))
+    with np.errstate(over="ignore", under="ignore"):
+        direct = float(np.mean(r**p) ** (1.0 / p))
+    if 0.0 < direct < math.inf or not r.max() > 0:
+        return direct
+    # r**p overflowed or underflowed (|p| in the hundreds or more): the same mean in the log domain,
+    # M_p = exp((log Σ exp(p·log r) − log C) / p), shifted by the largest term
+    with np.errstate(divide="ignore"):
+        logs = p * np.log(r)
+    top = float(logs.max())
+    return float(np.exp((top + math.log(float(np.mean(np.exp(logs - top))))) / p))
 
 
 def holder_bounds(p: float, k: int) -> tuple[float, float]:

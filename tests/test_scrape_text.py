@@ -4,12 +4,16 @@ byte what prometheus_client writes — ``generate_latest`` for the text format, 
 
 from __future__ import annotations
 
+import gzip
+import math
+import urllib.request
 from collections.abc import Mapping
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
@@ -17,9 +21,20 @@ from prometheus_client.parser import text_string_to_metric_families
 from streammon import Cumulative, Monitor, Sliding
 from streammon.export.families import FAMILIES, collector_families
 from streammon.export.prometheus import MonitorCollector
+from streammon.export.server import serve
 from streammon.export.text import Lines, document
 from tests.strategies import exposition_labels
 from tests.test_label_export import late_monitor
+
+PROMETHEUS_2 = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+PROMETHEUS_3 = ("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
+                "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,"
+                "text/plain;version=0.0.4;q=0.2,*/*;q=0.1")
+ACCEPTS = [None, "text/plain", "text/plain;version=0.0.4", PROMETHEUS_2, PROMETHEUS_3,
+           "application/openmetrics-text", "text/plain;version=1.0.0;escaping=underscores",
+           "application/openmetrics-text;version=1.0.0;escaping=dots",  # these two: prometheus_client writes them
+           "text/plain;version=1.0.0;escaping=values"]
 
 
 def _registry(monitors: Mapping[str, Monitor], **options: bool) -> CollectorRegistry:
@@ -159,8 +174,50 @@ def test_changed_options_and_served_models_are_written_anew() -> None:
     _assert_as_prometheus_client_writes(collector, {"b": monitors["b"], "c": collector._monitors["c"]})
 
 
+def _fetch(url: str, accept: str | None, compressed: bool) -> tuple[str, bytes, bool]:
+    headers = {} if accept is None else {"Accept": accept}
+    if compressed:
+        headers["Accept-Encoding"] = "gzip"
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as answer:
+        body = answer.read()
+        gzipped = answer.headers.get("Content-Encoding") == "gzip"
+        return answer.headers["Content-Type"], gzip.decompress(body) if gzipped else body, gzipped
+
+
+@pytest.mark.parametrize("own_registry", [False, True])
+def test_server_answers_as_make_wsgi_app_for_every_accept_header(own_registry: bool) -> None:
+    """Through HTTP, before and after new samples and unchanged: the body (gunzipped when gzip was accepted) and
+    Content-Type are what prometheus_client's content negotiation gives for a registry holding the same monitors;
+    ``name[]`` filters and ``/favicon.ico`` too. With ``registry=`` prometheus_client answers everything."""
+    odd = ['say "hi"', "back\\slash", "two\nlines", "café ☕"]
+    plain = Monitor([Cumulative(), Sliding(4)], classes=odd)
+    plain.update_many(odd, odd[::-1])
+    monitors = {"plain": plain, "late": late_monitor(), "estimate": _estimate_monitor()}
+    registry = CollectorRegistry() if own_registry else None
+    with serve(monitors, port=0, registry=registry) as server:
+        for step in range(3):
+            if step == 1:
+                plain.update_many(odd, odd)
+            oracle = _registry(monitors)
+            for accept in ACCEPTS:
+                encoder, content_type = choose_encoder(accept or "")
+                for compressed in (False, True):
+                    got_type, body, gzipped = _fetch(server.url, accept, compressed)
+                    assert (got_type, gzipped) == (content_type, compressed)
+                    assert body == encoder(oracle), (accept, compressed)
+            _, body, _ = _fetch(server.url + "?name[]=streammon_samples_total", PROMETHEUS_2, False)
+            assert body == choose_encoder(PROMETHEUS_2)[0](oracle.restricted_registry(["streammon_samples_total"]))
+            assert b'streammon_samples_total{model="plain"} ' in body and b"streammon_score" not in body
+            with urllib.request.urlopen(server.url.replace("/metrics", "/favicon.ico"), timeout=5) as icon:
+                assert icon.read() == b""
+        samples = {s.labels["class"]: s.value for f in text_string_to_metric_families(_fetch(server.url, None, True)[1]
+                   .decode()) if f.name == "streammon_recall" for s in f.samples if s.labels["model"] == "plain"
+                   and s.labels["window"] == "cumulative"}
+    assert set(samples) == set(odd) and all(math.isclose(v, 0.5) for v in samples.values())
+
+
 def test_family_table_has_no_name_an_escaping_scheme_changes() -> None:
-    """Every metric and label name is a legacy Prometheus name (no escaping scheme but dots and values changes it)."""
+    """The fast path serves escaping=underscores and allow-utf-8 as is: every name is a legacy Prometheus name."""
     legal = set("abcdefghijklmnopqrstuvwxyz_")
     families = collector_families(distortion_prone=True, confusion=True)
     assert all(set(f.name) <= legal and all(set(label) <= legal for label in f.labels) for f in families)

@@ -2,7 +2,9 @@
 
 Nothing is registered at import. Build a ``MonitorCollector`` with one or more
 monitors (the ``model`` label tells them apart) and register it with your own
-``CollectorRegistry`` — or use ``streammon.export.server.serve``.
+``CollectorRegistry`` — or use ``streammon.export.server.serve``, which answers from
+``MonitorCollector.exposition()``: the text (or OpenMetrics) written by ``streammon.export.text``, each
+model's lines formatted once per change of its report, the same bytes again while nothing changed.
 
 Families (names and labels are public; dashboards and rules depend on them):
 

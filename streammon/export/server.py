@@ -4,6 +4,7 @@ Options follow ``prometheus_client.start_http_server`` (``certfile``/``keyfile``
 for TLS, ``client_cafile`` and ``client_auth_required`` for mutual TLS) plus
 HTTP basic auth (``basic_auth=(user, password)``; use it with TLS, or the
 password crosses the network in clear). ``addr`` may be IPv4 or IPv6 (``::1``).
+A scrape is answered from ``MonitorCollector.exposition()`` (each model formatted once per change; see ``serve``).
 
 No client can stall the exporter: TLS handshakes run per connection, never in
 the accept loop, under a deadline, and connections are bounded; see ``serve``

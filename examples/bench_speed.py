@@ -15,6 +15,7 @@ import math
 import statistics
 import time
 import tracemalloc
+import urllib.request
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from river import metrics, utils
 
 from streammon import Cumulative, DetectorSettings, Monitor, Sliding, Timed
+from streammon.export.families import write_model
 from streammon.export.prometheus import MonitorCollector
+from streammon.export.server import serve
+from streammon.export.text import Lines, document
 
 WINDOW = 1000
 
@@ -229,8 +233,29 @@ def read_costs(k: int) -> dict[str, float]:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def scrape() -> dict[str, float]:
-    """Seconds per scrape of 20 models × 4 windows at K = 10: after new samples in every model, and unchanged."""
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")  # what Prometheus 2 sends
+
+
+class _NullSink:
+    """Takes the samples and drops them: what building the families costs without formatting them."""
+
+    def add(self, family: str, labels: object, value: float) -> None:
+        pass
+
+    def add_buckets(self, family: str, labels: object, buckets: object) -> None:
+        pass
+
+
+def scrape(rounds: int = 7) -> dict[str, float]:
+    """Seconds per scrape of 20 models × 4 windows at K = 10, after new samples in every model ("changed") and
+    again right after ("unchanged"): prometheus_client's generate_latest of a registry (the collect() path),
+    MonitorCollector.exposition(), and over HTTP on 127.0.0.1 as Prometheus asks (OpenMetrics, gzip) from
+    serve() — answered from exposition() — and from serve(registry=...) — answered by make_wsgi_app (and an empty
+    answer, /favicon.ico: the HTTP round trip of urllib and the server alone). The paths
+    take turns within each round; each "changed" follows new samples in every model. Also the changed scrape's
+    parts: the 20 report() calls, building the samples (into a sink that drops them), formatting them into
+    text, joining the document."""
     collector = MonitorCollector()
     monitors = []
     for i in range(20):
@@ -240,22 +265,63 @@ def scrape() -> dict[str, float]:
         monitors.append(monitor)
     registry = CollectorRegistry()
     registry.register(collector)
-    times: dict[str, list[float]] = {"changed": [], "unchanged": [], "text changed": [], "text unchanged": []}
-    for i in range(5):
-        for monitor in monitors:
-            monitor.update_many(*labels(10, 3, seed=100 + i))
-            monitor.counts()
-        for name, spent in times.items():
-            if name == "text changed":  # the same new samples again, for the cached-bytes path
-                for monitor in monitors:
-                    monitor.update_many(*labels(10, 3, seed=200 + i))
-            start = time.perf_counter()
-            if name.startswith("text"):
-                collector.exposition()
-            else:
-                generate_latest(registry)
-            spent.append(time.perf_counter() - start)
+    fast, slow = serve(collector, port=0), serve(collector, port=0, registry=CollectorRegistry())
+
+    def http(url: str) -> Callable[[], object]:
+        request = urllib.request.Request(url, headers={"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"})
+        return lambda: urllib.request.urlopen(request, timeout=30).read()
+
+    paths: dict[str, Callable[[], object]] = {
+        "generate_latest": lambda: generate_latest(registry), "exposition": collector.exposition,
+        "HTTP serve()": http(fast.url), "HTTP make_wsgi_app": http(slow.url),
+        "HTTP round trip alone": http(fast.url.replace("/metrics", "/favicon.ico"))}  # an empty answer
+    times: dict[str, list[float]] = {f"{path} {state}": [] for path in paths for state in ("changed", "unchanged")}
+    times |= {"reports": [], "build": [], "format": [], "join": []}
+    try:
+        for i in range(rounds):
+            for j, (path, fn) in enumerate(paths.items()):
+                _new_samples(monitors, seed=100 + 10 * i + j)
+                for state in ("changed", "unchanged"):
+                    gc.collect()
+                    start = time.perf_counter()
+                    fn()
+                    times[f"{path} {state}"].append(time.perf_counter() - start)
+            _new_samples(monitors, seed=100 + 10 * i + len(paths))
+            for part, seconds in _scrape_parts(monitors, collector).items():
+                times[part].append(seconds)
+    finally:
+        fast.stop()
+        slow.stop()
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _new_samples(monitors: list[Monitor], seed: int) -> None:
+    for monitor in monitors:
+        monitor.update_many(*labels(10, 3, seed=seed))
+        monitor.counts()
+
+
+def _scrape_parts(monitors: list[Monitor], collector: MonitorCollector) -> dict[str, float]:
+    """Seconds of each part of a changed scrape: the report() calls, building the samples (into a sink that
+    drops them), formatting them (Lines, less the building), joining the document."""
+    gc.collect()
+    start = time.perf_counter()
+    reports = [(f"model-{i}", m.report()) for i, m in enumerate(monitors)]
+    built = time.perf_counter()
+    for model, report in reports:
+        write_model(_NullSink(), model, report)
+    formatted = time.perf_counter()
+    order = collector._order((False, False))
+    pieces = []
+    for model, report in reports:
+        lines = Lines(order)
+        write_model(lines, model, report)
+        pieces.append(lines.pieces())
+    joined = time.perf_counter()
+    document(order, pieces, openmetrics=True)
+    end = time.perf_counter()
+    return {"reports": built - start, "build": formatted - built, "format": (joined - formatted) - (formatted - built),
+            "join": end - joined}
 
 
 def main() -> None:
@@ -295,10 +361,13 @@ def main() -> None:
         print(f"| report vs get | {k} | {r['river'] * 1e3:.3f} ms | {r['fresh'] * 1e3:.3f} ms | "
               f"{r['river'] / r['fresh']:.2f}× | {r['unchanged'] * 1e3:.3f} ms | {r['river'] / r['unchanged']:.2f}× |")
     s = scrape()
-    print(f"scrape of 20 models × 4 windows, K = 10: {s['changed'] * 1e3:.1f} ms after new samples, "
-          f"{s['unchanged'] * 1e3:.1f} ms unchanged ({s['unchanged'] / s['changed']:.0%}) via generate_latest; "
-          f"{s['text changed'] * 1e3:.1f} ms / {s['text unchanged'] * 1e3:.1f} ms "
-          f"({s['text unchanged'] / s['text changed']:.0%}) via MonitorCollector.exposition (cached bytes)")
+    print("Scrape of 20 models × 4 windows, K = 10 (~10,000 lines; median ms; HTTP: Prometheus' Accept, gzip):")
+    print("| path | after new samples in every model | unchanged | unchanged / changed |\n|---|---|---|---|")
+    for path in ("generate_latest", "exposition", "HTTP make_wsgi_app", "HTTP serve()", "HTTP round trip alone"):
+        changed, unchanged = s[f"{path} changed"], s[f"{path} unchanged"]
+        print(f"| {path} | {changed * 1e3:.1f} ms | {unchanged * 1e3:.1f} ms | {unchanged / changed:.0%} |")
+    print(f"changed scrape's parts: {s['reports'] * 1e3:.1f} ms the 20 report() calls, {s['build'] * 1e3:.1f} ms "
+          f"building the samples, {s['format'] * 1e3:.1f} ms formatting them, {s['join'] * 1e3:.1f} ms joining")
     print()
     print("Predictions whose labels come later (examples/bench_labels.py):")
     print(bench_labels.table(quick))

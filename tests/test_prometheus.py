@@ -182,11 +182,11 @@ def test_cached_scrape_is_byte_identical_to_a_fresh_one(options: dict[str, bool]
         assert text == _exposition(MonitorCollector(monitors, **options))
         if step % 2:
             assert text == previous
-            assert before is not None and collector._samples["plain"][1] is before[1]  # reused, not rebuilt
+            assert before is not None and collector._samples["plain"][-1] is before[-1]  # reused, not rebuilt
         previous = text
-    reused = collector._samples["idle"][1]
+    reused = collector._samples["idle"][-1]
     _exposition(collector)
-    assert collector._samples["idle"][1] is reused  # the idle model's samples were not rebuilt
+    assert collector._samples["idle"][-1] is reused  # the idle model's samples were not rebuilt
     collector.remove("idle")
     assert "idle" not in _exposition(collector)
 

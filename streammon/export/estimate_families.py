@@ -16,10 +16,11 @@ Every family is emitted on every scrape (empty without predictions), as ``descri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily
 
+from streammon.export.sink import Sink
 from streammon.findings.report import Report
 from streammon.metrics import catalog
 
@@ -43,26 +44,20 @@ def empty_families() -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(name, text, labels=labels)
 
 
-def estimate_families(reports: Sequence[tuple[str, Report]]) -> list[Metric]:
-    """The families filled from ``(model, report)`` pairs."""
-    out = {family.name: family for family in empty_families()}
-
-    def add(name: str, labels: list[object], value: float) -> None:
-        out[name].add_metric([str(v) for v in labels], float(value))
-
-    for model, report in reports:
-        for w in report.windows.values():
-            e = w.estimate
-            if e is None:
-                continue
-            key: list[object] = [model, w.name]
-            for label in e.priors:
-                for bound, values in (("estimate", e.priors), ("lower", e.lower), ("upper", e.upper)):
-                    add("streammon_estimated_prior", [*key, label, bound], values[label])
-            add("streammon_estimated_rrt", key, e.rrt)
-            add("streammon_label_shift_p_value", key, e.p_value)
-            for metric, value in w.expected.items():
-                if not catalog()[metric].condition1:
-                    add("streammon_expected_score", [*key, metric], value)
-                    add("streammon_expected_distortion", [*key, metric], w.expected_distortion[metric])
-    return list(out.values())
+def add_estimate_families(sink: Sink, model: str, report: Report) -> None:
+    """Add one model's estimate families."""
+    add = sink.add
+    for w in report.windows.values():
+        e = w.estimate
+        if e is None:
+            continue
+        key = [model, w.name]
+        for label in e.priors:
+            for bound, values in (("estimate", e.priors), ("lower", e.lower), ("upper", e.upper)):
+                add("streammon_estimated_prior", [*key, str(label), bound], values[label])
+        add("streammon_estimated_rrt", key, e.rrt)
+        add("streammon_label_shift_p_value", key, e.p_value)
+        for metric, value in w.expected.items():
+            if not catalog()[metric].condition1:
+                add("streammon_expected_score", [*key, metric], value)
+                add("streammon_expected_distortion", [*key, metric], w.expected_distortion[metric])

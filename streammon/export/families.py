@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
-from streammon.export.estimate_families import estimate_families
+from streammon.export.estimate_families import FAMILIES as ESTIMATE_FAMILIES
+from streammon.export.estimate_families import add_estimate_families
 from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
+from streammon.export.sink import Sink
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.metrics import catalog
 
@@ -105,20 +107,33 @@ def _distortion_types(metric: str) -> tuple[str, ...]:
     return tuple(kind for kind, violates in prone if violates)
 
 
-class _Families:
-    """The families being filled for one scrape."""
+class _Metrics:
+    """A sink filling prometheus_client families."""
 
-    def __init__(self, *, distortion_prone: bool, confusion: bool) -> None:
-        self.distortion_prone = distortion_prone
-        self.confusion = confusion
-        self.families = {
-            f.name: f.empty() for f in exported_families(distortion_prone=distortion_prone, confusion=confusion)
-        }
+    def __init__(self, families: Iterable[Family]) -> None:
+        self.families = {f.name: f.empty() for f in families}
 
-    def add(self, family: str, labels: Iterable[object], value: float) -> None:
+    def add(self, family: str, labels: Sequence[str], value: float) -> None:
         metric = self.families[family]
         assert not isinstance(metric, HistogramMetricFamily)
-        metric.add_metric([str(v) for v in labels], float(value))
+        metric.add_metric(labels, float(value))
+
+    def add_buckets(self, family: str, labels: Sequence[str], buckets: Sequence[tuple[str, float]]) -> None:
+        metric = self.families[family]
+        assert isinstance(metric, HistogramMetricFamily)
+        metric.add_metric(labels, buckets, None)
+
+
+class _Families:
+    """Writes one model's samples to a sink, family by family in exposition order."""
+
+    def __init__(self, sink: Sink, *, distortion_prone: bool, confusion: bool) -> None:
+        self.sink = sink
+        self.distortion_prone = distortion_prone
+        self.confusion = confusion
+
+    def add(self, family: str, labels: Iterable[object], value: float) -> None:
+        self.sink.add(family, [str(v) for v in labels], value)
 
     def add_model(self, model: str, report: Report) -> None:
         """Reference mix and lifetime counters of one model."""
@@ -174,16 +189,30 @@ class _Families:
                 self.add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
 
 
+def collector_families(*, distortion_prone: bool = False, confusion: bool = False) -> tuple[Family, ...]:
+    """Every family a collector with these options emits, in exposition order (the label-free estimate's last)."""
+    estimate = (Family(name, "gauge", tuple(labels), text) for name, (labels, text) in ESTIMATE_FAMILIES.items())
+    return (*exported_families(distortion_prone=distortion_prone, confusion=confusion), *estimate)
+
+
+def write_model(sink: Sink, model: str, report: Report, *, distortion_prone: bool = False,
+              confusion: bool = False) -> None:
+    """Write one model's samples of every family to ``sink``."""
+    out = _Families(sink, distortion_prone=distortion_prone, confusion=confusion)
+    out.add_model(model, report)
+    add_label_families(sink, model, report)
+    for w in report.windows.values():
+        out.add_window(model, w)
+    for alert in report.alerts:
+        out.add("streammon_alert", [model, alert.window, alert.kind, alert.subject], 1.0)
+    add_estimate_families(sink, model, report)  # label-free estimates: estimate_families.py
+
+
 def build_families(
     reports: Sequence[tuple[str, Report]], *, distortion_prone: bool = False, confusion: bool = False
 ) -> list[Metric]:
     """Fresh metric families for ``(model, report)`` pairs (pure: no state is kept)."""
-    out = _Families(distortion_prone=distortion_prone, confusion=confusion)
+    sink = _Metrics(collector_families(distortion_prone=distortion_prone, confusion=confusion))
     for model, report in reports:
-        out.add_model(model, report)
-        add_label_families(out.families, model, report)
-        for w in report.windows.values():
-            out.add_window(model, w)
-        for alert in report.alerts:
-            out.add("streammon_alert", [model, alert.window, alert.kind, alert.subject], 1.0)
-    return [*out.families.values(), *estimate_families(reports)]  # label-free estimates: estimate_families.py
+        write_model(sink, model, report, distortion_prone=distortion_prone, confusion=confusion)
+    return list(sink.families.values())

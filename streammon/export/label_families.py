@@ -53,12 +53,12 @@ gauges summed over replicas: ``label_coverage_low`` fires when
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from typing import cast
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.utils import floatToGoString
 
+from streammon.export.sink import Sink
 from streammon.findings.label_stats import LOWEST, PER_OCTAVE, LabelStats
 from streammon.findings.report import Report, WindowReport
 
@@ -67,8 +67,7 @@ EDGE_POWERS = tuple(range(-4, 27))  # le = 2**k seconds; bucket b's upper edge i
 
 
 WINDOW = ("model", "window")
-Add = Callable[[str, list[str], float], None]
-Families = Mapping[str, GaugeMetricFamily | CounterMetricFamily | HistogramMetricFamily]
+Add = Callable[[str, Sequence[str], float], None]
 _go_float = cast(Callable[[float], str], floatToGoString)  # Prometheus's float format (untyped upstream)
 # (name, kind, labels, help) rows; streammon.export.prometheus makes them ``Family`` objects.
 LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
@@ -113,14 +112,10 @@ def latency_buckets(stats: LabelStats | None) -> list[tuple[str, int]]:
     return out
 
 
-def add_label_families(families: Families, model: str, report: Report) -> None:
+def add_label_families(sink: Sink, model: str, report: Report) -> None:
     """Add one model's label families (the lifetime counters as zeros before the first ``predict``)."""
     life = report.label_stats
-
-    def add(name: str, labels: list[str], value: float) -> None:
-        metric = families[name]
-        assert not isinstance(metric, HistogramMetricFamily)
-        metric.add_metric(labels, float(value))
+    add = sink.add
 
     predicted = life.predicted_counts if life is not None else dict.fromkeys(report.labels, 0)
     for label, n in predicted.items():
@@ -130,9 +125,7 @@ def add_label_families(families: Families, model: str, report: Report) -> None:
                         ("streammon_predictions_evicted", "evicted"), ("streammon_predictions_repeated", "repeated"),
                         ("streammon_predictions_pending", "pending")):
         add(name, [model], 0 if life is None else getattr(life, field))
-    histogram = families[LATENCY]
-    assert isinstance(histogram, HistogramMetricFamily)
-    histogram.add_metric([model], [(le, float(n)) for le, n in latency_buckets(life)], None)
+    sink.add_buckets(LATENCY, [model], [(le, float(n)) for le, n in latency_buckets(life)])
     if life is None:
         return
     for label, q in life.implied_mix.items():

@@ -2,7 +2,9 @@
 
 Nothing is registered at import. Build a ``MonitorCollector`` with one or more
 monitors (the ``model`` label tells them apart) and register it with your own
-``CollectorRegistry`` — or use ``streammon.export.server.serve``.
+``CollectorRegistry`` — or use ``streammon.export.server.serve``, which answers from
+``MonitorCollector.exposition()``: the text (or OpenMetrics) written by ``streammon.export.text``, each
+model's lines formatted once per change of its report, the same bytes again while nothing changed.
 
 Families (names and labels are public; dashboards and rules depend on them):
 
@@ -63,14 +65,21 @@ False
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
-from prometheus_client import generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.samples import Sample
 
-from streammon.export.estimate_families import empty_families
-from streammon.export.families import FAMILIES, Family, build_families, exported_families
+from streammon.export.families import (
+    FAMILIES,
+    Family,
+    build_families,
+    collector_families,
+    exported_families,
+    write_model,
+)
+from streammon.export.text import Lines, document
 from streammon.findings.report import Report
 from streammon.monitor import Monitor
 
@@ -95,13 +104,10 @@ def _same_exports(old: Report, new: Report) -> bool:
 # The family table lives in families.py; these names stay importable from here.
 __all__ = ["FAMILIES", "Family", "MonitorCollector", "build_families", "exported_families"]
 
-Samples = dict[str, list[Sample]]
-
-
-def _model_samples(model: str, report: Report, *, distortion_prone: bool, confusion: bool) -> Samples:
-    """Each family's samples of one model (in the order ``build_families`` adds them)."""
-    families = build_families([(model, report)], distortion_prone=distortion_prone, confusion=confusion)
-    return {f.name: f.samples for f in families}
+Samples = dict[str, list[Sample]]  # family name -> one model's samples
+Pieces = dict[str, str]  # family name -> one model's exposition lines
+Options = tuple[bool, bool]  # (distortion_prone, confusion)
+T = TypeVar("T")
 
 
 class MonitorCollector:
@@ -110,6 +116,11 @@ class MonitorCollector:
     ``distortion_prone=True`` also exports the scores that violate Condition 1
     (precision, F1, accuracy, MCC, …) under their own family;
     ``confusion=True`` exports the full K² confusion counter.
+
+    A scrape asks every monitor for its ``report()`` (cheap when its counts did not change: the monitor returns
+    its cached window reports) and rebuilds only the models whose report exports something new. ``collect()``
+    gives prometheus_client families (for a ``CollectorRegistry``); ``exposition()`` gives the formatted text
+    from per-model pieces formatted once (what ``streammon.export.serve`` answers with).
     """
 
     def __init__(
@@ -120,8 +131,11 @@ class MonitorCollector:
         confusion: bool = False,
     ) -> None:
         self._monitors: dict[str, Monitor] = {}
-        self._samples: dict[str, tuple[Report, Samples]] = {}  # model -> its last report and samples from it
-        self._text: tuple[list[tuple[str, Samples]], bytes] | None = None  # the last exposition() and its samples
+        # model -> its last report, the options then and what was built from it: samples, text pieces
+        self._samples: dict[str, tuple[Report, Options, Samples]] = {}
+        self._pieces: dict[str, tuple[Report, Options, Pieces]] = {}
+        # openmetrics? -> the last exposition() of that format and the pieces it joined
+        self._documents: dict[bool, tuple[list[tuple[str, Pieces]], bytes]] = {}
         self._lock = threading.Lock()
         self.distortion_prone = distortion_prone
         self.confusion = confusion
@@ -144,6 +158,7 @@ class MonitorCollector:
         with self._lock:
             self._monitors.pop(model)
             self._samples.pop(model, None)
+            self._pieces.pop(model, None)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -151,63 +166,82 @@ class MonitorCollector:
         with self._lock:
             return tuple(self._monitors)
 
+    def _options(self) -> Options:
+        return bool(self.distortion_prone), bool(self.confusion)
+
+    def _order(self, options: Options) -> tuple[Family, ...]:
+        return collector_families(distortion_prone=options[0], confusion=options[1])
+
     def describe(self) -> Iterator[Metric]:
         """The families this collector emits (names and types, no samples)."""
-        for family in exported_families(distortion_prone=self.distortion_prone, confusion=self.confusion):
+        for family in self._order(self._options()):
             yield family.empty()
-        yield from empty_families()
 
     def collect(self) -> Iterator[Metric]:
         """Families from a new report of every monitor; a model whose report exports the same values as at the
         last scrape (every window report unchanged, same totals and alerts) reuses its samples from then."""
-        yield from self._families(self._refresh())
+        options = self._options()
+        per_model = self._refresh(self._samples, options, self._build_samples)
+        for family in self._order(options):
+            metric = family.empty()
+            metric.samples = [s for _, samples in per_model for s in samples[family.name]]
+            yield metric
 
-    def exposition(self) -> bytes:
-        """``generate_latest`` of a registry holding only this collector (the Prometheus text format); the bytes
-        of the last call again when no model's samples changed since (nor the served models)."""
-        per_model = self._refresh()
+    def exposition(self, *, openmetrics: bool = False) -> bytes:
+        """What ``generate_latest`` (``openmetrics=True``: OpenMetrics ``generate_latest``) writes for a registry
+        holding only this collector, byte for byte. Each model's lines are formatted once per new report and
+        kept; when no model changed since the last call of the format (nor the served models), its bytes
+        again.
+
+        >>> from streammon import Monitor, Sliding
+        >>> collector = MonitorCollector({"m": Monitor([Sliding(10)])})
+        >>> text = collector.exposition()
+        >>> 'streammon_window_samples{model="m",window="sliding_10"} 0.0' in text.decode()
+        True
+        >>> collector.exposition() is text  # nothing changed: the same bytes
+        True
+        >>> collector.exposition(openmetrics=True).endswith(b"# EOF\\n")
+        True
+        """
+        options = self._options()
+        per_model = self._refresh(self._pieces, options, self._build_pieces)
         with self._lock:
-            cached = self._text
+            cached = self._documents.get(openmetrics)
         if cached is not None and len(cached[0]) == len(per_model) and all(
-                model == old_model and samples is old
-                for (model, samples), (old_model, old) in zip(per_model, cached[0], strict=True)):
+                model == old_model and pieces is old
+                for (model, pieces), (old_model, old) in zip(per_model, cached[0], strict=True)):
             return cached[1]
-        text: bytes = generate_latest(_Fixed(self._families(per_model)))
+        text = document(self._order(options), [pieces for _, pieces in per_model], openmetrics=openmetrics)
         with self._lock:
-            self._text = (per_model, text)
+            self._documents[openmetrics] = (per_model, text)
         return text
 
-    def _families(self, per_model: list[tuple[str, Samples]]) -> Iterator[Metric]:
-        for family in self.describe():
-            family.samples = [s for _, samples in per_model for s in samples[family.name]]
-            yield family
+    def _build_samples(self, model: str, report: Report, options: Options) -> Samples:
+        families = build_families([(model, report)], distortion_prone=options[0], confusion=options[1])
+        return {f.name: f.samples for f in families}
 
-    def _refresh(self) -> list[tuple[str, Samples]]:
-        """Each model's samples from its new report (the same list objects as last time where unchanged)."""
+    def _build_pieces(self, model: str, report: Report, options: Options) -> Pieces:
+        lines = Lines(self._order(options))
+        write_model(lines, model, report, distortion_prone=options[0], confusion=options[1])
+        return lines.pieces()
+
+    def _refresh(self, cache: dict[str, tuple[Report, Options, T]], options: Options,
+                 build: Callable[[str, Report, Options], T]) -> list[tuple[str, T]]:
+        """What ``build`` makes of each model's new report (the same object as last time where the report
+        exports the same, under the same options)."""
         with self._lock:
             monitors = list(self._monitors.items())
         per_model = []
         for model, monitor in monitors:
             report = monitor.report()
             with self._lock:
-                cached = self._samples.get(model)
-            if cached is not None and _same_exports(cached[0], report):
-                samples = cached[1]
+                cached = cache.get(model)
+            if cached is not None and cached[1] == options and _same_exports(cached[0], report):
+                built = cached[2]
             else:
-                samples = _model_samples(model, report, distortion_prone=self.distortion_prone,
-                                         confusion=self.confusion)
+                built = build(model, report, options)
             with self._lock:
                 if model in self._monitors:
-                    self._samples[model] = (report, samples)
-            per_model.append((model, samples))
+                    cache[model] = (report, options, built)
+            per_model.append((model, built))
         return per_model
-
-
-class _Fixed:
-    """A collector yielding given families once (for ``generate_latest``)."""
-
-    def __init__(self, families: Iterable[Metric]) -> None:
-        self._families = families
-
-    def collect(self) -> Iterable[Metric]:
-        return self._families

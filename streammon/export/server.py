@@ -4,6 +4,7 @@ Options follow ``prometheus_client.start_http_server`` (``certfile``/``keyfile``
 for TLS, ``client_cafile`` and ``client_auth_required`` for mutual TLS) plus
 HTTP basic auth (``basic_auth=(user, password)``; use it with TLS, or the
 password crosses the network in clear). ``addr`` may be IPv4 or IPv6 (``::1``).
+A scrape is answered from ``MonitorCollector.exposition()`` (each model formatted once per change; see ``serve``).
 
 No client can stall the exporter: TLS handshakes run per connection, never in
 the accept loop, under a deadline, and connections are bounded; see ``serve``
@@ -24,13 +25,20 @@ True
 from __future__ import annotations
 
 import base64
+import functools
+import gzip
 import hmac
 import ssl
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
+from urllib.parse import parse_qs
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import generate_latest as text_latest
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from streammon.export.http_messages import WSGIApp
 from streammon.export.http_serving import BoundedServer, Limits, listen
@@ -38,6 +46,58 @@ from streammon.export.prometheus import MonitorCollector
 from streammon.monitor import Monitor
 
 DEFAULT_PORT = 9464
+GZIP_LEVEL = 1  # 2-3 ms for the ~1 MB of 20 models × 4 windows at K = 10 (level 9, prometheus_client's: ~25 ms)
+_NAMES_KEPT = ("underscores", "allow-utf-8")  # escaping schemes that leave legacy metric and label names as they are
+
+
+def _fast_format(encoder: Callable[..., bytes]) -> bool | None:
+    """What ``choose_encoder`` chose, when ``MonitorCollector.exposition`` writes the same bytes: False for the
+    text format, True for OpenMetrics 1.0.0; None for anything else (prometheus_client writes it)."""
+    func, keywords = (encoder.func, encoder.keywords) if isinstance(encoder, functools.partial) else (encoder, {})
+    if keywords.get("escaping", "underscores") not in _NAMES_KEPT:
+        return None
+    if func is text_latest and keywords.keys() <= {"escaping"}:
+        return False
+    if func is openmetrics_latest and keywords.get("version", "1.0.0") == "1.0.0" and keywords.keys() <= {
+            "escaping", "version"}:
+        return True
+    return None
+
+
+def _collector_app(collector: MonitorCollector, registry: CollectorRegistry) -> WSGIApp:
+    """``make_wsgi_app(registry)`` for a registry holding only ``collector``, answering a metrics request from
+    ``collector.exposition()`` (each model formatted once per change; the bytes, and their gzip, kept while nothing
+    changed). Content negotiation is prometheus_client's ``choose_encoder``; a format ``exposition`` does not
+    write, ``name[]`` filters, other methods and ``/favicon.ico`` go to ``make_wsgi_app``."""
+    fallback: WSGIApp = make_wsgi_app(registry)
+    compressed: dict[bool, tuple[bytes, bytes]] = {}  # openmetrics? -> the last body and its gzip
+    lock = threading.Lock()
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if (environ["REQUEST_METHOD"] != "GET" or environ["PATH_INFO"] == "/favicon.ico"
+                or "name[]" in parse_qs(environ.get("QUERY_STRING", ""))):
+            return fallback(environ, start_response)
+        encoder, content_type = choose_encoder(str(environ.get("HTTP_ACCEPT") or ""))
+        openmetrics = _fast_format(encoder)
+        if openmetrics is None:
+            return fallback(environ, start_response)
+        body = collector.exposition(openmetrics=openmetrics)
+        headers = [("Content-Type", content_type)]
+        if gzip_accepted(str(environ.get("HTTP_ACCEPT_ENCODING") or "")):
+            with lock:
+                last = compressed.get(openmetrics)
+            if last is not None and last[0] is body:
+                body = last[1]
+            else:
+                packed = gzip.compress(body, compresslevel=GZIP_LEVEL)
+                with lock:
+                    compressed[openmetrics] = (body, packed)
+                body = packed
+            headers.append(("Content-Encoding", "gzip"))
+        start_response("200 OK", headers)
+        return [body]
+
+    return app
 
 
 def _with_basic_auth(app: WSGIApp, user: str, password: str) -> WSGIApp:
@@ -119,6 +179,13 @@ def serve(
     collector is registered in ``registry`` (a new ``CollectorRegistry`` by
     default — never the global one).
 
+    With the default registry, a scrape is answered from ``MonitorCollector.exposition``: the text of a model
+    is formatted once per change of its report, and the whole answer (and its gzip, level ``GZIP_LEVEL``) is
+    sent again while no model changed. The answer is what ``make_wsgi_app`` would send (the text format or
+    OpenMetrics as the ``Accept`` header asks, gzip when accepted), byte for byte before compression. With
+    ``registry=`` (which may hold other collectors), and for ``name[]`` filters, prometheus_client's
+    ``make_wsgi_app`` answers.
+
     Limits, so that no client can hold the exporter (each answer closes its
     connection):
 
@@ -151,9 +218,11 @@ def serve(
         collector = MonitorCollector({model: source})
     else:
         collector = MonitorCollector(source)
-    registry = registry if registry is not None else CollectorRegistry()
+    own = registry is None
+    registry = CollectorRegistry() if registry is None else registry
     registry.register(collector)
-    app: WSGIApp = make_wsgi_app(registry)
+    # the registry holds only the collector: answer from its kept text; another registry may hold more
+    app: WSGIApp = _collector_app(collector, registry) if own else make_wsgi_app(registry)
     if basic_auth is not None:
         user, password = basic_auth
         app = _with_basic_auth(app, user, password)

@@ -220,3 +220,15 @@ def test_timed_buckets_too_fine_for_int64_ids_are_refused_at_construction() -> N
     monitor.update("a", "a", t=1e12)
     monitor.update_many(["a", "b"], ["a", "b"], t=1e12)
     assert {name: c.n for name, c in monitor.counts().items()} == {"cumulative": 3, "timed_0.0001s": 3}
+
+
+def test_trailing_nuls_survive_a_batch_as_they_survive_single_updates() -> None:
+    """numpy's fixed-width str arrays drop trailing NULs: a list of such labels must not lose them (the oracle:
+    the same labels one ``update`` at a time)."""
+    truth, preds = ["a\x00\x00", "\x00", "a", "b\x00"], ["b\x00", "a", "a\x00\x00", "\x00"]
+    one, batch = Monitor([Cumulative()]), Monitor([Cumulative()])
+    for y, p in zip(truth, preds, strict=True):
+        one.update(y, p)
+    batch.update_many(truth, preds)
+    assert batch.labels == one.labels == ("a\x00\x00", "b\x00", "\x00", "a")
+    assert batch.counts()["cumulative"].to_dict() == one.counts()["cumulative"].to_dict()

@@ -104,6 +104,8 @@ def _from_sequence(items: list[Any]) -> np.ndarray:
     # (Mutation testing: "" for this first None is overwritten before use, and dtype=None infers the same dtype for
     # one Python type: equivalent mutants.)
     converted: np.ndarray | None = None
+    if target is np.str_ and "\x00" in "".join(items):
+        target = None  # numpy's fixed-width str arrays drop trailing NULs: keep the str objects as they are
     try:
         converted = np.array(items, dtype=target) if target is not None else None
     except (OverflowError, ValueError):

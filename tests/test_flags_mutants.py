@@ -144,8 +144,8 @@ def test_window_conditions_prior_shift_with_its_reason() -> None:
 
 def test_window_conditions_class_set_change_lists_gained_then_lost_classes() -> None:
     """Present classes against the reference's non-zero ones: '+new' sorted, then '-gone' sorted, with counts."""
-    w = _window((["a", "d", "c"], ["a", "d", "c"]))
-    ref = Reference.of({"a": 1, "b": 1, "e": 2, "z": 0})  # z has prior 0: not expected
+    w = _window((["a", "d", "c"] * 10, ["a", "d", "c"] * 10))  # 30 samples: b (0.25) and e (0.5) missed by chance
+    ref = Reference.of({"a": 1, "b": 1, "e": 2, "z": 0})  # with probability 0.75³⁰, 0.5³⁰; z has prior 0
     conditions = [c for c in window_conditions(w, ref) if c[0] == CLASS_SET_CHANGE]
     assert conditions == [(CLASS_SET_CHANGE, "cumulative", "+c,+d,-b,-e",
                            "3 classes present instead of the reference's 3 (+c, +d, -b, -e): "
@@ -154,6 +154,20 @@ def test_window_conditions_class_set_change_lists_gained_then_lost_classes() -> 
     same_reference = Reference.of({"a": 1, "b": 1, "z": 0})
     assert [c for c in window_conditions(same, same_reference) if c[0] == CLASS_SET_CHANGE] == []
     assert [c for c in window_conditions(w, None) if c[0] == CLASS_SET_CHANGE] == []
+
+
+def test_a_class_missing_by_chance_is_not_a_class_set_change() -> None:
+    """A 5 % class is absent from n samples at the reference mix with probability 0.95ⁿ: 0.0104 at n = 89, 0.0099
+    at n = 90 — lost (an alert) only from n = 90 on at alpha 0.01, at n = 45 already at alpha 0.1. The window's
+    Type 2 flags (its numbers are not comparable) stand either way."""
+    ref = Reference.of({"a": 90, "b": 5, "c": 5})
+    assert 0.95**89 > 0.01 > 0.95**90 and 0.95**44 > 0.1 > 0.95**45
+    for n, alpha, alerted in ((89, 0.01, False), (90, 0.01, True), (44, 0.1, False), (45, 0.1, True)):
+        w = _window((["c"] + ["a"] * (n - 1), ["c"] + ["a"] * (n - 1)), {"a": 90, "b": 5, "c": 5})
+        conditions = [c for c in window_conditions(w, ref, alpha=alpha) if c[0] == CLASS_SET_CHANGE]
+        assert conditions == ([(CLASS_SET_CHANGE, "cumulative", "-b", "2 classes present instead of the reference's "
+                                "3 (-b): AUROC-OVO/OVA are not comparable across this change")] if alerted else [])
+        assert any(f.kind == TYPE2 for f in w.flags)
 
 
 def test_window_conditions_incompetent_needs_the_whole_interval_below_one_over_k() -> None:

@@ -82,7 +82,7 @@ def evaluate_view(view: CountsView, policy: Policy,
     that hold now."""
     cache = cache or WindowCache()
     windows = {name: cache.window(name, kind, counts, view, policy) for name, kind, counts in view.windows}
-    conditions = [c for w in windows.values() for c in window_conditions(w, view.reference)]
+    conditions = [c for w in windows.values() for c in window_conditions(w, view.reference, alpha=policy.shift_alpha)]
     return windows, conditions
 
 

@@ -322,19 +322,25 @@ class Timed(Window):
         if not isinstance(batch.times, np.ndarray):
             self._add(self._bucket_of(batch.times), batch.delta(self._capacity))
             return
-        # (Mutation testing: float ids, without astype, name the same buckets: an equivalent mutant.)
-        ids = np.floor(batch.times / self.width).astype(np.int64)
-        if ids[0] == ids[-1]:  # times never decrease: one bucket
-            self._add(int(ids[0]), batch.delta(self._capacity))
+        times = batch.times
+        first, last = self._bucket_of(float(times[0])), self._bucket_of(float(times[-1]))
+        if first == last:  # times never decrease: one bucket
+            self._add(first, batch.delta(self._capacity))
             return
         # Rows of buckets the batch's last bucket has already pushed out of the window would be added and
         # expired within this call: they are skipped (a day of data per call counts 60 buckets, not 1,440).
-        # (Mutation testing: starting earlier, e.g. ``- self.buckets``, adds buckets the last _add expires: equivalent.)
-        live = int(np.searchsorted(ids, ids[-1] - self.buckets + 1))  # times never decrease: ids are sorted
-        starts = np.flatnonzero(np.diff(ids[live:])) + 1 + live
-        bounds = [live, *starts.tolist(), len(ids)]
+        # Bucket ids are computed from one bucket before the oldest live one (rounding in t / width moves a
+        # time by at most one bucket), so every row of a live bucket gets its exact id.
+        # (Mutation testing: starting earlier, e.g. ``- self.buckets``, adds buckets the last _add expires, and
+        # float ids, without astype, name the same buckets: equivalent mutants.)
+        oldest = last - self.buckets + 1
+        start = int(np.searchsorted(times, (oldest - 1) * self.width)) if oldest > first else 0
+        ids = np.floor(times[start:] / self.width).astype(np.int64)
+        live = int(np.searchsorted(ids, oldest))  # times never decrease: ids are sorted
+        starts = np.flatnonzero(np.diff(ids[live:])) + 1 + live + start
+        bounds = [live + start, *starts.tolist(), len(times)]
         for lo, hi in itertools.pairwise(bounds):
-            self._add(int(ids[lo]), batch.count(self._capacity, lo, hi))  # the last one expires what it pushed out
+            self._add(int(ids[lo - start]), batch.count(self._capacity, lo, hi))  # the last expires what it pushed out
 
     def snapshot(self, now: float | None) -> IntMatrix:
         if now is not None:

@@ -194,6 +194,10 @@ def test_malformed_logs_name_the_file_column_and_row(tmp_path: Path) -> None:
     assert (e.file, e.column, e.row) == (str(csv), "ts", 1800) and "'soon'" in str(e)
     e = _error(csv, true="seconds", time=None)
     assert (e.file, e.column, e.row) == (str(csv), "seconds", None) and "cannot hold class labels" in str(e)
+    infinite = frame.copy()
+    infinite.loc[1700, "seconds"] = np.inf  # float seconds: the only time type that can hold a non-finite value
+    e = _error(_write_parquet(infinite, tmp_path / "inf.parquet", row_group=500), time="seconds")
+    assert (e.column, e.row) == ("seconds", 1700) and "inf is not a finite number of seconds" in str(e)
 
 
 def test_the_command_writes_the_timeline_and_nothing_on_error(tmp_path: Path,

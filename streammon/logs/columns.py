@@ -158,8 +158,8 @@ def seconds(array: Any, where: Where) -> np.ndarray:
         out = array.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     else:
         raise where.error(f"type {kind} cannot be a time: expected {TIME_TYPES}")
-    if out.dtype.kind == "f" and not np.isfinite(out).all():
-        raise where.error(f"time {out[~np.isfinite(out)][0]!r} is not a finite number of seconds",
+    if pa.types.is_floating(kind) and not np.isfinite(out).all():  # whole ticks and days are always finite
+        raise where.error(f"time {float(out[~np.isfinite(out)][0])!r} is not a finite number of seconds",
                           int(np.flatnonzero(~np.isfinite(out))[0]))
     return out  # type: ignore[no-any-return]
 

@@ -170,6 +170,7 @@ class MonitorCollector:
             cached = self._text
         if cached is not None and len(cached[0]) == len(per_model) and all(
                 model == old_model and samples is old
+                # (mutation testing: strict=False/None is equivalent, the lengths were compared just before)
                 for (model, samples), (old_model, old) in zip(per_model, cached[0], strict=True)):
             return cached[1]
         text: bytes = generate_latest(_Fixed(self._families(per_model)))

@@ -57,6 +57,7 @@ def _as_count_matrix(matrix: Any, k: int) -> IntMatrix:
     m = np.asarray(matrix)
     if m.shape != (k, k):
         raise ValueError(f"matrix must be {k}×{k} for {k} labels, got shape {m.shape}")
+    # (Mutation testing: a dtype kind is one character, so "XXiubXX" holds the same kinds: equivalent.)
     integral = m.dtype.kind in "iub" or (
         m.dtype.kind == "f" and bool(np.all(np.isfinite(m))) and bool(np.all(m == np.round(m)))
     )

@@ -187,6 +187,8 @@ def _python_value(value: Any, kind: str) -> Hashable:
 
 def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> int:
     """The provisional index of a new label; over the cap raises at once (no more work than the cap)."""
+    # (Mutation testing: `>` only defers the refusal by one label: map_labels' own new_labels call then raises the
+    # same "too many classes" ValueError: an equivalent mutant.)
     i = pending.get(label)
     if i is None:
         i = pending[label] = len(index) + len(pending)
@@ -296,6 +298,8 @@ def code_labels(
     >>> t.tolist(), p.tolist(), lut.tolist(), new
     ([0, 2], [1, 1], [1, 2, 0], [])
     """
+    # (Mutation testing: "XXbiuXX" holds the same one-character kinds; an identity table kept instead of None
+    # maps every code to itself; astype's copy= only copies; subtracting lo = 0 changes nothing: equivalent.)
     if truth.dtype.kind in "biu" and preds.dtype.kind in "biu" and len(truth):
         lut, lo = _dense_table(truth, preds, index)
         if lut is not None:

@@ -9,12 +9,17 @@ from __future__ import annotations
 import gc
 import math
 import weakref
+from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
+from prometheus_client.utils import floatToGoString
 
 from streammon import Cumulative, Monitor, Sliding
 from streammon.export import estimate_families
+from streammon.export.label_families import latency_buckets
 from streammon.export.prometheus import FAMILIES, MonitorCollector, build_families, exported_families
+from streammon.findings.label_stats import LOWEST, PER_OCTAVE
 from streammon.findings.report import Report
 from streammon.metrics import catalog
 
@@ -313,3 +318,35 @@ def test_removing_a_model_frees_its_last_report() -> None:
     collector.remove("m")
     gc.collect()
     assert all(ref() is None for ref in held)
+
+
+def test_latency_buckets_count_the_labels_below_each_power_of_two() -> None:
+    """Edge le = 2**k counts the buckets whose upper edge 2 ** (b / PER_OCTAVE + LOWEST) is at most 2**k (the
+    latencies below le); +Inf counts them all. Recounted bucket by bucket from counts that differ everywhere."""
+    counts = tuple(range(1, 255))  # bucket b holds b + 1 labels: any off-by-one shows
+    edges = latency_buckets(SimpleNamespace(latency_counts=counts))  # type: ignore[arg-type]
+    assert [le for le, _ in edges] == [floatToGoString(2.0**k) for k in range(-4, 27)] + ["+Inf"]
+    for (le, n), k in zip(edges, [*range(-4, 27), None], strict=True):
+        expected = sum(c for b, c in enumerate(counts) if k is None or b / PER_OCTAVE + LOWEST <= k)
+        assert n == expected, le
+    assert latency_buckets(None) == [(floatToGoString(2.0**k), 0) for k in range(-4, 27)] + [("+Inf", 0)]
+
+
+def test_estimate_samples_skip_windows_without_an_estimate_and_carry_three_bounds() -> None:
+    """A window without an estimate adds nothing, and the windows after it still do; each class has its
+    estimate, lower and upper bound, read from the window's estimate."""
+    monitor = Monitor([Sliding(1000)], reference={"neg": 900, "pos": 100},
+                      baseline={"neg": {"neg": 900, "pos": 100}, "pos": {"neg": 40, "pos": 160}})
+    monitor.predict_many(list(range(1000)), ["pos"] * 450 + ["neg"] * 550)
+    report = monitor.report()
+    w = report.windows["sliding_1000"]
+    assert w.estimate is not None
+    windows = {"first": replace(w, name="first", estimate=None), "sliding_1000": w}
+    samples = _samples([("m", replace(report, windows=windows))])
+    prior = {k[1][2:]: v for k, v in samples.items() if k[0] == "streammon_estimated_prior"}
+    assert not any(k[1][1] == "first" for k in samples if k[0].startswith(("streammon_estimated",
+                                                                           "streammon_label_shift")))
+    assert prior == pytest.approx({(label, bound): values[label] for label in w.estimate.priors
+                                   for bound, values in (("estimate", w.estimate.priors),
+                                                         ("lower", w.estimate.lower), ("upper", w.estimate.upper))})
+    assert samples[("streammon_label_shift_p_value", ("m", "sliding_1000"))] == w.estimate.p_value

@@ -110,7 +110,9 @@ _BLOCK_IDS: dict[int, IntArray] = {}
 def block_ids(offset: int, n: int, scale: int = 1) -> IntArray:
     """``scale · ((offset + arange(n)) // BLOCK)`` as a read-only view of a cached array."""
     need = offset + n
-    # (Mutation testing: mutants that only skip or shrink the cache recompute the same ids: equivalent.)
+    # (Mutation testing: mutants that only skip, shrink or stop growing the cache (no doubling, no BLOCK minimum, a
+    # key or entry of None) recompute the same ids; np.arange's default dtype is int64 like the one given, and
+    # writeable = None is False: equivalent.)
     cached = _BLOCK_IDS.get(scale)
     if cached is None or len(cached) < need:
         size = max(need, 2 * (0 if cached is None else len(cached)), BLOCK)

@@ -211,6 +211,8 @@ class ClassIndex:
         ``"1"``), or if the labels (of ``kinds``, by default their own) share no kind
         with the declared classes; changes nothing either way.
         """
+        # (Mutation testing: list(labels) for a list only copies it; get(None) checks a known label again, whose
+        # canonical form is known; the value stored in `fresh` is never read: equivalent mutants.)
         fresh: dict[Hashable, None] = {}
         given = labels if isinstance(labels, (list, tuple)) else list(labels)
         for label in given:

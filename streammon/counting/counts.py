@@ -57,6 +57,7 @@ def _as_count_matrix(matrix: Any, k: int) -> IntMatrix:
     m = np.asarray(matrix)
     if m.shape != (k, k):
         raise ValueError(f"matrix must be {k}×{k} for {k} labels, got shape {m.shape}")
+    # (Mutation testing: a dtype kind is one character, so "XXiubXX" holds the same kinds: equivalent.)
     integral = m.dtype.kind in "iub" or (
         m.dtype.kind == "f" and bool(np.all(np.isfinite(m))) and bool(np.all(m == np.round(m)))
     )
@@ -179,7 +180,7 @@ class ConfusionCounts:
     def cells(self) -> dict[tuple[Hashable, Hashable], int]:
         """The non-zero cells as ``{(true, pred): count}``."""
         labels = self.labels
-        rows, cols = np.nonzero(self._m)
+        rows, cols = np.nonzero(self._m)  # (mutation testing: equally long, zip's strict= mutants are equivalent)
         return {(labels[i], labels[j]): int(self._m[i, j]) for i, j in zip(rows, cols, strict=True)}
 
     def __eq__(self, other: object) -> bool:

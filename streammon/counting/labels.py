@@ -63,7 +63,7 @@ def as_label_array(values: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what}[{bad}] = {arr[bad]} is out of range: int labels must be within ±2**63 (int64)")
     if kind == "S":
         raise TypeError(f"{what} holds bytes ({arr.dtype}): decode them to str first, e.g. arr.astype(str)")
-    if kind not in "biuUO":
+    if kind not in "biuUO":  # (mutation testing: a kind is one character, "XXbiuUOXX" is equivalent)
         raise TypeError(
             f"{what} has dtype {arr.dtype}: expected class labels (str, int or bool; whole-number floats)"
         )
@@ -189,6 +189,8 @@ def _python_value(value: Any, kind: str) -> Hashable:
 
 def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> int:
     """The provisional index of a new label; over the cap raises at once (no more work than the cap)."""
+    # (Mutation testing: `>` only defers the refusal by one label: map_labels' own new_labels call then raises the
+    # same "too many classes" ValueError: an equivalent mutant.)
     i = pending.get(label)
     if i is None:
         i = pending[label] = len(index) + len(pending)
@@ -201,7 +203,9 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
     # (Mutation testing: skipping the integer lookup, or its result, falls back to np.unique below, and index.get
-    # of None falls back to check_label: the same indices, equivalent mutants.)
+    # of None falls back to check_label: the same indices, equivalent mutants. So are "XXbiuXX" (a kind is one
+    # character), any argsort kind (first positions are distinct), kind None for _python_value (np.unique's bools
+    # are np.bool_, whose .item() is a bool) and reshape(None)/(-2) of the 1-D inverse (NumPy reads both as -1).)
     if not len(arr):  # the empty partner of predict_many/label_many
         return np.empty(0, np.intp)
     if kind in "biu":
@@ -254,6 +258,10 @@ def map_labels(
     do: the work is linear in the batch, whatever the number of new labels), or
     when the batch shares no label type with the declared classes.
     """
+    # (Mutation testing: equivalent mutants below: dtypes left out are inferred int64/intp; first positions are
+    # distinct, so any argsort kind sorts them alike, and 3·at + offset orders them like 2·at + offset; offset 1
+    # for truth too only ties a true label with a predicted one of the same sample, and the true one, pended
+    # first, has the lower provisional id; kinds computed when nothing is declared are not checked.)
     pending: dict[Hashable, int] = {}
     true_idx = _map_one(truth, index, pending)
     pred_idx = _map_one(preds, index, pending)
@@ -300,6 +308,8 @@ def code_labels(
     >>> t.tolist(), p.tolist(), lut.tolist(), new
     ([0, 2], [1, 1], [1, 2, 0], [])
     """
+    # (Mutation testing: "XXbiuXX" holds the same one-character kinds; an identity table kept instead of None
+    # maps every code to itself; astype's copy= only copies; subtracting lo = 0 changes nothing: equivalent.)
     if truth.dtype.kind in "biu" and preds.dtype.kind in "biu" and len(truth):
         lut, lo = _dense_table(truth, preds, index)
         if lut is not None:

@@ -243,6 +243,8 @@ class Timed(Window):
         self.width = self.seconds / buckets
         # (Mutation testing: np.full of a Python int is int64 without the dtype, and None for _expired_to only
         # loses _expire's shortcut: equivalent mutants.)
+        # (Mutation testing: without the dtype np.full infers int64 from EMPTY_BUCKET, and None for _expired_to,
+        # like EMPTY_BUCKET, equals no bucket id: equivalent mutants.)
         self._ids = np.full(buckets, EMPTY_BUCKET, np.int64)  # bucket id in each slot
         self._slots: list[IntMatrix | None] = [None] * buckets
         self._expired_to = EMPTY_BUCKET  # the newest bucket of the last expiry

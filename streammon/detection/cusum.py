@@ -88,6 +88,7 @@ class ClassDetector:
 
     def feed(self, correct: BoolArray, positions: IntArray, times: npt.NDArray[np.float64] | None = None) -> None:
         """Process this class's samples one by one (a block per sample); ``positions`` are stream indices."""
+        # (Mutation testing: float ones or 0/1 give the same LLR sums: the dtype mutants are equivalent.)
         ones = np.ones(len(correct), np.int64)
         self.feed_blocks(correct.astype(np.int64), ones, positions, times)
 
@@ -137,6 +138,8 @@ class DegradationWatch:
         self.baseline: dict[int, tuple[float, float]] = {}
         self.source: dict[int, str] = {}
         self.position = 0  # stream index of the next sample
+        # (Mutation testing: an empty pending of any dtype or width is [] in state() and is replaced by the first
+        # ingest before it is read; pending_time is never read: equivalent mutants.)
         self.pending = np.zeros((0, 2), np.int64)  # per class [total, right] of the partial block
         self.pending_time = math.nan
         for cls, (correct, total) in (given or {}).items():
@@ -162,6 +165,8 @@ class DegradationWatch:
             total[0, : len(self.pending)] += self.pending[:, 0]
             right[0, : len(self.pending)] += self.pending[:, 1]
         complete = n_blocks if (offset + n) % BLOCK == 0 else n_blocks - 1
+        # (Mutation testing: arange's default dtype is int64; a complete block ends at most at the batch's last
+        # sample, so ends - position <= n - 1 and a larger bound than n - 1 is an equivalent mutant.)
         ends = self.position - offset + (np.arange(complete, dtype=np.int64) + 1) * BLOCK - 1
         end_times = None
         if isinstance(times, np.ndarray):
@@ -182,6 +187,11 @@ class DegradationWatch:
     def _feed(self, right: IntArray, total: IntArray, ends: IntArray,
               times: npt.NDArray[np.float64] | None) -> None:
         """Complete blocks (blocks × classes): every running detector at once, per class only near a switch."""
+        # (Mutation testing: every detector's class is a column (the index holds the baseline's classes), so
+        # `c <= k` adds none and `or` only adds detectors that cannot degrade (p1 = p0: zero LLR, and feed_blocks
+        # returns at once for them); `<=` in the next test only loops over classes that all have a detector; a
+        # pass of 2 blocks for k > FEED_CELLS, and minimum.accumulate without axis= (axis 0 is its default),
+        # compute the same paths: equivalent mutants.)
         running = [c for c, d in self.detectors.items() if c < total.shape[1] and d.can_degrade]
         if len(self.detectors) < total.shape[1]:  # some class still learns its baseline
             for cls in np.flatnonzero(total.any(axis=0)).tolist():
@@ -251,6 +261,8 @@ class DegradationWatch:
     def restore(self, state: dict[str, Any]) -> None:
         """Load a ``state()``; detectors are rebuilt from their baselines and settings."""
         self.position = int(state["position"])
+        # (Mutation testing: saved ints read as int64 without dtype=, and reshape(-2, 2) is reshape(-1, 2) to
+        # NumPy: equivalent mutants.)
         self.pending = np.asarray(state["pending"], dtype=np.int64).reshape(-1, 2)
         self.learning = {int(c): [int(v[0]), int(v[1])] for c, v in state["learning"].items()}
         self.detectors, self.baseline, self.source = {}, {}, {}

@@ -148,6 +148,7 @@ def _add_window(add: Add, model: str, w: WindowReport) -> None:
         add("streammon_labelled_predicted_prior", [*key, str(label)], share)
     for name, seconds in s.latency.items():
         add("streammon_window_label_latency_seconds", [*key, name], seconds)
+    # (mutation testing: `or` is equivalent, aged and aged_labelled are None together, label_stats.py)
     if s.aged is not None and s.aged_labelled is not None:
         add("streammon_aged_predictions", key, s.aged)
         add("streammon_aged_labelled_predictions", key, s.aged_labelled)

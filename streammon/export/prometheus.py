@@ -209,6 +209,7 @@ class MonitorCollector:
             cached = self._documents.get(openmetrics)
         if cached is not None and len(cached[0]) == len(per_model) and all(
                 model == old_model and pieces is old
+                # (mutation testing: strict=False/None is equivalent, the lengths were compared just before)
                 for (model, pieces), (old_model, old) in zip(per_model, cached[0], strict=True)):
             return cached[1]
         text = document(self._order(options), [pieces for _, pieces in per_model], openmetrics=openmetrics)

@@ -199,8 +199,11 @@ def test_model_level_samples_and_alerts() -> None:
         "a": 3, "b": 1, "c": 0}
     assert {k[1][1]: v for k, v in samples.items() if k[0] == "streammon_class_predicted_total"} == {
         "a": 4, "b": 2, "c": 0}
-    alerts = {k[1]: v for k, v in samples.items() if k[0] == "streammon_alert"}
-    assert alerts == {("m", a.window, a.kind, a.subject): 1.0 for a in report.alerts} and alerts
+    alerting = Monitor([Cumulative()], reference={"a": 1, "b": 1})
+    alerting.update_many(["a", "b", "z"], ["a", "b", "z"])  # a class the reference lacks: class_set_change
+    alerted = alerting.report()
+    alerts = {k[1]: v for k, v in _samples([("m", alerted)]).items() if k[0] == "streammon_alert"}
+    assert alerts == {("m", a.window, a.kind, a.subject): 1.0 for a in alerted.alerts} and alerts
     no_reference = Monitor([Cumulative()])
     no_reference.update_many(["a"], ["a"])
     bare = _samples([("n", no_reference.report())])

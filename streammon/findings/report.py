@@ -14,7 +14,7 @@ in the order of ``labels``. See ``Monitor.report``.
 >>> m.update_many(["legit", "legit", "legit"], ["legit", "fraud", "legit"])
 >>> report = m.report()
 >>> report
-Report(samples=3, windows=['sliding_3'], labels=['legit', 'fraud'], alerts=1, warmup_remaining=0)
+Report(samples=3, windows=['sliding_3'], labels=['legit', 'fraud'], alerts=0, warmup_remaining=0)
 >>> w = report.to_dict()["windows"]["sliding_3"]
 >>> w["confusion"], w["recall"], w["rrt"]
 ([[2, 1], [0, 0]], {'legit': 0.6666666666666666, 'fraud': None}, 'Infinity')

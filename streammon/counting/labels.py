@@ -199,7 +199,7 @@ def _pend(label: Hashable, index: ClassIndex, pending: dict[Hashable, int]) -> i
     return i
 
 
-def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
+def map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -> IndexArray:
     """Indices for one array; unknown labels get provisional ids in ``pending``."""
     kind = arr.dtype.kind
     # (Mutation testing: skipping the integer lookup, or its result, falls back to np.unique below, and index.get
@@ -235,7 +235,7 @@ def _map_one(arr: np.ndarray, index: ClassIndex, pending: dict[Hashable, int]) -
     return ids_of[inverse.reshape(-1)]
 
 
-def _kinds(arr: np.ndarray) -> set[str]:
+def label_kinds(arr: np.ndarray) -> set[str]:
     """The label kinds (str / int) of an array: from its dtype, or one pass over an object array."""
     # (Mutation testing: a mutated dtype test sends the array to the per-value pass below, which gives the same
     # set, only slower: equivalent mutants.)
@@ -263,9 +263,9 @@ def map_labels(
     # for truth too only ties a true label with a predicted one of the same sample, and the true one, pended
     # first, has the lower provisional id; kinds computed when nothing is declared are not checked.)
     pending: dict[Hashable, int] = {}
-    true_idx = _map_one(truth, index, pending)
-    pred_idx = _map_one(preds, index, pending)
-    return settle_new(true_idx, pred_idx, pending, index, lambda: _kinds(truth) | _kinds(preds))
+    true_idx = map_one(truth, index, pending)
+    pred_idx = map_one(preds, index, pending)
+    return settle_new(true_idx, pred_idx, pending, index, lambda: label_kinds(truth) | label_kinds(preds))
 
 
 def settle_new(true_idx: IndexArray, pred_idx: IndexArray, pending: dict[Hashable, int], index: ClassIndex,

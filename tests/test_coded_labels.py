@@ -97,3 +97,29 @@ def test_a_code_past_the_categories_is_refused() -> None:
     bad = pa.DictionaryArray.from_arrays(pa.array([0, 3], pa.int32()), pa.array(["a", "b"]), safe=False)
     with pytest.raises(ValueError, match="points past the 2 categories"):
         as_coded(bad)
+
+
+def test_the_dictionary_encoded_forms_are_recognised_as_codes_and_categories() -> None:
+    """pandas Categorical, a category Series and an Arrow DictionaryArray come back as their own codes and
+    categories (not materialised); anything with a missing value, or only half of the interface, does not."""
+    for column in (pd.Categorical(["b", "a", "b"], categories=["a", "b", "z"]),
+                   pd.Series(pd.Categorical(["b", "a", "b"], categories=["a", "b", "z"]))):
+        coded = as_coded(column)
+        assert isinstance(coded, Coded)
+        assert coded.codes.tolist() == [1, 0, 1] and coded.categories.tolist() == ["a", "b", "z"]
+    arrow = as_coded(pa.DictionaryArray.from_arrays(pa.array([2, 0, 2], pa.int32()), pa.array(["x", "y", "w"])))
+    assert isinstance(arrow, Coded)
+    assert arrow.codes.tolist() == [2, 0, 2] and arrow.categories.tolist() == ["x", "y", "w"]
+    assert as_coded(pa.DictionaryArray.from_arrays(pa.array([0, None], pa.int32()), pa.array(["x"]))) is None
+    assert as_coded(pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["x", None]))) is None
+
+    class OnlyCodes:
+        codes = np.array([0, 1])
+
+    class OnlyCategories:
+        categories = np.array(["a", "b"])
+
+    assert as_coded(OnlyCodes()) is None and as_coded(OnlyCategories()) is None
+    with pytest.raises(ValueError, match="a code 2 points past the 2 categories"):
+        as_coded(pa.DictionaryArray.from_arrays(pa.array([0, 2], pa.int32()), pa.array(["a", "b"]), safe=False))
+    assert as_coded(pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", "b"]))) is not None

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from streammon import Cumulative, Monitor, Sliding, Timed
 from tests.label_oracle import Oracle
 from tests.strategies import label_events
+from tests.threads import run_switching
 
 
 def joined(report: Any) -> Counter[tuple[Any, Any]]:
@@ -227,7 +228,6 @@ def test_a_hostile_pending_section_fails_with_state_error(path: Any, value: Any)
 
 def test_lock_free_predict_under_forced_thread_switches_loses_nothing() -> None:
     """Four threads predict (the lock-free queue) and label their own keys with a switch every µs: counts recount."""
-    import sys
 
     for _ in range(3):
         monitor = Monitor([Cumulative()], classes=["a", "b"], warmup=10**9, clock=lambda: 1000.0)
@@ -239,16 +239,7 @@ def test_lock_free_predict_under_forced_thread_switches_loses_nothing() -> None:
                 if j % 2:
                     monitor.label(key, "a")
 
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(1e-6)
-        try:
-            threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        finally:
-            sys.setswitchinterval(interval)
+        run_switching(work, [(i,) for i in range(4)])
         report = monitor.report()
         stats = report.label_stats
         assert stats is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from streammon import Monitor
 
@@ -16,10 +16,15 @@ def update_concurrently(monitor: Monitor, streams: Sequence[tuple[list[int], lis
         for y, p in zip(truth, preds, strict=True):
             monitor.update(y, p)
 
+    run_switching(writer, streams)
+
+
+def run_switching(target: Callable[..., object], arguments: Sequence[tuple[object, ...]]) -> None:
+    """One thread per argument tuple running ``target``, with a thread switch forced every microsecond."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        threads = [threading.Thread(target=writer, args=stream) for stream in streams]
+        threads = [threading.Thread(target=target, args=args) for args in arguments]
         for thread in threads:
             thread.start()
         for thread in threads:

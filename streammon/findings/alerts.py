@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 
+from streammon.findings.distortion import Policy
 from streammon.findings.reference import Reference
 from streammon.findings.report import CLASS_SET_CHANGE, INCOMPETENT, PRIOR_SHIFT, WindowReport
 
@@ -18,7 +19,8 @@ HOLDER_WITH_INTERVALS = ("min_recall", "gmean", "acsa")
 Condition = tuple[str, str, str, str]  # kind, window, subject, reason
 
 
-def window_conditions(w: WindowReport, reference: Reference | None, *, alpha: float = 0.01) -> list[Condition]:
+def window_conditions(w: WindowReport, reference: Reference | None, *,
+                      alpha: float = Policy.shift_alpha) -> list[Condition]:
     """Prior shift, class-set change and incompetence conditions of one window.
 
     A class-set change is a class present that the reference lacks (it cannot appear by chance), or a reference

@@ -119,14 +119,15 @@ def check_times(times: np.ndarray, last: float) -> None:
         bad = int(np.flatnonzero(~(np.abs(times) <= MAX_TIME))[0])
         if np.isnan(times[bad]):
             raise ValueError(f"t[{bad}] is missing (NaN or NaT): expected one time per sample, nothing was counted")
-        raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {times[bad]!r} at position {bad}")
+        raise ValueError(f"t must be finite seconds within ±{MAX_TIME:g}, got {float(times[bad])!r} at position {bad}")
     if times[0] < last:
         raise ValueError(
-            f"t[0]={times[0]!r} is earlier than the last sample time {last!r}: sample times must never decrease"
+            f"t[0]={float(times[0])!r} is earlier than the last sample time {last!r}: sample times must never decrease"
         )
     if len(times) > 1 and (times[1:] < times[:-1]).any():  # (`>= 1` is equivalent: one time has no pair)
         bad = int(np.flatnonzero(times[1:] < times[:-1])[0]) + 1
-        raise ValueError(f"t must never decrease, but t[{bad}]={times[bad]!r} < t[{bad - 1}]={times[bad - 1]!r}")
+        later, earlier = float(times[bad]), float(times[bad - 1])
+        raise ValueError(f"t must never decrease, but t[{bad}]={later!r} < t[{bad - 1}]={earlier!r}")
 
 
 def clock_time(now: Any, last: float) -> float:

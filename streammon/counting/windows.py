@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 from typing import Any
 
 import numpy as np
@@ -285,12 +286,22 @@ class Timed(Window):
         (10.0, 30.0, 40.0)
         """
         bucket = self._bucket_of(t)
-        end = (bucket + 1) * self.width
-        while self._bucket_of(end) > bucket:  # rounding put ``end`` a bucket late
-            end = math.nextafter(end, -math.inf)
-        while self._bucket_of(end) <= bucket:
-            end = math.nextafter(end, math.inf)
-        return end
+        guess = (bucket + 1) * self.width  # exact but for rounding: checked, then found by bisection
+        if self._bucket_of(guess) > bucket >= self._bucket_of(math.nextafter(guess, -math.inf)):
+            return guess
+        # (Mutation testing: a wrong guess only sends the search to the bisection, which finds the same end:
+        # mutants of the guess are equivalent.)
+        high = guess
+        while self._bucket_of(high) <= bucket:  # each step leaves at least one bucket behind
+            high = max(high + self.width, math.nextafter(high, math.inf))
+        low, high_ = _ordered(t), _ordered(high)  # t's bucket holds t; high's comes later
+        while high_ - low > 1:  # floor(x / width) never decreases with x: bisect the floats between them
+            middle = (low + high_) // 2
+            if self._bucket_of(_unordered(middle)) > bucket:
+                high_ = middle
+            else:
+                low = middle
+        return _unordered(high_)
 
     def _expire(self, newest: int) -> None:
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""
@@ -333,8 +344,10 @@ class Timed(Window):
         # expired within this call: they are skipped (a day of data per call counts 60 buckets, not 1,440).
         # Bucket ids are computed from one bucket before the oldest live one (rounding in t / width moves a
         # time by at most one bucket), so every row of a live bucket gets its exact id.
-        # (Mutation testing: starting earlier, e.g. ``- self.buckets``, adds buckets the last _add expires, and
-        # float ids, without astype, name the same buckets: equivalent mutants.)
+        # (Mutation testing: starting earlier, e.g. ``- self.buckets`` or ``oldest - 2``, adds buckets the last
+        # _add expires, and float ids, without astype, name the same buckets: equivalent mutants. So is always
+        # starting at 0 (``and False``), and searching when ``oldest <= first`` (``or True``, ``>=``): the time
+        # searched for is then before the batch's first time, so the search returns 0.)
         oldest = last - self.buckets + 1
         start = int(np.searchsorted(times, (oldest - 1) * self.width)) if oldest > first else 0
         ids = np.floor(times[start:] / self.width).astype(np.int64)
@@ -348,3 +361,15 @@ class Timed(Window):
         if now is not None:
             self._expire(self._bucket_of(now))
         return self._counts.copy()
+
+
+def _ordered(x: float) -> int:
+    """An int that orders floats as they compare (-0.0 and 0.0 alike), one step per representable float."""
+    bits: int = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _unordered(i: int) -> float:
+    """The float ``_ordered`` maps to ``i``."""
+    value: float = struct.unpack("<d", struct.pack("<q", abs(i)))[0]
+    return value if i >= 0 else -value

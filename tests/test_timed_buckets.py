@@ -42,6 +42,19 @@ def test_bucket_end_is_the_first_time_of_the_next_bucket(width: float, t: float)
     assert math.floor(math.nextafter(end, -math.inf) / w.width) <= bucket
 
 
+@pytest.mark.parametrize(("seconds", "t"), [(1.659, 207840077.192), (0.012, 674938164.193), (354.308, 182199165.863),
+                                          (1875.858, -805091380.538), (12800.0, -1.0)])
+def test_bucket_end_is_exact_where_rounding_puts_the_first_guess_off(seconds: float, t: float) -> None:
+    """Where (bucket + 1) * width is not the first time of the next bucket (rounding; a guess of 0.0 when the
+    float just below it still divides to -0.0), bucket_end still returns that first time."""
+    w = Timed(seconds, buckets=10)
+    bucket = math.floor(t / w.width)
+    guess = (bucket + 1) * w.width
+    assert not math.floor(guess / w.width) > bucket >= math.floor(math.nextafter(guess, -math.inf) / w.width)
+    end = w.bucket_end(t)
+    assert math.floor(end / w.width) > bucket >= math.floor(math.nextafter(end, -math.inf) / w.width)
+
+
 @pytest.mark.parametrize(("seconds", "buckets"), [(1.0, 4), (60.0, 6), (0.3, 3)])
 def test_one_batch_spanning_more_buckets_than_the_window_keeps_exactly_the_live_ones(seconds: float,
                                                                                      buckets: int) -> None:

@@ -289,8 +289,9 @@ class Timed(Window):
         guess = (bucket + 1) * self.width  # exact but for rounding: checked, then found by bisection
         if self._bucket_of(guess) > bucket >= self._bucket_of(math.nextafter(guess, -math.inf)):
             return guess
-        # (Mutation testing: a wrong guess only sends the search to the bisection, which finds the same end:
-        # mutants of the guess are equivalent.)
+        # (Mutation testing: a wrong guess, or a stricter or other-sided check of it, only sends the search to
+        # the bisection, which finds the same end; a walk by ulps alone (``high - self.width``) reaches the
+        # same later bucket: equivalent mutants, slower only.)
         high = guess
         while self._bucket_of(high) <= bucket:  # each step leaves at least one bucket behind
             high = max(high + self.width, math.nextafter(high, math.inf))
@@ -366,10 +367,13 @@ class Timed(Window):
 def _ordered(x: float) -> int:
     """An int that orders floats as they compare (-0.0 and 0.0 alike), one step per representable float."""
     bits: int = struct.unpack("<q", struct.pack("<d", x))[0]
+    # (Mutation testing: ``bits > 0`` is equivalent, 0.0 maps to 0 by either branch.)
     return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
 
 
 def _unordered(i: int) -> float:
     """The float ``_ordered`` maps to ``i``."""
     value: float = struct.unpack("<d", struct.pack("<q", abs(i)))[0]
+    # (Mutation testing: "<Q" packs the same bits of a non-negative int, and ``i > 0`` returns -0.0 for 0, which
+    # equals 0.0 and has the same bucket: equivalent mutants.)
     return value if i >= 0 else -value

@@ -181,6 +181,9 @@ def test_malformed_logs_name_the_file_column_and_row(tmp_path: Path) -> None:
     back.loc[1500, "ts"] = back.loc[10, "ts"]
     e = _error(_write_parquet(back, tmp_path / "back.parquet", row_group=500))
     assert (e.file, e.column, e.row) == (str(tmp_path / "back.parquet"), "ts", 1500) and "time order" in str(e)
+    earlier, before = (pd.Timestamp(back.loc[i, "ts"]) for i in (1500, 1499))
+    assert f"({earlier:%Y-%m-%d %H:%M:%S} UTC) is earlier than" in str(e)  # the dates, not np.float64(...)
+    assert f"({before:%Y-%m-%d %H:%M:%S} UTC), the time of the row before" in str(e)
     truncated = tmp_path / "truncated.parquet"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     e = _error(truncated)

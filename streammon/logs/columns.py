@@ -21,6 +21,7 @@ streammon.logs.errors.ReplayError: log.csv, column 'true', row 11: null label (e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from streammon.logs.errors import ReplayError
 
 LABEL_TYPES = "integers, booleans or strings"
 TIME_TYPES = "timestamps, dates or numbers of seconds"
+YEAR_2000, YEAR_10000 = 946_684_800.0, 253_402_300_800.0  # UTC seconds: errors show a date between them
 UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
@@ -167,11 +169,24 @@ def seconds(array: Any, where: Where) -> np.ndarray:
 def check_order(times: np.ndarray, last: float, where: Where) -> None:
     """Times never decrease, from ``last`` (the previous row's time) on."""
     if len(times) and times[0] < last:
-        raise where.error(f"time {times[0]!r} is earlier than {last!r}, the time of the row before: "
-                          "rows must be in time order", 0)
+        raise where.error(f"time {show_time(times[0])} is earlier than {show_time(last)}, the time of the row "
+                          "before: rows must be in time order", 0)
     if len(times) > 1:
         back = times[1:] < times[:-1]
         if back.any():
             bad = int(np.flatnonzero(back)[0]) + 1
-            raise where.error(f"time {times[bad]!r} is earlier than {times[bad - 1]!r}, the time of the row "
-                              "before: rows must be in time order", bad)
+            raise where.error(f"time {show_time(times[bad])} is earlier than {show_time(times[bad - 1])}, the time "
+                              "of the row before: rows must be in time order", bad)
+
+
+def show_time(t: float) -> str:
+    """Seconds as a person reads them in an error: the number, and the UTC date when it is after 2000.
+
+    >>> show_time(1704067800.0), show_time(12.5)
+    ('1704067800.0 (2024-01-01 00:10:00 UTC)', '12.5')
+    """
+    seconds = float(t)
+    if YEAR_2000 <= seconds < YEAR_10000:
+        moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        return f"{seconds!r} ({moment:%Y-%m-%d %H:%M:%S} UTC)"
+    return repr(seconds)

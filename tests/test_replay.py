@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +219,11 @@ def test_the_command_writes_the_timeline_and_nothing_on_error(tmp_path: Path,
                  "--parquet", str(out_parquet)])
     printed = capsys.readouterr().out
     assert code == 0 and "replayed 30000 rows" in printed and "alert degradation [stream] fraud" in printed
+    alert = next(line for line in printed.splitlines() if "alert degradation [stream] fraud" in line)
+    sample = re.search(r"since sample (\d+) at ([\d.]+) \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\)", alert)
+    assert sample is not None, alert  # data time as seconds and as the UTC date
+    stamp = datetime.fromtimestamp(float(sample.group(2)), tz=timezone.utc)
+    assert f"{stamp:%Y-%m-%d %H:%M:%S}" == sample.group(3)
     assert len(json.loads(out_json.read_text())) == pq.read_metadata(out_parquet).num_rows > 0
     ints = _write_parquet(frame[["seconds", "yi", "pi"]], tmp_path / "ints.parquet")
     assert main(["replay", str(ints), "--true", "yi", "--pred", "pi", "--reference", "0=95,1=5"]) == 0

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from streammon.commands.demo import format_view
+
+if TYPE_CHECKING:
+    from streammon.logs.result import AlertSpan
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
@@ -45,6 +51,7 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error("--label-time needs --labels and --time")
     try:
         from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
+        from streammon.logs.columns import show_time  # noqa: PLC0415
 
         options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
                    "positive": args.positive, "text_labels": True}
@@ -66,14 +73,26 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     except (ValueError, TypeError, OSError) as exc:
         print(f"streammon replay: error: {exc}", file=sys.stderr)
         return 1
-    span = "" if result.first_time is None else f", data time {result.first_time:g} to {result.last_time:g} s"
+    span = ("" if result.first_time is None or result.last_time is None else
+            f", data time {show_time(result.first_time)} to {show_time(result.last_time)}")
     print(f"replayed {result.samples} rows of {result.source}{span}; {len(result.snapshots)} snapshots "
           f"(every {result.every}); classes {list(result.classes)}")
     for line in format_view(result.report, 0.0, "replay").splitlines()[1:]:
         print(line)
     for a in result.alerts:
-        until = "still on" if a.cleared is None else f"cleared by snapshot at {a.cleared.time}"
-        print(f"  alert {a.kind} [{a.window}] {a.subject}: since sample {a.since_sample} (t={a.since_time:g}), {until}")
+        print(f"  alert {a.kind} [{a.window}] {a.subject}: {_span(a, show_time)}")
     return 0
+
+
+def _span(alert: AlertSpan, show_time: Callable[[float], str]) -> str:
+    """When an alert of the replay turned on and when it cleared, as a person reads it."""
+    since = f"since sample {alert.since_sample}"
+    if not math.isnan(alert.since_time):
+        since += f" at {show_time(alert.since_time)}"
+    if alert.cleared is None:
+        return f"{since}, still on"
+    if alert.cleared.time is None:
+        return f"{since}, cleared by the snapshot at sample {alert.cleared.samples}"
+    return f"{since}, cleared by the snapshot at {show_time(alert.cleared.time)}"
 
 

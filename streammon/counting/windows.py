@@ -295,14 +295,14 @@ class Timed(Window):
         high = guess
         while self._bucket_of(high) <= bucket:  # each step leaves at least one bucket behind
             high = max(high + self.width, math.nextafter(high, math.inf))
-        low, high_ = _ordered(t), _ordered(high)  # t's bucket holds t; high's comes later
-        while high_ - low > 1:  # floor(x / width) never decreases with x: bisect the floats between them
-            middle = (low + high_) // 2
+        before, after = _ordered(t), _ordered(high)  # t's bucket holds t; high's comes later
+        while after - before > 1:  # floor(x / width) never decreases with x: bisect the floats between them
+            middle = (before + after) // 2
             if self._bucket_of(_unordered(middle)) > bucket:
-                high_ = middle
+                after = middle
             else:
-                low = middle
-        return _unordered(high_)
+                before = middle
+        return _unordered(after)
 
     def _expire(self, newest: int) -> None:
         """Drop every bucket that no longer overlaps the window ending in bucket ``newest``."""

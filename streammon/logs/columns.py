@@ -31,7 +31,8 @@ from streammon.logs.errors import ReplayError
 
 LABEL_TYPES = "integers, booleans or strings"
 TIME_TYPES = "timestamps, dates or numbers of seconds"
-YEAR_2000, YEAR_10000 = 946_684_800.0, 253_402_300_800.0  # UTC seconds: errors show a date between them
+DATES_FROM = 946_684_800.0  # 2000-01-01 UTC: times from here on are read as timestamps (UTC seconds since 1970)
+DATES_UNTIL = 253_402_300_800.0  # 10000-01-01 UTC: the first time datetime cannot show
 UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
@@ -186,7 +187,15 @@ def show_time(t: float) -> str:
     ('1704067800.0 (2024-01-01 00:10:00 UTC)', '12.5')
     """
     seconds = float(t)
-    if YEAR_2000 <= seconds < YEAR_10000:
-        moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
-        return f"{seconds!r} ({moment:%Y-%m-%d %H:%M:%S} UTC)"
+    if DATES_FROM <= seconds < DATES_UNTIL:
+        return f"{seconds!r} ({utc_date(seconds)})"
     return repr(seconds)
+
+
+def utc_date(t: float) -> str:
+    """UTC seconds since 1970 as a date and time.
+
+    >>> utc_date(1704067800.0)
+    '2024-01-01 00:10:00 UTC'
+    """
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

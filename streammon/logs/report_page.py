@@ -17,13 +17,13 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from streammon.logs import report_figures as figures
+from streammon.logs.columns import utc_date
 from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_series
 from streammon.metrics.specs import catalog
 
@@ -119,7 +119,7 @@ def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence
 
 def _when(axis: Axis, t: float | None, samples: int) -> str:
     if axis.kind == "date" and t is not None and math.isfinite(t):
-        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return utc_date(t)
     if axis.kind == "seconds" and t is not None and math.isfinite(t):
         return f"t = {t:,.6g} s"
     return f"sample {samples:,}"

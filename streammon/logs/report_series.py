@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from streammon.logs.columns import DATES_FROM
+
 if TYPE_CHECKING:
     from streammon.logs.result import ReplayResult
 
 MAX_POINTS = 2_000  # snapshots drawn per trace: a 1-year hourly replay (8,760) is thinned to this
 MAX_SPANS = 200  # shaded intervals per panel; closer ones are merged
-DATES_FROM = 946_684_800.0  # 2000-01-01 UTC: times from here on are read as timestamps (UTC seconds since 1970)
 Key = tuple[str, str | None]
 
 

@@ -116,11 +116,14 @@ def test_ties_are_broken_towards_the_uniform_mix() -> None:
 
 
 def test_evaluate_all_defaults_to_class_1_as_positive_and_takes_prepared_math() -> None:
-    """The default positive class is 1 (recall of class 1 = 6/10 here, of class 0 = 8/10), and a ``WindowMath``
+    """The default positive class is 1 (recall of class 1 = 6/10 here, of class 0 = 8/10), and a ``Stack``
     prepared once is read as it is (the report evaluates the catalog from one)."""
+    import numpy as np
+
     from streammon.metrics import Confusion
-    from streammon.metrics.window_math import WindowMath, evaluate_all
+    from streammon.metrics.window_math import Stack, evaluate_all, evaluate_stack
 
     c = Confusion.of([[8, 2], [4, 6]])
     assert evaluate_all(c, ["recall", "precision"]) == {"recall": 0.6, "precision": 0.75}
-    assert evaluate_all(WindowMath(c), ["recall", "acsa"]) == {"recall": 0.6, "acsa": 0.7}
+    values = evaluate_stack(Stack(np.array([[[8.0, 2.0], [4.0, 6.0]]])), ["recall", "acsa"])
+    assert {name: v.tolist() for name, v in values.items()} == {"recall": [0.6], "acsa": [0.7]}

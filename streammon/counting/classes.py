@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import unicodedata
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -157,6 +157,21 @@ class ClassIndex:
         self._names: dict[str, Hashable] = {}  # exported name (str(label)) -> label
         self.declared: frozenset[str] = frozenset()  # label kinds the user declared (see ``declare``)
         self.register(labels)
+
+    @classmethod
+    def of_known(cls, labels: Sequence[Hashable]) -> ClassIndex:
+        """An index of ``labels`` taken from another index (checked there, in its order): nothing is re-checked.
+
+        >>> ClassIndex.of_known(ClassIndex(["b", "a"]).labels).ids
+        {'b': 0, 'a': 1}
+        """
+        index = cls.__new__(cls)
+        index.max_classes = HARD_MAX_CLASSES
+        index._labels = list(labels)
+        index._ids = {label: i for i, label in enumerate(index._labels)}
+        index._names = {str(label): label for label in index._labels}
+        index.declared = frozenset()
+        return index
 
     def __len__(self) -> int:
         return len(self._labels)

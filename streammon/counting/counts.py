@@ -16,7 +16,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -97,6 +97,15 @@ class ConfusionCounts:
         self._m: IntMatrix = (
             np.zeros((k, k), np.int64) if matrix is None else _as_count_matrix(matrix, k)
         )
+
+    @classmethod
+    def of_known(cls, labels: Sequence[Hashable], matrix: IntMatrix) -> ConfusionCounts:
+        """Counts of a monitor's own classes (``labels`` from its index, ``matrix`` K×K int64, not shared): what a
+        report holds, without checking the labels again."""
+        counts = cls.__new__(cls)
+        counts._index = ClassIndex.of_known(labels)
+        counts._m = matrix
+        return counts
 
     @property
     def labels(self) -> tuple[Hashable, ...]:

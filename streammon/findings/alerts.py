@@ -48,8 +48,12 @@ def window_conditions(w: WindowReport, reference: Reference | None, *,
                         f"({', '.join(change)}): AUROC-OVO/OVA are not comparable across this change"))
     k = len(w.present)
     for metric in HOLDER_WITH_INTERVALS:
+        # incompetent (seed 001): below the random classifier's 1/K. The interval is read only then: a report
+        # computes intervals when first read.
+        if k < 2 or not w.scores[metric] < 1 / k or w.competitiveness.get(metric) != "incompetent":
+            continue
         high = w.intervals[metric][1]
-        if k >= 2 and w.competitiveness.get(metric) == "incompetent" and not math.isnan(high) and high < 1 / k:
+        if not math.isnan(high) and high < 1 / k:
             out.append((INCOMPETENT, w.name, metric,
                         f"{metric} = {w.scores[metric]:.3f} and its interval up to {high:.3f} lie below 1/K = "
                         f"{1 / k:.3f}: some class is recalled worse than random guessing (seed 001)"))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from streammon.counting.counts import ConfusionCounts, IntMatrix
 from streammon.findings.alerts import Condition, degradation_reason, window_conditions
 from streammon.findings.distortion import Policy
-from streammon.findings.evaluate import evaluate_window
+from streammon.findings.evaluate import Setting, evaluate_windows
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import DEGRADATION, STREAM, Alert, Report, WindowReport
@@ -63,25 +63,37 @@ class WindowCache:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[object, ...], Reference | None, Policy, WindowReport]] = {}
+        self._setting: Setting | None = None  # what the windows share, kept while it holds
 
-    def window(self, name: str, kind: str, counts: IntMatrix, view: CountsView, policy: Policy) -> WindowReport:
-        """The report of one window of ``view``: the cached one when nothing it depends on changed."""
-        key = (kind, view.labels, view.positive, counts.shape, counts.tobytes())
-        entry = self._entries.get(name)
-        if entry is not None and entry[0] == key and entry[1] is view.reference and entry[2] is policy:
-            return entry[3]
-        report = evaluate_window(name, kind, counts, view.labels, view.reference, positive=view.positive,
-                                 policy=policy)
-        self._entries[name] = (key, view.reference, policy, report)
-        return report
+    def windows(self, view: CountsView, policy: Policy) -> dict[str, WindowReport]:
+        """The report of every window of ``view``: the cached one where nothing it depends on changed, the others
+        computed together (``evaluate_windows``)."""
+        out: dict[str, WindowReport | None] = {}
+        changed = []
+        for name, kind, counts in view.windows:
+            key = (kind, view.labels, view.positive, counts.shape, counts.tobytes())
+            entry = self._entries.get(name)
+            if entry is not None and entry[0] == key and entry[1] is view.reference and entry[2] is policy:
+                out[name] = entry[3]
+            else:
+                out[name] = None
+                changed.append((key, (name, kind, counts)))
+        if changed:
+            setting = self._setting
+            if setting is None or not setting.fits(view.labels, view.reference, view.positive, policy):
+                setting = self._setting = Setting.of(view.labels, view.reference, view.positive, policy)
+            fresh = evaluate_windows([window for _, window in changed], setting)
+            for (key, (name, _, _)), report in zip(changed, fresh, strict=True):
+                self._entries[name] = (key, view.reference, policy, report)
+                out[name] = report
+        return {name: report for name, report in out.items() if report is not None}
 
 
 def evaluate_view(view: CountsView, policy: Policy,
                   cache: WindowCache | None = None) -> tuple[dict[str, WindowReport], list[Condition]]:
     """Every window's report (from ``cache`` where its counts did not change), and the window alert conditions
     that hold now."""
-    cache = cache or WindowCache()
-    windows = {name: cache.window(name, kind, counts, view, policy) for name, kind, counts in view.windows}
+    windows = (cache or WindowCache()).windows(view, policy)
     conditions = [c for w in windows.values() for c in window_conditions(w, view.reference, alpha=policy.shift_alpha)]
     return windows, conditions
 
@@ -106,7 +118,7 @@ def assemble_report(
         positive=None if view.positive is None else view.labels[view.positive],
         samples=view.samples,
         warmup_remaining=view.warmup_remaining,
-        totals=ConfusionCounts(view.labels, view.lifetime),
+        totals=ConfusionCounts.of_known(view.labels, view.lifetime),
         alerts=tuple(alerts),
         baseline=FrozenMap(view.baseline, noun="class"),
     )

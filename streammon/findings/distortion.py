@@ -21,7 +21,7 @@ Thin: reads the catalog's Condition 1/2/3 facts and the window's numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,8 +96,9 @@ def type1_flags(
     return flags
 
 
-def type2_flags(scores: Mapping[str, float], *, present: int, reference: int) -> list[Flag]:
-    """Type 2: Condition-2 violators when the number of classes present changed."""
+def type2_flags(scores: Iterable[str], *, present: int, reference: int) -> list[Flag]:
+    """Type 2: Condition-2 violators among the metrics ``scores`` (names, or a mapping by name) when the number of
+    classes present changed."""
     if present == reference or present < 2 or reference < 2:
         return []
     flags = []

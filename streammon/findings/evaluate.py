@@ -1,4 +1,9 @@
-"""Turn one window's integer counts into a frozen ``WindowReport`` (pure, no state).
+"""Turn windows' integer counts into frozen ``WindowReport`` s (pure, no state).
+
+The windows of one monitor share their classes, reference, positive class and policy (a ``Setting``, derived
+once and kept between reports by the caller); ``evaluate_windows`` computes every number of all of them
+together, as arrays over a (W, K, K) stack, and each report shows its window's numbers through read-only
+mappings (``streammon.findings.window_table``).
 
 >>> from streammon.findings.reference import Reference
 >>> ref = Reference.of({"neg": 900, "pos": 100})
@@ -16,20 +21,35 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
 from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
-from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.findings.report import WindowReport
-from streammon.findings.shift import PriorShift, prior_shift
-from streammon.metrics import Confusion, catalog, competitiveness, reweight, safe_divide
-from streammon.metrics.intervals import index_intervals, wilson
-from streammon.metrics.multiclass import class_precision
-from streammon.metrics.window_math import evaluate_all
+from streammon.findings.report import Flag, WindowReport
+from streammon.findings.shift import PriorShift, prior_shifts
+from streammon.findings.window_table import (
+    COMPETITIVENESS,
+    CORRECTED,
+    CORRECTED_PRECISION,
+    COUNTS,
+    DISTORTION,
+    INTERVALS,
+    PRECISION,
+    PREDICTED,
+    PRIORS,
+    RECALL,
+    RECALL_INTERVAL,
+    SCORES,
+    Deferred,
+    WindowTable,
+)
+from streammon.metrics import Confusion, catalog
+from streammon.metrics.confusion import FloatArray, divide_arrays
+from streammon.metrics.prior import reweight_stack
+from streammon.metrics.window_math import Stack, evaluate_stack
 
 
 def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,
@@ -40,21 +60,34 @@ def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Re
     a reference exists, ``positive`` as the minority); it drops below 1 when the
     mix flips and is inf when the minority is absent. Otherwise ``max n_i / min
     n_j`` over the classes present. NaN for an empty window.
+
+    >>> window_rrt(np.array([90, 10]), ("neg", "pos"), None, 1), window_rrt(np.array([5, 0, 20]), "abc", None, None)
+    (9.0, 4.0)
     """
-    if true_counts.sum() == 0:
-        return math.nan
-    if len(labels) == 2:
-        if reference is not None and set(labels) == set(reference.labels):
-            minority = labels.index(reference.minority)
-        elif positive is not None:
-            minority = positive
-        else:
-            minority = None
+    return window_rrts(np.asarray(true_counts)[None], _rrt_minority(tuple(labels), reference, positive))[0]
+
+
+def _rrt_minority(labels: tuple[Hashable, ...], reference: Reference | None, positive: int | None) -> int | None:
+    """The binary minority RRT divides by: the reference's, else the positive class; None for K != 2."""
+    if len(labels) != 2:
+        return None
+    if reference is not None and set(labels) == set(reference.labels):
+        return labels.index(reference.minority)
+    return positive
+
+
+def window_rrts(true_counts: IntMatrix, minority: int | None) -> list[float]:
+    """``window_rrt`` of each row of ``true_counts`` (W windows × K classes), ``minority`` from ``_rrt_minority``."""
+    counts = true_counts.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
         if minority is not None:
-            low, high = float(true_counts[minority]), float(true_counts[1 - minority])
-            return math.inf if low == 0 else high / low
-    present = true_counts[true_counts > 0]
-    return float(present.max() / present.min())
+            low = counts[:, minority]
+            ratios = np.where(low == 0, math.inf, counts[:, 1 - minority] / low)
+        else:
+            present = counts > 0
+            ratios = counts.max(axis=1, initial=0.0) / np.where(present, counts, math.inf).min(axis=1, initial=math.inf)
+    out: list[float] = np.where(counts.sum(axis=1) == 0, math.nan, ratios).tolist()
+    return out
 
 
 @functools.lru_cache(maxsize=16)
@@ -62,6 +95,42 @@ def scored_metrics(k: int, binary: bool) -> tuple[str, ...]:
     """The catalog metrics a window of ``k`` classes scores (binary and per-class ones need a positive class)."""
     return tuple(metric for metric, s in catalog().items()
                  if s.applies_to(max(k, 2)) and (s.kind == "multiclass" or (k == 2 and binary)))
+
+
+@dataclass(frozen=True, eq=False)
+class Setting:
+    """What the windows of a report share and what stays fixed from one report to the next — classes,
+    reference, positive class, policy — with what is derived from them: the metrics scored, the reference
+    priors in class order, which metrics violate Condition 1, the Hölder exponents, RRT's minority."""
+
+    labels: tuple[Hashable, ...]
+    reference: Reference | None
+    positive: int | None
+    policy: Policy
+    wanted: tuple[str, ...]
+    priors: FloatArray | None  # the reference's, in class order (0 for a class it lacks)
+    violates: np.ndarray  # (metrics, 1): violates Condition 1
+    exponents: Mapping[str, float]  # the Hölder exponent of each Hölder-mean score
+    minority: int | None
+
+    @classmethod
+    def of(cls, labels: Sequence[Hashable], reference: Reference | None, positive: int | None,
+           policy: Policy) -> Setting:
+        labels = tuple(labels)
+        wanted = scored_metrics(len(labels), positive is not None)
+        specs = [catalog()[m] for m in wanted]
+        exponents = {s.name: p for s in specs if (s.holder_p is not None or s.params)
+                     and (p := s.hoelder_exponent(policy.params(s.name))) is not None}
+        return cls(labels, reference, positive, policy, wanted,
+                   None if reference is None else reference.aligned(labels),
+                   np.array([not s.condition1 for s in specs], dtype=bool).reshape(-1, 1), exponents,
+                   _rrt_minority(labels, reference, positive))
+
+    def fits(self, labels: tuple[Hashable, ...], reference: Reference | None, positive: int | None,
+             policy: Policy) -> bool:
+        """Whether this setting is the one of these inputs (the reference and policy compared by identity)."""
+        return (self.labels == labels and self.reference is reference and self.positive == positive
+                and self.policy is policy)
 
 
 def evaluate_window(
@@ -74,90 +143,142 @@ def evaluate_window(
     positive: int | None,
     policy: Policy,
 ) -> WindowReport:
-    """Scores, prior correction, shift and flags of one window's K×K counts."""
-    labels = tuple(labels)
-    k = len(labels)
-    c = Confusion.of(counts)
-    n = int(counts.sum())
-    true_counts = counts.sum(axis=1)
-    present_mask = true_counts > 0
-    # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages over
-    # the classes present; what needs a second class stays NaN).
-    scored = Confusion.of(np.pad(counts, (0, 1))) if k == 1 else c
-    wanted = scored_metrics(k, positive is not None)
-    scores = evaluate_all(scored, wanted, positive=positive or 0, params=policy.params)
+    """Scores, prior correction, shift and flags of one window's K×K counts (``evaluate_windows`` of one)."""
+    return evaluate_windows([(name, kind, counts)], Setting.of(labels, reference, positive, policy))[0]
 
-    priors = None if reference is None else reference.aligned(labels)
-    reference_classes = 0 if priors is None else int((priors > 0).sum())
-    same_classes = priors is not None and bool(np.array_equal(present_mask, priors > 0))
-    corrected_c = Confusion.of(reweight(counts, priors)) if priors is not None and n > 0 else None
-    # Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
-    # recomputed (probed in the tests); the others are read from the one reweighted matrix.
-    kept = [m for m in scores if same_classes and catalog()[m].condition1]
-    recomputed = [m for m in scores if m not in kept] if corrected_c is not None else []
-    corrected = dict.fromkeys(scores, math.nan)
-    corrected.update({m: scores[m] for m in kept})
-    corrected.update(evaluate_all(corrected_c, recomputed, positive=positive or 0, params=policy.params)
-                     if corrected_c is not None else {})
-    distortion = {m: scores[m] - corrected[m] for m in scores}
 
-    rrt = window_rrt(true_counts, labels, reference, positive)
-    ir = math.nan if reference is None else reference.ir
-    shift: PriorShift | None = None
+def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]], setting: Setting) -> list[WindowReport]:
+    """The ``WindowReport`` of each ``(name, kind, K×K counts)`` of ``setting``'s classes, computed together: the
+    windows are one (W, K, K) stack, so each quantity costs one array operation for all of them."""
+    labels, reference, positive, policy, priors = (setting.labels, setting.reference, setting.positive,
+                                                   setting.policy, setting.priors)
+    counts = np.stack([c for _, _, c in windows]).astype(np.int64, copy=False)
+    matrices = counts.astype(np.float64)
+    sizes = counts.sum(axis=(1, 2))
+    true_counts, predicted = counts.sum(axis=2), counts.sum(axis=1)
+    present = true_counts > 0
+    at_mix = None if priors is None else reweight_stack(matrices, priors / priors.sum())
+    scores, reweighted, recalls, precisions, corrected_precision = _evaluate(matrices, at_mix, setting)
+    corrected = _corrected(scores, reweighted, setting, present=present, weighted=sizes > 0)
+    distortion = scores - corrected
+    shifts: list[PriorShift | None] = [None] * len(windows)
     if priors is not None:
-        shift = prior_shift(true_counts, priors, alpha=policy.shift_alpha, min_js=policy.shift_min_js)
-
-    mix_differs = shift is not None and shift.p_value < policy.shift_alpha
-    flags = type1_flags(
-        scores, corrected, distortion, rrt=rrt, ir=ir, tolerance=policy.type1_tolerance, mix_differs=mix_differs
-    )
-    if n > 0 and priors is not None:
-        flags += type2_flags(scores, present=int(present_mask.sum()), reference=reference_classes)
-    flags += condition3_flags(scores, c, labels, policy)
-
-    holder_scores = {}
-    for metric, value in scores.items():
-        p = catalog()[metric].hoelder_exponent(policy.params(metric))
-        if p is not None:
-            holder_scores[metric] = competitiveness(value, p=p, k=int(present_mask.sum()))
-
-    predicted = counts.sum(axis=0)
-    diagonal = np.diagonal(counts)
-    return WindowReport(
-        name=name,
-        kind=kind,
-        n=n,
-        labels=labels,
-        confusion=ConfusionCounts(labels, counts),
-        counts=_frozen_class({lab: int(true_counts[i]) for i, lab in enumerate(labels)}),
-        predicted=_frozen_class({lab: int(predicted[i]) for i, lab in enumerate(labels)}),
-        priors=_frozen_class({lab: safe_divide(float(true_counts[i]), n) for i, lab in enumerate(labels)}),
-        present=tuple(lab for i, lab in enumerate(labels) if present_mask[i]),
-        absent=tuple(lab for i, lab in enumerate(labels) if not present_mask[i]),
-        positive=None if positive is None else labels[positive],
-        rrt=rrt,
-        ir=ir,
-        prior_shift=shift,
-        recall=_frozen_class({lab: float(c.recalls[i]) for i, lab in enumerate(labels)}),
-        precision=_frozen_class({lab: class_precision(c, i) for i, lab in enumerate(labels)}),
-        corrected_precision=_frozen_class({
-            lab: math.nan if corrected_c is None else class_precision(corrected_c, i) for i, lab in enumerate(labels)
-        }),
-        scores=_frozen_metric(scores),
-        corrected=_frozen_metric(corrected),
-        distortion=_frozen_metric(distortion),
-        competitiveness=_frozen_metric(holder_scores),
-        flags=tuple(flags),
-        recall_interval=_frozen_class({
-            lab: wilson(float(diagonal[i]), float(true_counts[i]), policy.confidence) for i, lab in enumerate(labels)
-        }),
-        intervals=_frozen_metric(index_intervals(diagonal, true_counts, policy.confidence)),
-    )
+        shifts = list(prior_shifts(true_counts, priors, alpha=policy.shift_alpha, min_js=policy.shift_min_js))
+    n_present = present.sum(axis=1).tolist()
+    rrts = window_rrts(true_counts, setting.minority)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mix = true_counts / sizes[:, None]
+    table = WindowTable(
+        labels, setting.wanted,
+        {COUNTS: true_counts, PREDICTED: predicted, PRIORS: mix, RECALL: recalls, PRECISION: precisions,
+         CORRECTED_PRECISION: corrected_precision},
+        {SCORES: scores, CORRECTED: corrected, DISTORTION: distortion},
+        correct=np.diagonal(matrices, axis1=1, axis2=2), totals=true_counts.astype(np.float64),
+        confidence=policy.confidence, exponents=setting.exponents)
+    collapsed = (present & ~np.isnan(recalls) & (recalls <= policy.collapse_recall)).any(axis=1).tolist()
+    ir = math.nan if reference is None else reference.ir
+    reports = []
+    for w, (name, kind, _) in enumerate(windows):
+        present_w = present[w].tolist()
+        flags = _flags(w, scores, corrected, distortion, setting, rrt=rrts[w], shift=shifts[w], n=int(sizes[w]),
+                       n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
+        reports.append(WindowReport(
+            name=name,
+            kind=kind,
+            n=int(sizes[w]),
+            labels=labels,
+            confusion=ConfusionCounts.of_known(labels, counts[w].copy()),
+            counts=Deferred(table, w, COUNTS),
+            predicted=Deferred(table, w, PREDICTED),
+            priors=Deferred(table, w, PRIORS),
+            present=tuple(lab for lab, here in zip(labels, present_w, strict=True) if here),
+            absent=tuple(lab for lab, here in zip(labels, present_w, strict=True) if not here),
+            positive=None if positive is None else labels[positive],
+            rrt=rrts[w],
+            ir=ir,
+            prior_shift=shifts[w],
+            recall=Deferred(table, w, RECALL),
+            precision=Deferred(table, w, PRECISION),
+            corrected_precision=Deferred(table, w, CORRECTED_PRECISION),
+            scores=Deferred(table, w, SCORES),
+            corrected=Deferred(table, w, CORRECTED),
+            distortion=Deferred(table, w, DISTORTION),
+            competitiveness=Deferred(table, w, COMPETITIVENESS),
+            flags=flags,
+            recall_interval=Deferred(table, w, RECALL_INTERVAL),
+            intervals=Deferred(table, w, INTERVALS),
+        ))
+    return reports
 
 
-def _frozen_class(values: Mapping[Hashable, Any]) -> FrozenMap[Hashable, Any]:
-    return FrozenMap(values, noun="class")
+def _evaluate(matrices: FloatArray, at_mix: FloatArray | None,
+              setting: Setting) -> tuple[FloatArray, FloatArray | None, FloatArray, FloatArray, FloatArray]:
+    """Every wanted score (rows) of each window (columns) as read and, given ``at_mix`` (the windows reweighted to
+    the reference mix), there too — one stack of 2W matrices — with the recalls and precisions of each class as
+    read and the precisions at the mix (NaN without one)."""
+    windows, k = matrices.shape[:2]
+    wanted, positive, params = setting.wanted, setting.positive or 0, setting.policy.params
+    if k == 1:
+        # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages
+        # over the classes present; what needs a second class stays NaN).
+        read = Stack(np.pad(matrices, ((0, 0), (0, 1), (0, 1))))
+        mix = None if at_mix is None else Stack(at_mix)
+        values = _table(evaluate_stack(read, wanted, positive=positive, params=params), wanted, windows)
+        if mix is not None:
+            at_reference = evaluate_stack(mix, wanted, positive=positive, params=params)
+            values = np.concatenate([values, _table(at_reference, wanted, windows)], axis=1)
+    else:
+        read = Stack(matrices if at_mix is None else np.concatenate([matrices, at_mix]))
+        mix = None if at_mix is None else read
+        values = _table(evaluate_stack(read, wanted, positive=positive, params=params), wanted, len(read.m))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recalls = read.recalls[:windows, :k]
+        precisions = divide_arrays(read.diag[:windows, :k], read.k_i[:windows, :k])
+        at_reference_precision = (np.full((windows, k), math.nan) if mix is None
+                                  else divide_arrays(mix.diag[-windows:], mix.k_i[-windows:]))
+    scores, reweighted = values[:, :windows], None if mix is None else values[:, windows:]
+    return scores, reweighted, recalls, precisions, at_reference_precision
 
 
-def _frozen_metric(values: Mapping[str, Any]) -> FrozenMap[str, Any]:
-    return FrozenMap(values, noun="metric")
+def _table(values: Mapping[str, FloatArray], wanted: tuple[str, ...], columns: int) -> FloatArray:
+    """The metrics' arrays as one (metrics × windows) table."""
+    return np.array([values[m] for m in wanted], dtype=np.float64).reshape(len(wanted), columns)
+
+
+def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setting, *, present: np.ndarray,
+               weighted: np.ndarray) -> FloatArray:
+    """Every score (rows) of each window (columns) at the reference mix (``f_π``): NaN without a reference or
+    samples.
+
+    Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
+    recomputed (probed in the tests); the others are read from the reweighted matrix.
+    """
+    if reweighted is None or setting.priors is None:
+        return np.full(scores.shape, math.nan)
+    same_classes = (present == (setting.priors > 0)).all(axis=1)
+    out: FloatArray = np.where(~setting.violates & same_classes, scores, np.where(weighted, reweighted, math.nan))
+    return out
+
+
+def _flags(w: int, scores: FloatArray, corrected: FloatArray, distortion: FloatArray, setting: Setting, *,
+           rrt: float, shift: PriorShift | None, n: int, n_present: int,
+           collapsed: FloatArray | None) -> tuple[Flag, ...]:
+    """The flags of window ``w``: Type 1 among the metrics whose distortion is material, Type 2 with a reference
+    and samples, Condition 3 when a present class's recall collapsed (``collapsed``: the window's counts)."""
+    policy, wanted, reference = setting.policy, setting.wanted, setting.reference
+    flags: list[Flag] = []
+    if shift is not None and shift.p_value < policy.shift_alpha:
+        material = np.flatnonzero(setting.violates[:, 0] & (np.abs(distortion[:, w]) > policy.type1_tolerance))
+        if material.size:  # (a NaN distortion is not material)
+            pick = {wanted[i]: int(i) for i in material}
+            flags += type1_flags({m: float(scores[i, w]) for m, i in pick.items()},
+                                 {m: float(corrected[i, w]) for m, i in pick.items()},
+                                 {m: float(distortion[i, w]) for m, i in pick.items()},
+                                 rrt=rrt, ir=math.nan if reference is None else reference.ir,
+                                 tolerance=policy.type1_tolerance, mix_differs=True)
+    if setting.priors is not None and n > 0:
+        flags += type2_flags(wanted, present=n_present, reference=int((setting.priors > 0).sum()))
+    if collapsed is not None:
+        flags += condition3_flags(dict(zip(wanted, scores[:, w].tolist(), strict=True)), Confusion.of(collapsed),
+                                  setting.labels, policy)
+    return tuple(flags)

@@ -37,9 +37,11 @@ DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_JS = 0.01
 
 
-def _entropy_term(p: FloatArray, q: FloatArray) -> float:
-    keep = p > 0
-    return float(np.sum(p[keep] * np.log2(p[keep] / q[keep])))
+def _entropy_terms(p: FloatArray, q: FloatArray) -> FloatArray:
+    """Σ p·log2(p/q) over the last axis, terms with p = 0 left out (their ratio taken as 1)."""
+    ratio = np.divide(p, q, out=np.ones(np.broadcast(p, q).shape), where=p > 0)
+    out: FloatArray = (p * np.log2(ratio)).sum(axis=-1)
+    return out
 
 
 def js_divergence(p: FloatArray, q: FloatArray) -> float:
@@ -48,8 +50,14 @@ def js_divergence(p: FloatArray, q: FloatArray) -> float:
     >>> js_divergence(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
     1.0
     """
+    return float(js_divergences(np.asarray(p)[None], np.asarray(q))[0])
+
+
+def js_divergences(p: FloatArray, q: FloatArray) -> FloatArray:
+    """``js_divergence`` of each row of ``p`` against ``q`` (rows of the same length, or one row)."""
     mid = (p + q) / 2
-    return max(0.0, 0.5 * _entropy_term(p, mid) + 0.5 * _entropy_term(q, mid))
+    out: FloatArray = np.maximum(0.0, 0.5 * _entropy_terms(p, mid) + 0.5 * _entropy_terms(q, mid))
+    return out
 
 
 @dataclass(frozen=True)
@@ -81,27 +89,42 @@ def prior_shift(
     min_js: float = DEFAULT_MIN_JS,
 ) -> PriorShift:
     """Compare a window's true-class ``counts`` with ``reference`` priors (same order)."""
-    # (Mutation testing: without dtype= int, bool or float inputs give the same numbers, each operation below
-    # mixes them with float64 or widens the sum: equivalent mutants for the numeric inputs callers pass.)
+    return prior_shifts(np.asarray(counts)[None], reference, alpha=alpha, min_js=min_js)[0]
+
+
+def prior_shifts(
+    counts: Any,
+    reference: Any,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    min_js: float = DEFAULT_MIN_JS,
+) -> list[PriorShift]:
+    """``prior_shift`` of each row of ``counts`` (W windows × K classes) against one ``reference``."""
     # (Mutation testing: without dtype=, int counts become floats at the first division below: the same values.)
     observed = np.asarray(counts, dtype=np.float64)
     ref = np.asarray(reference, dtype=np.float64)
     ref = ref / ref.sum()
-    n = observed.sum()
-    if n == 0:
-        return PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False)
-    window = observed / n
-    js = js_divergence(window, ref)
-    tv = float(np.abs(window - ref).sum() / 2)
+    n = observed.sum(axis=1)
+    empty = n == 0
+    window = observed / np.where(empty, 1.0, n)[:, None]
+    js = js_divergences(window, ref)
+    tv = np.abs(window - ref).sum(axis=1) / 2
     support = ref > 0
     df = int(support.sum()) - 1
-    if np.any(observed[~support] > 0):
-        chi2, p_value = math.inf, 0.0
-    elif df < 1:
-        chi2, p_value = 0.0, math.nan
-    else:
-        expected = n * ref[support]
-        chi2 = float(np.sum((observed[support] - expected) ** 2 / expected))
-        p_value = chi2_sf(chi2, df)
-    shifted = bool(p_value < alpha and js >= min_js)
-    return PriorShift(js, tv, chi2, df, p_value, shifted)
+    # a class the reference never saw but a window holds: chi2 = inf, p = 0
+    unseen: Any = np.zeros(len(n), dtype=bool)
+    if not support.all():
+        unseen = (observed[:, ~support] > 0).any(axis=1)
+    expected = n[:, None] * ref[support]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chi2s = ((observed[:, support] - expected) ** 2 / expected).sum(axis=1) if df >= 1 else np.zeros(len(n))
+    chi2s = np.where(unseen, math.inf, chi2s)
+    out = []
+    for size, js_i, tv_i, chi2, new_class in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
+                                                 unseen.tolist(), strict=True):
+        if size == 0:
+            out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
+            continue
+        p_value = 0.0 if new_class else math.nan if df < 1 else chi2_sf(chi2, df)
+        out.append(PriorShift(js_i, tv_i, chi2, df, p_value, bool(p_value < alpha and js_i >= min_js)))
+    return out

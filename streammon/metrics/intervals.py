@@ -91,16 +91,22 @@ def _digamma_trigamma(x: FloatArray) -> tuple[FloatArray, FloatArray]:
     return psi, tri
 
 
-def wilsons(successes: FloatArray, trials: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
-    """``wilson`` element-wise for ``trials > 0`` (the same operations, so the same bits)."""
-    z = _z(confidence)
-    p = successes / trials
-    centre = p + z * z / (2 * trials)
-    spread = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    scale = 1 + z * z / trials
-    low = np.where(successes == 0, 0.0, (centre - spread) / scale)
-    high = np.where(successes == trials, 1.0, (centre + spread) / scale)
-    return low, high
+def wilsons(successes: FloatArray, trials: FloatArray, confidence: float | FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``wilson`` element-wise (the same operations, so the same bits); NaN where ``trials`` is 0.
+
+    ``confidence`` is one level or an array of levels broadcast against the counts.
+    """
+    levels = np.asarray(confidence, dtype=np.float64)
+    z = _z(float(levels)) if levels.ndim == 0 else np.vectorize(_z, otypes=[np.float64])(levels)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = successes / trials
+        centre = p + z * z / (2 * trials)
+        spread = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+        scale = 1 + z * z / trials
+        low = np.where(successes == 0, 0.0, (centre - spread) / scale)
+        high = np.where(successes == trials, 1.0, (centre + spread) / scale)
+    none = trials == 0
+    return np.where(none, math.nan, low), np.where(none, math.nan, high)
 
 
 def index_intervals(
@@ -112,27 +118,41 @@ def index_intervals(
     # (Mutation testing: dropping dtype= is an equivalent mutant for counts given as ints or floats.)
     k = np.asarray(correct, dtype=np.float64)
     n = np.asarray(totals, dtype=np.float64)
-    keep = n > 0
+    return index_intervals_stack(k[None], n[None], confidence)[0]
+
+
+def index_intervals_stack(correct: FloatArray, totals: FloatArray,
+                          confidence: float = DEFAULT_CONFIDENCE) -> list[dict[str, tuple[float, float]]]:
+    """``index_intervals`` of each row of ``correct`` and ``totals`` (W windows × K classes)."""
     z = _z(confidence)  # validates the level
-    if not keep.any():
-        return {name: (math.nan, math.nan) for name in INTERVAL_METRICS}
-    k, n = k[keep], n[keep]
-    size = len(n)
-    a, b = k + 0.5, n - k + 0.5  # Jeffreys posterior Beta(a, b) of each recall
-    s = a + b
-    mean, var = a / s, a * b / (s * s * (s + 1))
-    # ACSA: Wilson on the observed mean with the effective sample size of the posterior variance (>= 1).
-    spread = float(mean.sum()) / size
-    effective = spread * (1 - spread) / (float(var.sum()) / (size * size)) - 1
-    observed = float((k / n).sum()) / size
-    out = {"acsa": wilson(observed * effective, effective, confidence)}
-    # G-mean: normal on the log scale, with the posterior mean and variance of Σ log r_i / C (exact moments).
-    psi, tri = _digamma_trigamma(np.concatenate([a, s]))
-    log_mean = float((psi[:size] - psi[size:]).sum()) / size
-    log_sd = math.sqrt(float((tri[:size] - tri[size:]).sum())) / size
-    out["gmean"] = (math.exp(log_mean - z * log_sd), min(1.0, math.exp(log_mean + z * log_sd)))
-    lows, highs = wilsons(k, n, 1 - (1 - confidence) / size)  # Bonferroni: all C intervals at once
-    out["min_recall"] = (float(lows.min()), float(highs.min()))
+    keep = totals > 0
+    with np.errstate(divide="ignore", invalid="ignore"):  # windows without a class: NaN, set below
+        size = keep.sum(axis=1)
+        sizes = np.maximum(size, 1).astype(np.float64)
+        k, n = np.where(keep, correct, 0.0), np.where(keep, totals, 1.0)
+        a, b = k + 0.5, n - k + 0.5  # Jeffreys posterior Beta(a, b) of each recall
+        s = a + b
+        mean, var = a / s, a * b / (s * s * (s + 1))
+        # ACSA: Wilson on the observed mean with the effective sample size of the posterior variance (>= 1).
+        spread = np.where(keep, mean, 0.0).sum(axis=1) / sizes
+        effective = spread * (1 - spread) / (np.where(keep, var, 0.0).sum(axis=1) / (sizes * sizes)) - 1
+        observed = np.where(keep, k / n, 0.0).sum(axis=1) / sizes
+        acsa = wilsons(observed * effective, effective, confidence)
+        # G-mean: normal on the log scale, with the posterior mean and variance of Σ log r_i / C (exact moments).
+        psi, tri = _digamma_trigamma(np.stack([a, s]))
+        log_mean = np.where(keep, psi[0] - psi[1], 0.0).sum(axis=1) / sizes
+        log_sd = np.sqrt(np.where(keep, tri[0] - tri[1], 0.0).sum(axis=1)) / sizes
+        gmean = np.exp(log_mean - z * log_sd), np.minimum(1.0, np.exp(log_mean + z * log_sd))
+        lows, highs = wilsons(k, n, 1 - (1 - confidence) / sizes[:, None])  # Bonferroni: all C intervals at once
+        least = (np.where(keep, lows, math.inf).min(axis=1, initial=math.inf),
+                 np.where(keep, highs, math.inf).min(axis=1, initial=math.inf))
+    out = []
+    for i in range(len(size)):
+        if size[i] == 0:
+            out.append({name: (math.nan, math.nan) for name in INTERVAL_METRICS})
+            continue
+        out.append({name: (float(low[i]), float(high[i]))
+                    for name, (low, high) in zip(INTERVAL_METRICS, (acsa, gmean, least), strict=True)})
     return out
 
 

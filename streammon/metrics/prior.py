@@ -52,11 +52,21 @@ def reweight(cm: Any, priors: Any) -> FloatArray:
     [[nan, nan], [1.5, 3.5]]
     """
     m = as_matrix(cm)
-    p = normalise_priors(priors, len(m))
-    n = m.sum()
-    rows = m.sum(axis=1)
-    out = np.zeros_like(m)
+    out: FloatArray = reweight_stack(m[None], normalise_priors(priors, len(m)))[0]
+    return out
+
+
+def reweight_stack(matrices: FloatArray, priors: FloatArray) -> FloatArray:
+    """``reweight`` of each of W K×K matrices (W, K, K) to normalised ``priors`` (checked by the caller).
+
+    >>> reweight_stack(np.array([[[8.0, 2.0], [30.0, 60.0]], [[0.0, 0.0], [3.0, 7.0]]]), np.array([0.5, 0.5]))[1]
+    array([[nan, nan],
+           [1.5, 3.5]])
+    """
+    rows = matrices.sum(axis=2)
+    n = rows.sum(axis=1)
     known = rows > 0
-    out[known] = m[known] / rows[known, None] * (p[known, None] * n)
-    out[~known & (p > 0)] = np.nan  # (mutation testing: None stores as NaN too, an equivalent mutant)
+    scaled = matrices / np.where(known, rows, 1.0)[:, :, None] * (priors[None, :, None] * n[:, None, None])
+    unknown = np.where(priors > 0, np.nan, 0.0)  # (mutation testing: None stores as NaN too, an equivalent mutant)
+    out: FloatArray = np.where(known[:, :, None], scaled, unknown[None, :, None])
     return out

@@ -1,18 +1,23 @@
-"""Every catalog metric of one matrix from quantities computed once (the read path's evaluator).
+"""Every catalog metric of a stack of matrices at once (the read path's evaluator).
 
-``MetricSpec.evaluate`` computes one metric from a ``Confusion``; a report needs the whole
-catalog, twice (as read and at the reference mix), for every window. ``WindowMath`` derives
-what the metrics share once — the recalls of the classes present, their NaN check, the
-present block's margins and diagonal, the row-normalised block, the trace, the binary cells
-and rates — and ``evaluate_all`` reads every metric from them, vectorised over the classes.
-Each value is computed by the same floating-point operations, in the same order, as the
-metric's own function, so the two paths agree bit for bit (pinned in the tests to 1e-12 on
-random matrices); a metric this module does not know falls back to ``MetricSpec.evaluate``.
+``MetricSpec.evaluate`` computes one metric of one ``Confusion``; a report needs the whole
+catalog, twice (as read and at the reference mix), for every window. ``evaluate_stack`` takes
+the W windows of a monitor as one (W, K, K) array, derives what the metrics share once — margins,
+the diagonal, the recalls, which classes are present and how many, the row-normalised matrix —
+and reads every metric from them for all W windows together, so a report costs a fixed number of
+array operations rather than some per metric and window. The averages over "the classes present"
+(METRICS.md) are sums under a mask of the present classes. Each metric follows the operations of
+its own function (``streammon.metrics.binary``, ``multiclass``) and agrees with it to 1e-12 on
+random matrices, as read and reweighted with NaN rows (tests/test_window_math.py); a metric this
+module does not know falls back to ``MetricSpec.evaluate`` window by window.
 
 >>> c = Confusion.of([[8, 2, 0], [1, 6, 3], [0, 0, 10]])
 >>> values = evaluate_all(c, ("acsa", "gmean", "mcc"), positive=0)
->>> values == {name: spec(name).evaluate(c) for name in values}
+>>> all(abs(values[name] - spec(name).evaluate(c)) < 1e-12 for name in values)
 True
+>>> stack = np.array([[[8, 2], [1, 9]], [[0, 0], [3, 7]]], dtype=float)
+>>> evaluate_stack(stack, ("acsa", "tpr"), positive=1)["tpr"].tolist()
+[0.9, 0.7]
 """
 
 from __future__ import annotations
@@ -23,183 +28,299 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from streammon.metrics.confusion import Confusion, FloatArray, divide_arrays, safe_divide
-from streammon.metrics.holder import defined_holder_mean, holder_mean
+from streammon.metrics.confusion import Confusion, FloatArray
+from streammon.metrics.holder import defined_holder_mean
 from streammon.metrics.specs import spec
 
 _NO_PARAMS: Mapping[str, Any] = {}
-Cells = tuple[float, float, float, float, float, float]  # TP, FN, FP, TN, TPR, TNR
+BoolArray = npt.NDArray[np.bool_]
 
 
-class WindowMath:
-    """The shared quantities of one prepared matrix (each computed on first use, then kept)."""
+def holder_means(values: FloatArray, mask: BoolArray, p: float) -> FloatArray:
+    """``holder_mean`` of each row's masked values (last axis): NaN for a row with none or with a NaN among them.
 
-    def __init__(self, c: Confusion) -> None:
-        self.c = c
-        keep = c.present
-        self.recalls: FloatArray = c.recalls[keep]  # the recalls of the classes present
-        self.undefined = self.recalls.size == 0 or bool(np.any(np.isnan(self.recalls)))
-        self.diag: FloatArray = np.diagonal(c.matrix)[keep]
-        self.n_i: FloatArray = c.true_counts[keep]
-        self.k_i: FloatArray = c.predicted_counts[keep]
-        self.size = len(self.n_i)
+    >>> holder_means(np.array([[0.25, 1.0, 9.0], [0.0, 1.0, 9.0]]), np.array([[1, 1, 0], [1, 1, 0]], bool), 0)
+    array([0.5, 0. ])
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return HolderMeans(values, mask).mean(p)
 
-    def holder(self, p: float) -> float:
-        """``holder_mean(recalls of the classes present, p)`` with the NaN check done once."""
-        return math.nan if self.undefined else defined_holder_mean(self.recalls, p)
+
+# A recall is 0 or at least 1/n_i >= 2**-63 (int64 counts; reweighting keeps the rates): for |p| <= 10 its p-th
+# power lies within 2**±630, far inside float64, so only larger exponents need the log-domain check.
+_NO_OVERFLOW = 10.0
+
+
+class HolderMeans:
+    """What the Hölder means of one set of masked rows share (counted, checked for NaN and zeros once)."""
+
+    def __init__(self, values: FloatArray, mask: BoolArray) -> None:
+        self.values, self.mask = values, mask
+        self.count = mask.sum(axis=-1)
+        self.undefined = (self.count == 0) | (mask & np.isnan(values)).any(axis=-1)
+        zeros = mask & (values == 0)
+        self.zero = zeros.any(axis=-1)  # a zero drives every mean with p <= 0 to 0
+        self.safe = np.where(mask & ~zeros, values, 1.0)  # 1 where masked out or zero: no warnings below
+        self.nonzero = mask & ~zeros
+        self.divisor = np.maximum(self.count, 1)
+
+    def mean(self, p: float) -> FloatArray:
+        """The mean with exponent ``p`` of each row."""
+        if math.isnan(p):
+            raise ValueError(f"Hölder exponent p must be a number or ±inf, got {p!r}")
+        if p == math.inf:
+            top = np.where(self.mask, self.values, -math.inf).max(axis=-1, initial=-math.inf)
+            return np.where(self.undefined, math.nan, top)
+        if p == -math.inf:
+            least = np.where(self.mask, self.values, math.inf).min(axis=-1, initial=math.inf)
+            return np.where(self.undefined, math.nan, least)
+        if p == 0:
+            out = np.exp(np.log(self.safe).sum(axis=-1) / self.divisor)
+        elif p == 1:
+            out = np.where(self.mask, self.values, 0.0).sum(axis=-1) / self.divisor
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                out = (np.where(self.nonzero, self.safe**p, 0.0).sum(axis=-1) / self.divisor) ** (1.0 / p)
+        if abs(p) > _NO_OVERFLOW:
+            # r**p may have overflowed or underflowed: holder_mean's log-domain path where it did
+            zero = self.zero if p < 0 else np.zeros(out.shape, dtype=bool)
+            for row in np.flatnonzero(~((out > 0) & (out < math.inf)) & ~self.undefined & ~zero):
+                kept = self.values[row][self.mask[row]]
+                if kept.max() > 0:
+                    out[row] = defined_holder_mean(kept, p)
+        if p <= 0:
+            out = np.where(self.zero, 0.0, out)
+        return np.where(self.undefined, math.nan, out)
+
+
+def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """``divide_arrays`` for callers inside ``np.errstate(divide="ignore", invalid="ignore")``."""
+    out: FloatArray = np.where(denominator == 0, math.nan, numerator / denominator)
+    return out
+
+
+class Stack:
+    """The shared quantities of W prepared K×K matrices (each computed once, on first use)."""
+
+    def __init__(self, matrices: FloatArray) -> None:
+        self.m = matrices
+        self.n_i: FloatArray = matrices.sum(axis=2)  # true counts, (W, K)
+        self.k_i: FloatArray = matrices.sum(axis=1)  # predicted counts
+        self.total: FloatArray = self.n_i.sum(axis=1)  # (W,)
+        self.present: BoolArray = ~(self.n_i == 0)  # NaN rows count as present (unknown, not absent)
+        self.count = self.present.sum(axis=1)  # C, the classes present
+        self.diag: FloatArray = np.diagonal(matrices, axis1=1, axis2=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.recalls = _ratio(self.diag, self.n_i)
+        self.trace: FloatArray = self.diag.sum(axis=1)
+        self._cells: dict[int, Cells] = {}
 
     @cached_property
-    def rates(self) -> FloatArray:
-        """The present block, row-normalised (R)."""
-        keep = self.c.present
-        return self.c.matrix[np.ix_(keep, keep)] / self.n_i[:, None]
+    def means(self) -> HolderMeans:
+        """The Hölder means of the recalls of the classes present (any exponent)."""
+        return HolderMeans(self.recalls, self.present)
 
     @cached_property
-    def trace(self) -> float:
-        return float(np.trace(self.c.matrix))
+    def rate_columns(self) -> FloatArray:
+        """Σ over the present rows of the row-normalised matrix R, per column."""
+        rates = np.where(self.present[:, :, None], self.m / np.where(self.present, self.n_i, 1.0)[:, :, None], 0.0)
+        out: FloatArray = rates.sum(axis=1)
+        return out
 
     @cached_property
-    def auroc_ova(self) -> float:
-        if self.size == 0:
-            return math.nan
-        terms = 1 + self.diag / self.n_i - divide_arrays(self.k_i - self.diag, self.c.total - self.n_i)
-        return float(terms.sum() / (2 * self.size))
+    def sums(self) -> dict[str, FloatArray]:
+        """Σ over the classes present of the per-class term of every mean over classes, in one masked sum.
+
+        A NaN term of a present class makes its sum NaN; a zero recall makes Σ log r = −inf and Σ 1/r = inf,
+        so the G- and H-mean reach their limit 0 without a test. R's diagonal is the recalls.
+        """
+        r = self.recalls
+        columns = self.rate_columns
+        terms = {
+            "recall": r,
+            "log_recall": np.log(r),
+            "inverse_recall": r**-1.0,
+            "ova": 1 + r - _ratio(self.k_i - self.diag, self.total[:, None] - self.n_i),
+            "aurpc_ova": _ratio(self.diag, self.k_i) + r,
+            "maurpc_ova": _ratio(r, columns) + r,
+            "ovo": 1 + r - (columns - r) / np.maximum(self.count - 1, 1)[:, None],
+            "f1": _ratio(2 * self.diag, self.n_i + self.k_i),
+        }
+        totals = np.where(self.present, np.stack(list(terms.values())), 0.0).sum(axis=-1)
+        return dict(zip(terms, totals, strict=True))
+
+    @cached_property
+    def classes(self) -> FloatArray:
+        """C as a float (a sum over no class divided by it is NaN)."""
+        out: FloatArray = self.count.astype(np.float64)
+        return out
+
+    @cached_property
+    def auroc_ova(self) -> FloatArray:
+        out: FloatArray = self.sums["ova"] / (2 * self.classes)
+        return out
+
+    def holder(self, p: float) -> FloatArray:
+        """The Hölder mean with exponent ``p`` of the recalls of the classes present (NaN with none)."""
+        if p in (0.0, math.inf, -math.inf) or not abs(p) <= _NO_OVERFLOW:
+            return self.means.mean(p)  # the limits, a NaN exponent refused, and powers that may overflow
+        total = np.where(self.present, self.recalls**p, 0.0).sum(axis=1)  # a zero recall: 0 or, for p < 0, inf
+        out: FloatArray = (total / self.classes) ** (1.0 / p)
+        return out
+
+    def extreme(self, p: float) -> FloatArray:
+        """The least (``p`` = −inf) or greatest (+inf) recall of the classes present; NaN with none."""
+        fill = math.inf if p < 0 else -math.inf
+        kept = np.where(self.present, self.recalls, fill)
+        values = kept.min(axis=1, initial=fill) if p < 0 else kept.max(axis=1, initial=fill)
+        out: FloatArray = np.where(self.count == 0, math.nan, values)
+        return out
 
     def cells(self, positive: int) -> Cells:
-        """``(TP, FN, FP, TN, TPR, TNR)`` of a 2×2 matrix."""
-        m, neg = self.c.matrix, 1 - positive
-        tp, fn = float(m[positive, positive]), float(m[positive, neg])
-        fp, tn = float(m[neg, positive]), float(m[neg, neg])
-        return tp, fn, fp, tn, safe_divide(tp, tp + fn), safe_divide(tn, tn + fp)
+        """``(TP, FN, FP, TN, TPR, TNR)`` of 2×2 matrices, each (W,)."""
+        if positive not in self._cells:
+            m, neg = self.m, 1 - positive
+            tp, fn, fp, tn = m[:, positive, positive], m[:, positive, neg], m[:, neg, positive], m[:, neg, neg]
+            self._cells[positive] = tp, fn, fp, tn, _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+        return self._cells[positive]
 
 
-def _iba(x: Cells, params: Mapping[str, Any]) -> float:
-    g = holder_mean([x[4], x[5]], 0)
-    return float((1 + params["alpha"] * (x[4] - x[5])) * (g * g if params["squared"] else g))
+Cells = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]  # TP, FN, FP, TN, TPR, TNR
 
 
-def _hmnc(x: Cells, params: Mapping[str, Any]) -> float:
+def _pair_mean(a: FloatArray, b: FloatArray, p: float) -> FloatArray:
+    """``holder_mean([a, b], p)`` of each window, for p = 0 or −1: NaN if either is NaN, 0 if either is 0."""
+    either_zero = (a == 0) | (b == 0)
+    a1, b1 = np.where(either_zero, 1.0, a), np.where(either_zero, 1.0, b)
+    mean = np.exp((np.log(a1) + np.log(b1)) / 2) if p == 0 else ((a1**-1.0 + b1**-1.0) / 2) ** -1.0
+    out: FloatArray = np.where(np.isnan(a) | np.isnan(b), math.nan, np.where(either_zero, 0.0, mean))
+    return out
+
+
+def _iba(x: Cells, params: Mapping[str, Any]) -> FloatArray:
+    g = _pair_mean(x[4], x[5], 0)
+    out: FloatArray = (1 + params["alpha"] * (x[4] - x[5])) * (g * g if params["squared"] else g)
+    return out
+
+
+def _hmnc(x: Cells, params: Mapping[str, Any]) -> FloatArray:
     tp, fn, fp, tn = x[:4]
     n = tp + fn + fp + tn
-    if n == 0:
-        return math.nan
-    hm_hits = holder_mean([tp / n, tn / n], -1)
-    return safe_divide(hm_hits, holder_mean([(tp + fn) / n, (fp + tn) / n], -1))
+    safe = np.where(n == 0, 1.0, n)
+    ratio = _ratio(_pair_mean(tp / safe, tn / safe, -1), _pair_mean((tp + fn) / safe, (fp + tn) / safe, -1))
+    return np.where(n == 0, math.nan, ratio)
 
 
-def _mprecision(x: Cells) -> float:
-    return safe_divide(x[4], x[4] + (1 - x[5]))
+def _mprecision(x: Cells) -> FloatArray:
+    return _ratio(x[4], x[4] + (1 - x[5]))
 
 
-_BINARY: Mapping[str, Callable[[Cells, Mapping[str, Any]], float]] = {
+_BINARY: Mapping[str, Callable[[Cells, Mapping[str, Any]], FloatArray]] = {
     "tpr": lambda x, _: x[4],
     "tnr": lambda x, _: x[5],
-    "npv": lambda x, _: safe_divide(x[3], x[3] + x[1]),
-    "f1": lambda x, _: safe_divide(2 * x[0], 2 * x[0] + x[2] + x[1]),
+    "npv": lambda x, _: _ratio(x[3], x[3] + x[1]),
+    "f1": lambda x, _: _ratio(2 * x[0], 2 * x[0] + x[2] + x[1]),
     "balanced_accuracy": lambda x, _: (x[4] + x[5]) / 2,
     "informedness": lambda x, _: x[4] + x[5] - 1,
     "dominance": lambda x, _: x[4] - x[5],
     "iba": _iba,
-    "optimized_precision": lambda x, _: (safe_divide(x[0] + x[3], x[0] + x[1] + x[2] + x[3])
-                                         - safe_divide(abs(x[5] - x[4]), x[5] + x[4])),
-    "ac_score": lambda x, _: holder_mean([x[4], x[5]], -1),
+    "optimized_precision": lambda x, _: (_ratio(x[0] + x[3], x[0] + x[1] + x[2] + x[3])
+                                         - _ratio(np.abs(x[5] - x[4]), x[5] + x[4])),
+    "ac_score": lambda x, _: _pair_mean(x[4], x[5], -1),
     "hmnc": _hmnc,
-    "aurpc": lambda x, _: (x[4] + safe_divide(x[0], x[0] + x[2])) / 2,
+    "aurpc": lambda x, _: (x[4] + _ratio(x[0], x[0] + x[2])) / 2,
     "mprecision": lambda x, _: _mprecision(x),
     "maurpc": lambda x, _: (x[4] + _mprecision(x)) / 2,
 }
 
 
-def _ovo(w: WindowMath) -> float:
-    if w.size < 2:
-        return math.nan
-    rates = w.rates
-    terms = 1 + np.diagonal(rates) - (rates.sum(axis=0) - np.diagonal(rates)) / (w.size - 1)
-    return float(terms.sum() / (2 * w.size))
+def _nauroc_ova(s: Stack) -> FloatArray:
+    lam = (s.classes - 2) / (2 * s.classes)
+    out: FloatArray = (s.auroc_ova - lam) / (1 - lam)
+    return out
 
 
-def _maurpc_ova(w: WindowMath) -> float:
-    if w.size == 0:
-        return math.nan
-    r = np.diagonal(w.rates)
-    return float((divide_arrays(r, w.rates.sum(axis=0)) + r).sum() / (2 * w.size))
+def _mcc(s: Stack) -> FloatArray:
+    t, p, n = s.n_i, s.k_i, s.total
+    cov_tp = s.trace * n - (t * p).sum(axis=1)
+    return _ratio(cov_tp, np.sqrt((n * n - (t * t).sum(axis=1)) * (n * n - (p * p).sum(axis=1))))
 
 
-def _nauroc_ova(w: WindowMath) -> float:
-    if w.size == 0:
-        return math.nan
-    lam = (w.size - 2) / (2 * w.size)
-    return (w.auroc_ova - lam) / (1 - lam)
+def _kappa(s: Stack) -> FloatArray:
+    n = s.total
+    safe = np.where(n == 0, 1.0, n)
+    expected = (s.n_i * s.k_i).sum(axis=1) / (safe * safe)
+    return np.where(n == 0, math.nan, _ratio(s.trace / safe - expected, 1 - expected))
 
 
-def _aurpc_ova(w: WindowMath) -> float:
-    if w.size == 0:
-        return math.nan
-    return float((divide_arrays(w.diag, w.k_i) + w.diag / w.n_i).sum() / (2 * w.size))
-
-
-def _macro_f1(w: WindowMath) -> float:
-    if w.size == 0:
-        return math.nan
-    return float(divide_arrays(2 * w.diag, w.n_i + w.k_i).mean())
-
-
-def _mcc(w: WindowMath) -> float:
-    t, p, s = w.c.true_counts, w.c.predicted_counts, w.c.total
-    cov_tp = w.trace * s - float(t @ p)
-    return safe_divide(cov_tp, math.sqrt((s * s - float(t @ t)) * (s * s - float(p @ p))))
-
-
-def _kappa(w: WindowMath) -> float:
-    s = w.c.total
-    if s == 0:
-        return math.nan
-    expected = float(w.c.true_counts @ w.c.predicted_counts) / (s * s)
-    return safe_divide(w.trace / s - expected, 1 - expected)
-
-
-_HOLDER = {"acsa": 1.0, "gmean": 0.0, "hmean": -1.0, "min_recall": -math.inf, "max_recall": math.inf}
-_MULTICLASS: Mapping[str, Callable[[WindowMath], float]] = {
-    "auroc_ovo": _ovo, "auroc_ova": lambda w: w.auroc_ova, "nauroc_ova": _nauroc_ova, "aurpc_ova": _aurpc_ova,
-    "maurpc_ova": _maurpc_ova, "accuracy": lambda w: safe_divide(w.trace, w.c.total), "mcc": _mcc,
-    "kappa": _kappa, "macro_f1": _macro_f1,
+_MULTICLASS: Mapping[str, Callable[[Stack], FloatArray]] = {
+    "acsa": lambda s: s.sums["recall"] / s.classes,
+    "gmean": lambda s: np.exp(s.sums["log_recall"] / s.classes),
+    "hmean": lambda s: (s.sums["inverse_recall"] / s.classes) ** -1.0,
+    "min_recall": lambda s: s.extreme(-math.inf),
+    "max_recall": lambda s: s.extreme(math.inf),
+    "auroc_ovo": lambda s: np.where(s.count < 2, math.nan, s.sums["ovo"] / (2 * s.classes)),
+    "auroc_ova": lambda s: s.auroc_ova,
+    "nauroc_ova": _nauroc_ova,
+    "aurpc_ova": lambda s: s.sums["aurpc_ova"] / (2 * s.classes),
+    "maurpc_ova": lambda s: s.sums["maurpc_ova"] / (2 * s.classes),
+    "accuracy": lambda s: _ratio(s.trace, s.total),
+    "mcc": _mcc,
+    "kappa": _kappa,
+    "macro_f1": lambda s: s.sums["f1"] / s.classes,
 }
 
+
+def evaluate_stack(
+    matrices: FloatArray | Stack,
+    names: Iterable[str],
+    *,
+    positive: int = 1,
+    params: Callable[[str], Mapping[str, Any]] | None = None,
+) -> dict[str, FloatArray]:
+    """``{name: [spec(name).evaluate(Confusion.of(m), positive=positive, **params(name)) for m in matrices]}``
+    as one array per metric, the work shared between metrics and windows.
+
+    Like ``evaluate``, no applicability check: callers pass the names that apply to the stack's K.
+    """
+    s = matrices if isinstance(matrices, Stack) else Stack(matrices)
+    out: dict[str, FloatArray] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name in names:
+            given = _NO_PARAMS if params is None else params(name)
+            metric = spec(name)
+            # (Mutation testing: a fast path missed — a mutated name test, or resolving the parameters of a
+            # metric without any — sends the metric on to the next test and at last to its own function below,
+            # which gives the same value (tests/test_window_math.py compares every catalog metric with
+            # MetricSpec.evaluate); the fallback itself serves only metrics added after this module, so no
+            # catalog metric reaches it. Those lines are not mutated: every mutant of them is equivalent.)
+            resolved = metric.resolve_params(given) if metric.params else _NO_PARAMS  # pragma: no mutate
+            if name == "holder":  # pragma: no mutate
+                out[name] = s.holder(float(resolved["p"]))
+            elif name in _MULTICLASS:
+                out[name] = _MULTICLASS[name](s)
+            elif name == "recall":  # pragma: no mutate
+                out[name] = s.recalls[:, positive]
+            elif name == "precision":  # pragma: no mutate
+                out[name] = _ratio(s.diag[:, positive], s.k_i[:, positive])
+            elif name in _BINARY:  # pragma: no mutate
+                out[name] = _BINARY[name](s.cells(positive), resolved)
+            else:  # a metric added to the catalog after this module: its own function
+                out[name] = np.array([metric.evaluate(Confusion.of(m), positive=positive, **given)  # pragma: no mutate
+                                      for m in s.m])
+    return out
+
+
 def evaluate_all(
-    c: Confusion | WindowMath,
+    c: Confusion,
     names: Iterable[str],
     *,
     positive: int = 1,
     params: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> dict[str, float]:
-    """``{name: spec(name).evaluate(c, positive=positive, **params(name))}`` for ``names``, sharing the work.
-
-    Like ``evaluate``, no applicability check: callers pass the names that apply to ``c``.
-    """
-    w = c if isinstance(c, WindowMath) else WindowMath(c)
-    out: dict[str, float] = {}
-    for name in names:
-        given = _NO_PARAMS if params is None else params(name)
-        s = spec(name)
-        # (Mutation testing: a fast path missed — a mutated name test, or resolving the parameters of a metric
-        # without any — sends the metric on to the next test and at last to its own function below, which gives
-        # the same value (tests/test_window_math.py compares every catalog metric with MetricSpec.evaluate); the
-        # fallback itself serves only metrics added after this module, so no catalog metric reaches it. Those
-        # lines are not mutated: every mutant of them is equivalent.)
-        resolved = s.resolve_params(given) if s.params else _NO_PARAMS  # pragma: no mutate
-        if name in _HOLDER:
-            out[name] = w.holder(_HOLDER[name])
-        elif name == "holder":  # pragma: no mutate
-            out[name] = w.holder(float(resolved["p"]))
-        elif name in _MULTICLASS:
-            out[name] = _MULTICLASS[name](w)
-        elif name == "recall":  # pragma: no mutate
-            out[name] = float(w.c.recalls[positive])
-        elif name == "precision":  # pragma: no mutate
-            out[name] = safe_divide(float(w.c.matrix[positive, positive]), float(w.c.predicted_counts[positive]))
-        elif name in _BINARY:  # pragma: no mutate
-            out[name] = float(_BINARY[name](w.cells(positive), resolved))
-        else:  # a metric added to the catalog after this module: its own function
-            out[name] = s.evaluate(w.c, positive=positive, **given)  # pragma: no mutate
-    return out
+    """``{name: spec(name).evaluate(c, positive=positive, **params(name))}`` for ``names``: ``evaluate_stack``
+    of one matrix."""
+    values = evaluate_stack(c.matrix[None], names, positive=positive, params=params)
+    return {name: float(v[0]) for name, v in values.items()}

@@ -1,0 +1,128 @@
+"""The numbers of a report's windows as arrays, and the read-only mappings a ``WindowReport`` shows them through.
+
+``evaluate_windows`` computes every number of W windows together, as arrays (windows × classes, metrics ×
+windows). Turning them into one ``FrozenMap`` per window and field — a dozen per window — would cost more than
+the arithmetic, and most readers read a few of them (the exporter its families, a dashboard a score or two).
+So a window report holds ``Deferred`` mappings: each builds its ``FrozenMap`` from the table the first time it is
+read, then keeps it, and otherwise reads, compares, pickles and prints as that map. The intervals are the one
+thing computed, not just arranged, on first read: for every window of the table at once (closed forms,
+``streammon.metrics.intervals``), when the exporter, a dashboard or an incompetence alert first needs one.
+
+>>> import numpy as np
+>>> table = WindowTable(("a", "b"), ("acsa",), {RECALL: np.array([[0.8, np.nan]])}, {SCORES: np.array([[0.8]])},
+...                     correct=np.array([[8.0, 0.0]]), totals=np.array([[10.0, 0.0]]), confidence=0.95)
+>>> recall = Deferred(table, 0, RECALL)
+>>> recall["a"], len(recall), Deferred(table, 0, SCORES)
+(0.8, 2, {'acsa': 0.8})
+>>> [round(x, 3) for x in Deferred(table, 0, RECALL_INTERVAL)["a"]], Deferred(table, 0, RECALL_INTERVAL)["b"]
+([0.49, 0.943], (nan, nan))
+>>> Deferred(table, 0, RECALL)["c"]
+Traceback (most recent call last):
+...
+KeyError: "no class 'c' here; the classes are 'a', 'b'"
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from streammon.findings.frozen import FrozenMap
+from streammon.metrics.confusion import FloatArray
+from streammon.metrics.holder import competitiveness
+from streammon.metrics.intervals import index_intervals_stack, wilsons
+
+# per class: arrays of windows × classes
+COUNTS, PREDICTED, PRIORS, RECALL, PRECISION, CORRECTED_PRECISION = (
+    "counts", "predicted", "priors", "recall", "precision", "corrected_precision")
+# per metric: arrays of metrics × windows (competitiveness: built from the scores when read)
+SCORES, CORRECTED, DISTORTION, COMPETITIVENESS = "scores", "corrected", "distortion", "competitiveness"
+# computed on first read
+RECALL_INTERVAL, INTERVALS = "recall_interval", "intervals"
+
+
+class WindowTable:
+    """Every per-class and per-metric number of W windows, and the maps of each window built from them."""
+
+    def __init__(self, labels: tuple[Hashable, ...], metrics: tuple[str, ...], by_class: Mapping[str, np.ndarray],
+                 by_metric: Mapping[str, np.ndarray], *, correct: FloatArray, totals: FloatArray, confidence: float,
+                 exponents: Mapping[str, float] | None = None) -> None:
+        self.labels, self.metrics = labels, metrics
+        self._by_class, self._by_metric = by_class, by_metric
+        self._exponents = exponents or {}  # the Hölder exponent of each Hölder-mean score (competitiveness)
+        self._correct, self._totals, self._confidence = correct, totals, confidence
+        self._lock = threading.Lock()
+        self._intervals: dict[str, list[FrozenMap[Any, tuple[float, float]]]] | None = None
+
+    def build(self, window: int, which: str) -> FrozenMap[Any, Any]:
+        """The map ``which`` of one window."""
+        if which in self._by_class:
+            return FrozenMap(zip(self.labels, self._by_class[which][window].tolist(), strict=True), noun="class")
+        if which == COMPETITIVENESS:  # seed 001's verdict on each Hölder-mean score against the random classifier
+            scores = dict(zip(self.metrics, self._by_metric[SCORES][:, window].tolist(), strict=True))
+            classes = int((self._totals[window] > 0).sum())
+            return FrozenMap({m: competitiveness(scores[m], p=p, k=classes) for m, p in self._exponents.items()},
+                             noun="metric")
+        if which in self._by_metric:
+            return FrozenMap(zip(self.metrics, self._by_metric[which][:, window].tolist(), strict=True),
+                             noun="metric")
+        return self._interval_maps()[which][window]
+
+    def _interval_maps(self) -> dict[str, list[FrozenMap[Any, tuple[float, float]]]]:
+        maps = self._intervals
+        if maps is None:
+            with self._lock:  # computed once, for every window
+                if self._intervals is None:
+                    low, high = wilsons(self._correct, self._totals, self._confidence)
+                    by_class = [FrozenMap(zip(self.labels, zip(lows, highs, strict=True), strict=True), noun="class")
+                                for lows, highs in zip(low.tolist(), high.tolist(), strict=True)]
+                    by_metric = [FrozenMap(values, noun="metric")
+                                 for values in index_intervals_stack(self._correct, self._totals, self._confidence)]
+                    self._intervals = {RECALL_INTERVAL: by_class, INTERVALS: by_metric}
+                maps = self._intervals
+        return maps
+
+
+class Deferred(Mapping[Any, Any]):
+    """One window's map ``which`` from its ``WindowTable``, built on first read and kept."""
+
+    __slots__ = ("_built", "_table", "_which", "_window")
+
+    def __init__(self, table: WindowTable, window: int, which: str) -> None:
+        self._table, self._window, self._which = table, window, which
+        self._built: FrozenMap[Any, Any] | None = None
+
+    def _map(self) -> FrozenMap[Any, Any]:
+        built = self._built
+        if built is None:  # two threads may both build it: equal maps, either kept
+            built = self._built = self._table.build(self._window, self._which)
+        return built
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._map()[key] = value  # refused: a FrozenMap is read-only
+
+    def __delitem__(self, key: Any) -> None:
+        del self._map()[key]  # refused likewise
+
+    def __eq__(self, other: object) -> bool:
+        return self._map() == (other._map() if isinstance(other, Deferred) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping: unhashable, like dict
+
+    def __repr__(self) -> str:
+        return repr(self._map())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self._map().__reduce__()  # pickles and copies as the FrozenMap it stands for

@@ -246,6 +246,9 @@ class _NullSink:
     def add_buckets(self, family: str, labels: object, buckets: object) -> None:
         pass
 
+    def add_series(self, family: str, rows: object, values: object) -> None:
+        pass
+
 
 def scrape(rounds: int = 7) -> dict[str, float]:
     """Seconds per scrape of 20 models × 4 windows at K = 10, after new samples in every model ("changed") and

@@ -7,10 +7,12 @@ generators' tests read.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from streammon.export.estimate_families import FAMILIES as ESTIMATE_FAMILIES
@@ -123,6 +125,10 @@ class _Metrics:
         assert isinstance(metric, HistogramMetricFamily)
         metric.add_metric(labels, buckets, None)
 
+    def add_series(self, family: str, rows: tuple[tuple[str, ...], ...], values: Sequence[float]) -> None:
+        for row, value in zip(rows, values, strict=True):
+            self.add(family, row, value)
+
 
 class _Families:
     """Writes one model's samples to a sink, family by family in exposition order."""
@@ -138,55 +144,110 @@ class _Families:
     def add_model(self, model: str, report: Report) -> None:
         """Reference mix and lifetime counters of one model."""
         reference = report.reference
-        self.add("streammon_imbalance_ratio", [model], math.nan if reference is None else reference.ir)
-        for label, prior in (reference.priors.items() if reference is not None else ()):
-            self.add("streammon_reference_prior", [model, label], prior)
-        for label, p0 in report.baseline.items():  # classes still learning their baseline are absent
-            self.add("streammon_baseline_recall", [model, label], p0)
+        series = self.sink.add_series
+        series("streammon_imbalance_ratio", _rows((model,)), [math.nan if reference is None else reference.ir])
+        if reference is not None:
+            series("streammon_reference_prior", _class_rows(model, _names(reference.labels)),
+                   list(reference.priors.values()))
+        # classes still learning their baseline are absent
+        series("streammon_baseline_recall", _class_rows(model, _names(report.baseline)), list(report.baseline.values()))
         totals = report.totals.matrix
-        self.add("streammon_samples", [model], int(totals.sum()))
-        for i, label in enumerate(report.labels):
-            self.add("streammon_class_samples", [model, label], int(totals[i].sum()))
-            self.add("streammon_class_correct", [model, label], int(totals[i, i]))
-            self.add("streammon_class_predicted", [model, label], int(totals[:, i].sum()))
-            if self.confusion:
-                for j, pred in enumerate(report.labels):
-                    self.add("streammon_confusion", [model, label, pred], int(totals[i, j]))
+        series("streammon_samples", _rows((model,)), [int(totals.sum())])
+        classes = _class_rows(model, _names(report.labels))
+        series("streammon_class_samples", classes, totals.sum(axis=1).tolist())
+        series("streammon_class_correct", classes, np.diagonal(totals).tolist())
+        series("streammon_class_predicted", classes, totals.sum(axis=0).tolist())
+        if self.confusion:
+            series("streammon_confusion", _pair_rows(model, _names(report.labels)), totals.ravel().tolist())
 
     def add_window(self, model: str, w: WindowReport) -> None:
-        """Mix, per-class values, scores and distortion of one window."""
-        key = [model, w.name]
-        self.add("streammon_window_samples", key, w.n)
-        self.add("streammon_rrt", key, w.rrt)
-        self.add("streammon_prior_shift", key, math.nan if w.prior_shift is None else w.prior_shift.js)
-        for metric, (low, high) in w.intervals.items():
-            self.add("streammon_score_interval", [*key, metric, "low"], low)
-            self.add("streammon_score_interval", [*key, metric, "high"], high)
-        for label in w.labels:
-            self.add("streammon_recall", [*key, label], w.recall[label])
-            low, high = w.recall_interval[label]
-            self.add("streammon_recall_interval", [*key, label, "low"], low)
-            self.add("streammon_recall_interval", [*key, label, "high"], high)
-            self.add("streammon_class_prior", [*key, label], w.priors[label])
-            self.add("streammon_corrected_class_precision", [*key, label], w.corrected_precision[label])
-            distortion = w.precision[label] - w.corrected_precision[label]
-            self.add("streammon_class_precision_distortion", [*key, label], distortion)
+        """Mix, per-class values, scores and distortion of one window (each family's series at once)."""
+        rows = _window_rows(model, w.name, tuple(str(label) for label in w.labels), tuple(w.scores),
+                            tuple(w.intervals))
+        series = self.sink.add_series
+        series("streammon_window_samples", rows.window, [w.n])
+        series("streammon_rrt", rows.window, [w.rrt])
+        series("streammon_prior_shift", rows.window, [math.nan if w.prior_shift is None else w.prior_shift.js])
+        series("streammon_score_interval", rows.intervals, [bound for pair in w.intervals.values() for bound in pair])
+        recall, precision, corrected_precision = w.recall.values(), w.precision.values(), w.corrected_precision.values()
+        series("streammon_recall", rows.classes, list(recall))
+        series("streammon_recall_interval", rows.class_bounds,
+               [bound for pair in w.recall_interval.values() for bound in pair])
+        series("streammon_class_prior", rows.classes, list(w.priors.values()))
+        series("streammon_corrected_class_precision", rows.classes, list(corrected_precision))
+        series("streammon_class_precision_distortion", rows.classes,
+               [read - at_reference for read, at_reference in zip(precision, corrected_precision, strict=True)])
+        scores, corrected = dict(w.scores.items()), dict(w.corrected.items())
+        series("streammon_score", rows.invariant, [scores[m] for m in rows.invariant_metrics])
+        series("streammon_corrected_score", rows.prone, [corrected[m] for m in rows.prone_metrics])
+        if self.distortion_prone:
+            series("streammon_distortion_prone_score", rows.prone, [scores[m] for m in rows.prone_metrics])
         flags = {(f.metric, f.kind): f for f in w.flags}
-        for metric, value in w.scores.items():
-            if catalog()[metric].condition1:
-                self.add("streammon_score", [*key, metric], value)
+        magnitudes, flagged = [], []
+        for metric, kind in rows.distortion_types:
+            flag = flags.get((metric, kind))
+            if kind == TYPE1:
+                magnitudes.append(w.distortion[metric])
             else:
-                self.add("streammon_corrected_score", [*key, metric], w.corrected[metric])
-                if self.distortion_prone:
-                    self.add("streammon_distortion_prone_score", [*key, metric], value)
-            for kind in _distortion_types(metric):
-                flag = flags.get((metric, kind))
-                if kind == TYPE1:
-                    magnitude = w.distortion[metric]
-                else:
-                    magnitude = flag.magnitude if flag else (0.0 if w.n else math.nan)
-                self.add("streammon_distortion", [*key, metric, kind], magnitude)
-                self.add("streammon_distortion_flag", [*key, metric, kind], 1.0 if flag else 0.0)
+                magnitudes.append(flag.magnitude if flag else (0.0 if w.n else math.nan))
+            flagged.append(1.0 if flag else 0.0)
+        series("streammon_distortion", rows.distortion, magnitudes)
+        series("streammon_distortion_flag", rows.distortion, flagged)
+
+
+def _names(labels: Iterable[object]) -> tuple[str, ...]:
+    return tuple(str(label) for label in labels)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rows(*rows: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """``rows`` as the same tuple object from scrape to scrape."""
+    return rows
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple((model, label) for label in labels)
+
+
+@functools.lru_cache(maxsize=256)
+def _pair_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple((model, true, predicted) for true in labels for predicted in labels)
+
+
+@dataclass(frozen=True)
+class _WindowRows:
+    """The label values of every series of one window, family by family (in exposition order)."""
+
+    window: tuple[tuple[str, ...], ...]
+    intervals: tuple[tuple[str, ...], ...]
+    classes: tuple[tuple[str, ...], ...]
+    class_bounds: tuple[tuple[str, ...], ...]
+    invariant: tuple[tuple[str, ...], ...]
+    invariant_metrics: tuple[str, ...]
+    prone: tuple[tuple[str, ...], ...]
+    prone_metrics: tuple[str, ...]
+    distortion: tuple[tuple[str, ...], ...]
+    distortion_types: tuple[tuple[str, str], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _window_rows(model: str, window: str, labels: tuple[str, ...], metrics: tuple[str, ...],
+                 interval_metrics: tuple[str, ...]) -> _WindowRows:
+    """The series of a window of these classes and metrics: the same objects scrape after scrape (kept)."""
+    key = (model, window)
+    invariant = tuple(m for m in metrics if catalog()[m].condition1)
+    prone = tuple(m for m in metrics if not catalog()[m].condition1)
+    types = tuple((m, kind) for m in metrics for kind in _distortion_types(m))
+    return _WindowRows(
+        window=(key,),
+        intervals=tuple((*key, m, bound) for m in interval_metrics for bound in ("low", "high")),
+        classes=tuple((*key, label) for label in labels),
+        class_bounds=tuple((*key, label, bound) for label in labels for bound in ("low", "high")),
+        invariant=tuple((*key, m) for m in invariant), invariant_metrics=invariant,
+        prone=tuple((*key, m) for m in prone), prone_metrics=prone,
+        distortion=tuple((*key, m, kind) for m, kind in types), distortion_types=types,
+    )
 
 
 def collector_families(*, distortion_prone: bool = False, confusion: bool = False) -> tuple[Family, ...]:

@@ -52,6 +52,7 @@ gauges summed over replicas: ``label_coverage_low`` fires when
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -101,7 +102,18 @@ LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 
 def latency_buckets(stats: LabelStats | None) -> list[tuple[str, int]]:
     """Cumulative ``(le, count)`` pairs of the latency histogram: one exact bucket edge per doubling, then +Inf."""
-    counts = () if stats is None else stats.latency_counts
+    if stats is None:
+        return list(_no_latencies())
+    return _buckets(stats.latency_counts)
+
+
+@functools.lru_cache(maxsize=1)
+def _no_latencies() -> tuple[tuple[str, int], ...]:
+    """The histogram of a model without labels yet (every scrape of it asks again)."""
+    return tuple(_buckets(()))
+
+
+def _buckets(counts: Sequence[int]) -> list[tuple[str, int]]:
     out, total, upto = [], 0, 0
     for k in EDGE_POWERS:
         last = PER_OCTAVE * (k - LOWEST)  # the bucket whose upper edge is 2**k

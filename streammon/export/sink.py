@@ -20,3 +20,8 @@ class Sink(Protocol):
 
     def add_buckets(self, family: str, labels: Sequence[str], buckets: Sequence[tuple[str, float]]) -> None:
         """The cumulative ``(le, count)`` buckets of one histogram series (no ``_sum``, no ``_count``)."""
+
+    def add_series(self, family: str, rows: tuple[tuple[str, ...], ...], values: Sequence[float]) -> None:
+        """Samples of one gauge or counter family: ``add(family, row, value)`` for each pair, in order. ``rows``
+        is the same tuple object from scrape to scrape while the series do not change (a sink may keep what it
+        derives from it)."""

@@ -32,6 +32,7 @@ demo_seen_total{class="say \"hi\"\n",model="m"} 3.0
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
@@ -83,9 +84,24 @@ class Lines:
         for le, count in buckets:
             self.add(family, [*labels, le], count)
 
+    def add_series(self, family: str, rows: tuple[tuple[str, ...], ...], values: Sequence[float]) -> None:
+        """One line per ``(row, value)``: each row's text up to the value formatted once and kept (``_prefixes``)."""
+        template, order, lines = self._families[family]
+        prefixes = _prefixes(template, order, rows)
+        lines.append("".join([prefix + (repr(number) if -math.inf < number < 1e6 else _go_float(number)) + "\n"
+                              for prefix, number in zip(prefixes, map(float, values), strict=True)]))
+
     def pieces(self) -> dict[str, str]:
         """Each family's lines, joined (``""`` for a family without samples)."""
         return {name: "".join(lines) for name, (_, _, lines) in self._families.items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _prefixes(template: str, order: tuple[int, ...], rows: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """Each row's sample line up to its value (the template filled with the escaped labels, less ``%s\\n``): what
+    stays the same from scrape to scrape for the series of one window or model."""
+    head = template[:-3]  # the template ends with "%s\n"
+    return tuple(head % tuple(escape(row[i]) for i in order) for row in rows)
 
 
 def go_float(value: float) -> str:

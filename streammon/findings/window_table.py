@@ -25,7 +25,7 @@ KeyError: "no class 'c' here; the classes are 'a', 'b'"
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy as np
 from streammon.findings.frozen import FrozenMap
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.holder import competitiveness
-from streammon.metrics.intervals import index_intervals_stack, wilsons
+from streammon.metrics.intervals import window_intervals
 
 # per class: arrays of windows × classes
 COUNTS, PREDICTED, PRIORS, RECALL, PRECISION, CORRECTED_PRECISION = (
@@ -76,11 +76,10 @@ class WindowTable:
         if maps is None:
             with self._lock:  # computed once, for every window
                 if self._intervals is None:
-                    low, high = wilsons(self._correct, self._totals, self._confidence)
+                    (low, high), indices = window_intervals(self._correct, self._totals, self._confidence)
                     by_class = [FrozenMap(zip(self.labels, zip(lows, highs, strict=True), strict=True), noun="class")
                                 for lows, highs in zip(low.tolist(), high.tolist(), strict=True)]
-                    by_metric = [FrozenMap(values, noun="metric")
-                                 for values in index_intervals_stack(self._correct, self._totals, self._confidence)]
+                    by_metric = [FrozenMap(values, noun="metric") for values in indices]
                     self._intervals = {RECALL_INTERVAL: by_class, INTERVALS: by_metric}
                 maps = self._intervals
         return maps
@@ -103,6 +102,22 @@ class Deferred(Mapping[Any, Any]):
 
     def __getitem__(self, key: Any) -> Any:
         return self._map()[key]
+
+    # the dict's own views and lookups (Mapping's would go through __getitem__ key by key)
+    def keys(self) -> KeysView[Any]:
+        return self._map().keys()
+
+    def values(self) -> ValuesView[Any]:
+        return self._map().values()
+
+    def items(self) -> ItemsView[Any, Any]:
+        return self._map().items()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._map().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._map()
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._map())

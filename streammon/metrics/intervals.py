@@ -74,17 +74,20 @@ def wilson(successes: float, trials: float, confidence: float = DEFAULT_CONFIDEN
 
 INTERVAL_METRICS = ("acsa", "gmean", "min_recall")
 _SHIFT = 6  # digamma/trigamma: recurrence up to x + 6 >= 6.5, then the asymptotic series (error < 1e-11)
+_DIRECT = 12.0  # from here on the series alone
 
 
 def _digamma_trigamma(x: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """ψ(x) and ψ′(x) for x >= ½ (element-wise; no scipy): recurrence, then the asymptotic series."""
+    """ψ(x) and ψ′(x) for x >= ½ (element-wise; no scipy): recurrence, then the asymptotic series (directly when
+    every x >= 12, where its first omitted terms are below 3e-15)."""
     psi = np.zeros_like(x)
     tri = np.zeros_like(x)
-    for j in range(_SHIFT):
+    shift = 0 if x.size and float(x.min()) >= _DIRECT else _SHIFT
+    for j in range(shift):
         inv = 1.0 / (x + j)
         psi -= inv
         tri += inv * inv
-    y = x + _SHIFT
+    y = x + shift
     u = 1.0 / (y * y)
     psi += np.log(y) - 0.5 / y - u * (1 / 12 - u * (1 / 120 - u * (1 / 252 - u * (1 / 240 - u * (1 / 132)))))
     tri += 1 / y + u / 2 + u / y * (1 / 6 - u * (1 / 30 - u * (1 / 42 - u * (1 / 30 - u * (5 / 66)))))
@@ -124,11 +127,21 @@ def index_intervals(
 def index_intervals_stack(correct: FloatArray, totals: FloatArray,
                           confidence: float = DEFAULT_CONFIDENCE) -> list[dict[str, tuple[float, float]]]:
     """``index_intervals`` of each row of ``correct`` and ``totals`` (W windows × K classes)."""
+    return window_intervals(correct, totals, confidence)[1]
+
+
+def window_intervals(correct: FloatArray, totals: FloatArray, confidence: float = DEFAULT_CONFIDENCE,
+                     ) -> tuple[tuple[FloatArray, FloatArray], list[dict[str, tuple[float, float]]]]:
+    """The Wilson interval of every class's recall (low, high: W × K, NaN for an absent class) and
+    ``index_intervals`` of each window, from each row of ``correct`` and ``totals`` (W windows × K classes)."""
     z = _z(confidence)  # validates the level
     keep = totals > 0
+    size = keep.sum(axis=1)
+    sizes = np.maximum(size, 1).astype(np.float64)
+    # Wilson at the level asked and, for the minimum recall, at 1 − (1 − level)/C (Bonferroni: all C at once)
+    levels = np.stack([np.full(len(sizes), confidence), 1 - (1 - confidence) / sizes])[:, :, None]
+    lows, highs = wilsons(np.stack([correct, correct]), np.stack([totals, totals]), levels)
     with np.errstate(divide="ignore", invalid="ignore"):  # windows without a class: NaN, set below
-        size = keep.sum(axis=1)
-        sizes = np.maximum(size, 1).astype(np.float64)
         k, n = np.where(keep, correct, 0.0), np.where(keep, totals, 1.0)
         a, b = k + 0.5, n - k + 0.5  # Jeffreys posterior Beta(a, b) of each recall
         s = a + b
@@ -143,9 +156,8 @@ def index_intervals_stack(correct: FloatArray, totals: FloatArray,
         log_mean = np.where(keep, psi[0] - psi[1], 0.0).sum(axis=1) / sizes
         log_sd = np.sqrt(np.where(keep, tri[0] - tri[1], 0.0).sum(axis=1)) / sizes
         gmean = np.exp(log_mean - z * log_sd), np.minimum(1.0, np.exp(log_mean + z * log_sd))
-        lows, highs = wilsons(k, n, 1 - (1 - confidence) / sizes[:, None])  # Bonferroni: all C intervals at once
-        least = (np.where(keep, lows, math.inf).min(axis=1, initial=math.inf),
-                 np.where(keep, highs, math.inf).min(axis=1, initial=math.inf))
+        least = (np.where(keep, lows[1], math.inf).min(axis=1, initial=math.inf),
+                 np.where(keep, highs[1], math.inf).min(axis=1, initial=math.inf))
     out = []
     for i in range(len(size)):
         if size[i] == 0:
@@ -153,7 +165,7 @@ def index_intervals_stack(correct: FloatArray, totals: FloatArray,
             continue
         out.append({name: (float(low[i]), float(high[i]))
                     for name, (low, high) in zip(INTERVAL_METRICS, (acsa, gmean, least), strict=True)})
-    return out
+    return (lows[0], highs[0]), out
 
 
 def posterior_intervals(

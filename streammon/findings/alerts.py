@@ -37,7 +37,7 @@ def window_conditions(w: WindowReport, reference: Reference | None, *,
                     f"class mix moved from the reference: JS {w.prior_shift.js:.3f} bits, "
                     f"TV {w.prior_shift.tv:.3f}, p = {w.prior_shift.p_value:.2g} (RRT {w.rrt:.3g} vs IR {w.ir:.3g})"))
     if reference is not None:
-        expected = {label for label, prior in reference.priors.items() if prior > 0}
+        expected = reference.expected
         present = set(w.present)
         # (Mutation testing: `<=` for `<` differs only where (1 − π)ⁿ equals alpha exactly: equivalent in practice.)
         lost = {c for c in expected - present if (1.0 - reference.priors[c]) ** w.n < alpha}

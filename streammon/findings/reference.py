@@ -10,6 +10,7 @@ Given as counts (``{"legit": 99_000, "fraud": 1_000}``) or as priors
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ class Reference:
         if total <= 0:
             raise ValueError(f"reference weights must not all be 0, got {mix!r}")
         return cls(FrozenMap({k: w / total for k, w in weights.items()}, noun="class"), source)
+
+    @functools.cached_property
+    def expected(self) -> frozenset[Hashable]:
+        """The classes with a positive prior (those a window at this mix is expected to hold)."""
+        return frozenset(label for label, prior in self.priors.items() if prior > 0)
 
     @property
     def labels(self) -> tuple[Hashable, ...]:

@@ -31,7 +31,7 @@ import numpy as np
 
 from streammon.findings.encode import json_float
 from streammon.metrics.confusion import FloatArray
-from streammon.metrics.tails import chi2_sf
+from streammon.metrics.tails import chi2_sfs
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_JS = 0.01
@@ -119,12 +119,12 @@ def prior_shifts(
     with np.errstate(divide="ignore", invalid="ignore"):
         chi2s = ((observed[:, support] - expected) ** 2 / expected).sum(axis=1) if df >= 1 else np.zeros(len(n))
     chi2s = np.where(unseen, math.inf, chi2s)
+    p_values = np.full(len(n), math.nan) if df < 1 else chi2_sfs(chi2s, df)  # inf for an unseen class: p = 0
     out = []
-    for size, js_i, tv_i, chi2, new_class in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
-                                                 unseen.tolist(), strict=True):
+    for size, js_i, tv_i, chi2, p_value in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
+                                               np.where(unseen, 0.0, p_values).tolist(), strict=True):
         if size == 0:
             out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
             continue
-        p_value = 0.0 if new_class else math.nan if df < 1 else chi2_sf(chi2, df)
         out.append(PriorShift(js_i, tv_i, chi2, df, p_value, bool(p_value < alpha and js_i >= min_js)))
     return out

@@ -29,13 +29,13 @@ from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.cusum import DegradationWatch
 from streammon.findings.alerts import active_since
-from streammon.findings.assemble import WindowCache, assemble_report, evaluate_view
+from streammon.findings.assemble import Pending, WindowCache, assemble_report, evaluate_pending, window_alerts
 from streammon.findings.distortion import Policy
 from streammon.findings.expected import PriorBaselines, as_confusion, estimate_reports
 from streammon.findings.frozen import FrozenMap
-from streammon.findings.label_view import label_reports
+from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
-from streammon.findings.report import Alert, Report
+from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
 from streammon.pending.schema import check_pending
@@ -308,12 +308,22 @@ class Monitor(Labelling):
         handlers; configure ``logging`` to see them. A monitor restored by ``load``
         logs the alerts still on at its first report.
         """
+        return reports([self])[0]
+
+    def _begin_report(self) -> tuple[Pending, LabelView | None]:
+        """A consistent copy of the counts (under the lock) and which window reports must be computed."""
         with self._lock:
             now = self._read_time()
             self._expire(now)
             view = self._tally.view(now)
             labelling = self._label_view(now)
-        windows, conditions = evaluate_view(view, self._policy, self._window_cache)
+        return self._window_cache.pending(view, self._policy), labelling
+
+    def _finish_report(self, pending: Pending, labelling: LabelView | None,
+                       windows: dict[str, WindowReport]) -> Report:
+        """The report from its window reports: alert conditions, their since-when, the alerts logged."""
+        view = pending.view
+        conditions = window_alerts(view, windows, self._policy)
         lifetime_stats = None
         if labelling is not None:
             windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy)
@@ -348,3 +358,19 @@ def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
     if given is None:
         return None
     return {"labels": [state.encode_label(x) for x in given.labels], "counts": given.matrix.tolist()}
+
+
+def reports(monitors: Iterable[Monitor]) -> list[Report]:
+    """``[m.report() for m in monitors]``, the windows of all of them computed together where they stack (the same
+    number of classes, positive class and policy: one stack for the models of an exporter instead of one each).
+
+    >>> from streammon import Sliding
+    >>> a, b = Monitor([Sliding(10)]), Monitor([Sliding(10)])
+    >>> a.update_many(["x", "y", "x"], ["x", "y", "y"]); b.update_many(["x", "y"], ["x", "x"])
+    >>> [round(r.windows["sliding_10"].scores["acsa"], 3) for r in reports([a, b])]
+    [0.75, 0.5]
+    """
+    begun = [(monitor, *monitor._begin_report()) for monitor in monitors]
+    windows = evaluate_pending([pending for _, pending, _ in begun])
+    return [monitor._finish_report(pending, labelling, w)
+            for (monitor, pending, labelling), w in zip(begun, windows, strict=True)]

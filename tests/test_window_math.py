@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,3 +77,66 @@ def test_a_cached_report_equals_a_fresh_one_and_changes_with_the_counts() -> Non
     third = monitor.report()
     assert third.windows["cumulative"] is not first.windows["cumulative"]
     assert third.windows["cumulative"].n == first.windows["cumulative"].n + 1
+
+
+def _window_dicts(windows: list[Any]) -> list[dict[str, Any]]:
+    return [w.to_dict() for w in windows]
+
+
+def test_windows_stacked_together_equal_each_alone() -> None:
+    """Windows of several settings evaluated as one stack (other classes, references or none, sizes, empty and
+    collapsed windows) give each the report it gets alone, field by field (to_dict, intervals included)."""
+    from streammon.findings.evaluate import Setting, evaluate_window, evaluate_windows
+    from streammon.findings.reference import Reference
+
+    rng = np.random.default_rng(11)
+    policy = Policy()
+    for k in (1, 2, 3, 7):
+        windows, settings = [], []
+        for i in range(9):
+            labels = tuple(f"{'abc'[i % 3]}{j}" for j in range(k))
+            counts = rng.integers(0, 30, (k, k)) * (rng.random((k, k)) < 0.8)
+            if i % 4 == 1:
+                counts[rng.integers(k)] = 0
+            if i == 5:
+                counts[:] = 0
+            reference = None if i % 3 == 0 else Reference.of({lab: int(rng.integers(1, 9)) for lab in labels})
+            windows.append((f"w{i}", "sliding", counts))
+            settings.append(Setting.of(labels, reference, None if k != 2 else 1, policy))
+        together = evaluate_windows(windows, settings)
+        for (name, kind, counts), setting, w in zip(windows, settings, together, strict=True):
+            alone = evaluate_window(name, kind, counts, setting.labels, setting.reference,
+                                    positive=setting.positive, policy=policy)
+            assert _same_dict(w.to_dict(), alone.to_dict()), (k, name)
+
+
+def _same_dict(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return _same(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same_dict(a[x], b[x]) for x in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(_same_dict, a, b))
+    return bool(a == b)
+
+
+def test_reports_of_many_monitors_equal_their_own_reports() -> None:
+    """``reports`` (what the exporter calls: every model's windows in one stack) gives each monitor the report it
+    gives alone."""
+    from streammon.monitor import reports
+
+    def monitors() -> list[Monitor]:
+        rng = np.random.default_rng(5)
+        out = []
+        for i in range(6):
+            m = Monitor([Cumulative(), Sliding(40)], reference={"a": 5 + i, "b": 3, "c": 2} if i % 2 else None,
+                        clock=lambda: 0.0)
+            m.update_many(rng.choice(["a", "b", "c"], 200 + 30 * i).tolist(),
+                          rng.choice(["a", "b", "c"], 200 + 30 * i).tolist())
+            out.append(m)
+        return out
+
+    together = reports(monitors())
+    alone = [m.report() for m in monitors()]
+    for a, b in zip(together, alone, strict=True):
+        assert _same_dict(a.to_dict(), b.to_dict())

@@ -173,6 +173,13 @@ class ClassIndex:
         index.declared = frozenset()
         return index
 
+    def copy(self) -> ClassIndex:
+        """An independent index of the same labels (registering in one leaves the other as it is)."""
+        index = type(self).__new__(type(self))
+        index.max_classes, index.declared = self.max_classes, self.declared
+        index._labels, index._ids, index._names = list(self._labels), dict(self._ids), dict(self._names)
+        return index
+
     def __len__(self) -> int:
         return len(self._labels)
 

@@ -99,11 +99,11 @@ class ConfusionCounts:
         )
 
     @classmethod
-    def of_known(cls, labels: Sequence[Hashable], matrix: IntMatrix) -> ConfusionCounts:
-        """Counts of a monitor's own classes (``labels`` from its index, ``matrix`` K×K int64, not shared): what a
-        report holds, without checking the labels again."""
+    def of_known(cls, labels: Sequence[Hashable] | ClassIndex, matrix: IntMatrix) -> ConfusionCounts:
+        """Counts of a monitor's own classes (``labels`` from its index, or an index of them to copy; ``matrix``
+        K×K int64, not shared): what a report holds, without checking the labels again."""
         counts = cls.__new__(cls)
-        counts._index = ClassIndex.of_known(labels)
+        counts._index = labels.copy() if isinstance(labels, ClassIndex) else ClassIndex.of_known(labels)
         counts._m = matrix
         return counts
 

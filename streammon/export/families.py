@@ -11,6 +11,7 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -20,6 +21,7 @@ from streammon.export.estimate_families import add_estimate_families
 from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
 from streammon.export.sink import Sink
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
+from streammon.findings.window_table import Deferred
 from streammon.metrics import catalog
 
 WINDOW = ("model", "window")
@@ -168,31 +170,36 @@ class _Families:
         series("streammon_window_samples", rows.window, [w.n])
         series("streammon_rrt", rows.window, [w.rrt])
         series("streammon_prior_shift", rows.window, [math.nan if w.prior_shift is None else w.prior_shift.js])
-        series("streammon_score_interval", rows.intervals, [bound for pair in w.intervals.values() for bound in pair])
-        recall, precision, corrected_precision = w.recall.values(), w.precision.values(), w.corrected_precision.values()
-        series("streammon_recall", rows.classes, list(recall))
+        series("streammon_score_interval", rows.intervals, [bound for pair in _row(w.intervals) for bound in pair])
+        precision, corrected_precision = _row(w.precision), _row(w.corrected_precision)
+        series("streammon_recall", rows.classes, _row(w.recall))
         series("streammon_recall_interval", rows.class_bounds,
-               [bound for pair in w.recall_interval.values() for bound in pair])
-        series("streammon_class_prior", rows.classes, list(w.priors.values()))
-        series("streammon_corrected_class_precision", rows.classes, list(corrected_precision))
+               [bound for pair in _row(w.recall_interval) for bound in pair])
+        series("streammon_class_prior", rows.classes, _row(w.priors))
+        series("streammon_corrected_class_precision", rows.classes, corrected_precision)
         series("streammon_class_precision_distortion", rows.classes,
                [read - at_reference for read, at_reference in zip(precision, corrected_precision, strict=True)])
-        scores, corrected = dict(w.scores.items()), dict(w.corrected.items())
-        series("streammon_score", rows.invariant, [scores[m] for m in rows.invariant_metrics])
-        series("streammon_corrected_score", rows.prone, [corrected[m] for m in rows.prone_metrics])
+        scores, corrected, distortion = _row(w.scores), _row(w.corrected), _row(w.distortion)
+        series("streammon_score", rows.invariant, [scores[i] for i in rows.invariant_index])
+        series("streammon_corrected_score", rows.prone, [corrected[i] for i in rows.prone_index])
         if self.distortion_prone:
-            series("streammon_distortion_prone_score", rows.prone, [scores[m] for m in rows.prone_metrics])
+            series("streammon_distortion_prone_score", rows.prone, [scores[i] for i in rows.prone_index])
         flags = {(f.metric, f.kind): f for f in w.flags}
         magnitudes, flagged = [], []
-        for metric, kind in rows.distortion_types:
+        for (metric, kind), i in zip(rows.distortion_types, rows.distortion_index, strict=True):
             flag = flags.get((metric, kind))
             if kind == TYPE1:
-                magnitudes.append(w.distortion[metric])
+                magnitudes.append(distortion[i])
             else:
                 magnitudes.append(flag.magnitude if flag else (0.0 if w.n else math.nan))
             flagged.append(1.0 if flag else 0.0)
         series("streammon_distortion", rows.distortion, magnitudes)
         series("streammon_distortion_flag", rows.distortion, flagged)
+
+
+def _row(values: Mapping[Any, Any]) -> list[Any]:
+    """A report mapping's values in key order (from the report's arrays when it holds them)."""
+    return values.row() if isinstance(values, Deferred) else list(values.values())
 
 
 def _names(labels: Iterable[object]) -> tuple[str, ...]:
@@ -224,11 +231,12 @@ class _WindowRows:
     classes: tuple[tuple[str, ...], ...]
     class_bounds: tuple[tuple[str, ...], ...]
     invariant: tuple[tuple[str, ...], ...]
-    invariant_metrics: tuple[str, ...]
+    invariant_index: tuple[int, ...]  # positions in the window's scores
     prone: tuple[tuple[str, ...], ...]
-    prone_metrics: tuple[str, ...]
+    prone_index: tuple[int, ...]
     distortion: tuple[tuple[str, ...], ...]
     distortion_types: tuple[tuple[str, str], ...]
+    distortion_index: tuple[int, ...]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -236,17 +244,18 @@ def _window_rows(model: str, window: str, labels: tuple[str, ...], metrics: tupl
                  interval_metrics: tuple[str, ...]) -> _WindowRows:
     """The series of a window of these classes and metrics: the same objects scrape after scrape (kept)."""
     key = (model, window)
-    invariant = tuple(m for m in metrics if catalog()[m].condition1)
-    prone = tuple(m for m in metrics if not catalog()[m].condition1)
-    types = tuple((m, kind) for m in metrics for kind in _distortion_types(m))
+    invariant = tuple(i for i, m in enumerate(metrics) if catalog()[m].condition1)
+    prone = tuple(i for i, m in enumerate(metrics) if not catalog()[m].condition1)
+    types = tuple((i, m, kind) for i, m in enumerate(metrics) for kind in _distortion_types(m))
     return _WindowRows(
         window=(key,),
         intervals=tuple((*key, m, bound) for m in interval_metrics for bound in ("low", "high")),
         classes=tuple((*key, label) for label in labels),
         class_bounds=tuple((*key, label, bound) for label in labels for bound in ("low", "high")),
-        invariant=tuple((*key, m) for m in invariant), invariant_metrics=invariant,
-        prone=tuple((*key, m) for m in prone), prone_metrics=prone,
-        distortion=tuple((*key, m, kind) for m, kind in types), distortion_types=types,
+        invariant=tuple((*key, metrics[i]) for i in invariant), invariant_index=invariant,
+        prone=tuple((*key, metrics[i]) for i in prone), prone_index=prone,
+        distortion=tuple((*key, m, kind) for _, m, kind in types), distortion_types=tuple((m, k) for _, m, k in types),
+        distortion_index=tuple(i for i, _, _ in types),
     )
 
 

@@ -100,6 +100,11 @@ LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=1024)
+def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple((model, label) for label in labels)
+
+
 def latency_buckets(stats: LabelStats | None) -> list[tuple[str, int]]:
     """Cumulative ``(le, count)`` pairs of the latency histogram: one exact bucket edge per doubling, then +Inf."""
     if stats is None:
@@ -130,8 +135,8 @@ def add_label_families(sink: Sink, model: str, report: Report) -> None:
     add = sink.add
 
     predicted = life.predicted_counts if life is not None else dict.fromkeys(report.labels, 0)
-    for label, n in predicted.items():
-        add("streammon_predictions", [model, str(label)], n)
+    sink.add_series("streammon_predictions", _class_rows(model, tuple(str(label) for label in predicted)),
+                    list(predicted.values()))
     for name, field in (("streammon_label_joined", "joined"), ("streammon_label_orphans", "orphans"),
                         ("streammon_label_duplicates", "duplicates"), ("streammon_predictions_expired", "expired"),
                         ("streammon_predictions_evicted", "evicted"), ("streammon_predictions_repeated", "repeated"),

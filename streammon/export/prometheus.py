@@ -81,7 +81,7 @@ from streammon.export.families import (
 )
 from streammon.export.text import Lines, document
 from streammon.findings.report import Report
-from streammon.monitor import Monitor
+from streammon.monitor import Monitor, reports
 
 
 def _same_exports(old: Report, new: Report) -> bool:
@@ -117,8 +117,9 @@ class MonitorCollector:
     (precision, F1, accuracy, MCC, …) under their own family;
     ``confusion=True`` exports the full K² confusion counter.
 
-    A scrape asks every monitor for its ``report()`` (cheap when its counts did not change: the monitor returns
-    its cached window reports) and rebuilds only the models whose report exports something new. ``collect()``
+    A scrape asks every monitor for its report (``streammon.monitor.reports``: the changed windows of all models
+    evaluated as one stack; cheap when a model's counts did not change: it returns its cached window reports) and
+    rebuilds only the models whose report exports something new. ``collect()``
     gives prometheus_client families (for a ``CollectorRegistry``); ``exposition()`` gives the formatted text
     from per-model pieces formatted once (what ``streammon.export.serve`` answers with).
     """
@@ -233,8 +234,8 @@ class MonitorCollector:
         with self._lock:
             monitors = list(self._monitors.items())
         per_model = []
-        for model, monitor in monitors:
-            report = monitor.report()
+        fresh = reports([monitor for _, monitor in monitors])  # every model's windows evaluated together
+        for (model, _), report in zip(monitors, fresh, strict=True):
             with self._lock:
                 cached = cache.get(model)
             if cached is not None and cached[1] == options and _same_exports(cached[0], report):

@@ -57,10 +57,8 @@ class Lines:
 
     def __init__(self, families: Iterable[Family]) -> None:
         # family name -> its line template, the positions of its labels in sorted order, its lines
-        self._families: dict[str, tuple[str, tuple[int, ...], list[str]]] = {}
-        for family in families:
-            labels = (*family.labels, "le") if family.kind == "histogram" else family.labels
-            self._families[family.name] = (*_template(family.sample_name, labels), [])
+        self._families: dict[str, tuple[str, tuple[int, ...], list[str]]] = {
+            name: (template, order, []) for name, template, order in _templates(tuple(families))}
         self._escaped: dict[str, str] = {}  # label value -> escaped (a model repeats few distinct values)
 
     def add(self, family: str, labels: Sequence[str], value: float) -> None:
@@ -81,27 +79,59 @@ class Lines:
 
     def add_buckets(self, family: str, labels: Sequence[str], buckets: Sequence[tuple[str, float]]) -> None:
         """One ``_bucket`` line per ``(le, count)``."""
-        for le, count in buckets:
-            self.add(family, [*labels, le], count)
+        self.add_series(family, _bucket_rows(tuple(labels), tuple(le for le, _ in buckets)),
+                        [count for _, count in buckets])
 
     def add_series(self, family: str, rows: tuple[tuple[str, ...], ...], values: Sequence[float]) -> None:
-        """One line per ``(row, value)``: each row's text up to the value formatted once and kept (``_prefixes``)."""
+        """One line per ``(row, value)``: each row's text up to the value formatted once and kept (``_prefixes``);
+        the values go into the joined lines in one ``%`` when all are plain (finite, below 10⁶: ``repr``)."""
         template, order, lines = self._families[family]
-        prefixes = _prefixes(template, order, rows)
-        lines.append("".join([prefix + (repr(number) if -math.inf < number < 1e6 else _go_float(number)) + "\n"
-                              for prefix, number in zip(prefixes, map(float, values), strict=True)]))
+        prefixes, joined = _prefixes(template, order, rows)
+        numbers = list(map(float, values))
+        if len(numbers) != len(prefixes):
+            raise ValueError(f"{family}: {len(numbers)} values for {len(prefixes)} series")
+        if not numbers:
+            return
+        total = sum(numbers)  # NaN or ±inf when any value is
+        if -math.inf < total < math.inf and max(numbers) < 1e6:
+            lines.append(joined % tuple(map(repr, numbers)))
+        else:
+            go = go_float
+            lines.append("".join([prefix + go(number) + "\n"
+                                  for prefix, number in zip(prefixes, numbers, strict=True)]))
 
     def pieces(self) -> dict[str, str]:
         """Each family's lines, joined (``""`` for a family without samples)."""
         return {name: "".join(lines) for name, (_, _, lines) in self._families.items()}
 
 
-@functools.lru_cache(maxsize=4096)
-def _prefixes(template: str, order: tuple[int, ...], rows: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
-    """Each row's sample line up to its value (the template filled with the escaped labels, less ``%s\\n``): what
-    stays the same from scrape to scrape for the series of one window or model."""
+@functools.lru_cache(maxsize=1024)
+def _bucket_rows(labels: tuple[str, ...], edges: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The rows of one histogram series' buckets (the same tuple while the edges stay)."""
+    return tuple((*labels, le) for le in edges)
+
+
+# (id(rows), template) -> rows, the prefixes, the lines joined with a %s for each value
+_PREFIXES: dict[tuple[int, str], tuple[tuple[tuple[str, ...], ...], tuple[str, ...], str]] = {}
+_KEPT_PREFIXES = 8192
+
+
+def _prefixes(template: str, order: tuple[int, ...], rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], str]:
+    """Each row's sample line up to its value (the template filled with the escaped labels, less ``%s\\n``), and
+    all of them joined into one ``%`` template: what stays the same from scrape to scrape for the series of one
+    window or model. Kept by the identity of ``rows`` (the builders pass the same tuple while the series stay:
+    hashing it would cost more than the lines)."""
+    key = (id(rows), template)
+    kept = _PREFIXES.get(key)
+    if kept is not None and kept[0] is rows:
+        return kept[1], kept[2]
     head = template[:-3]  # the template ends with "%s\n"
-    return tuple(head % tuple(escape(row[i]) for i in order) for row in rows)
+    prefixes = tuple(head % tuple(escape(row[i]) for i in order) for row in rows)
+    joined = "".join(prefix.replace("%", "%%") + "%s\n" for prefix in prefixes)
+    if len(_PREFIXES) >= _KEPT_PREFIXES:
+        _PREFIXES.clear()
+    _PREFIXES[key] = (rows, prefixes, joined)  # (holding rows keeps its id from being reused)
+    return prefixes, joined
 
 
 def go_float(value: float) -> str:
@@ -124,6 +154,16 @@ def escape(value: str) -> str:
     a\\b \"c\"\nd
     """
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+@functools.lru_cache(maxsize=64)
+def _templates(families: tuple[Family, ...]) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
+    """Each family's name, line template and label order (a histogram's lines also carry ``le``)."""
+    out = []
+    for family in families:
+        labels = (*family.labels, "le") if family.kind == "histogram" else family.labels
+        out.append((family.name, *_template(family.sample_name, labels)))
+    return tuple(out)
 
 
 def _template(sample_name: str, labels: Sequence[str]) -> tuple[str, tuple[int, ...]]:

@@ -17,7 +17,7 @@ window's counts into a ``WindowReport`` and lists the alert conditions that hold
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
@@ -68,25 +68,61 @@ class WindowCache:
     def windows(self, view: CountsView, policy: Policy) -> dict[str, WindowReport]:
         """The report of every window of ``view``: the cached one where nothing it depends on changed, the others
         computed together (``evaluate_windows``)."""
-        out: dict[str, WindowReport | None] = {}
-        changed = []
+        return evaluate_pending([self.pending(view, policy)])[0]
+
+    def pending(self, view: CountsView, policy: Policy) -> Pending:
+        """The cached reports of ``view``'s unchanged windows, and the windows to compute (``evaluate_pending``)."""
+        cached: dict[str, WindowReport] = {}
+        changed: list[tuple[tuple[object, ...], tuple[str, str, IntMatrix]]] = []
         for name, kind, counts in view.windows:
             key = (kind, view.labels, view.positive, counts.shape, counts.tobytes())
             entry = self._entries.get(name)
             if entry is not None and entry[0] == key and entry[1] is view.reference and entry[2] is policy:
-                out[name] = entry[3]
+                cached[name] = entry[3]
             else:
-                out[name] = None
                 changed.append((key, (name, kind, counts)))
-        if changed:
-            setting = self._setting
-            if setting is None or not setting.fits(view.labels, view.reference, view.positive, policy):
-                setting = self._setting = Setting.of(view.labels, view.reference, view.positive, policy)
-            fresh = evaluate_windows([window for _, window in changed], setting)
-            for (key, (name, _, _)), report in zip(changed, fresh, strict=True):
-                self._entries[name] = (key, view.reference, policy, report)
-                out[name] = report
-        return {name: report for name, report in out.items() if report is not None}
+        setting = self._setting
+        if changed and (setting is None or not setting.fits(view.labels, view.reference, view.positive, policy)):
+            setting = self._setting = Setting.of(view.labels, view.reference, view.positive, policy)
+        return Pending(self, view, policy, cached, changed, setting)
+
+    def store(self, pending: Pending, key: tuple[object, ...], report: WindowReport) -> None:
+        """Keep a window report computed for ``pending``."""
+        self._entries[report.name] = (key, pending.view.reference, pending.policy, report)
+
+
+@dataclass
+class Pending:
+    """One view's window reports on their way: those unchanged (from the cache), those to compute (``changed``:
+    cache key and ``(name, kind, counts)``, under ``setting``)."""
+
+    cache: WindowCache
+    view: CountsView
+    policy: Policy
+    cached: dict[str, WindowReport]
+    changed: list[tuple[tuple[object, ...], tuple[str, str, IntMatrix]]]
+    setting: Setting | None
+
+
+def evaluate_pending(pending: Sequence[Pending]) -> list[dict[str, WindowReport]]:
+    """Every window report of each pending view, in view order: the changed windows of all views computed together
+    wherever their settings stack (the monitors of one exporter: one stack per scrape instead of one per model),
+    each kept in its view's cache."""
+    groups: list[tuple[Setting, list[tuple[Pending, tuple[object, ...], tuple[str, str, IntMatrix]]]]] = []
+    for p in pending:
+        if p.setting is None or not p.changed:
+            continue
+        group = next((members for setting, members in groups if p.setting.stacks_with(setting)), None)
+        if group is None:
+            groups.append((p.setting, group := []))
+        group.extend((p, key, window) for key, window in p.changed)
+    for _, members in groups:
+        settings = [p.setting for p, _, _ in members if p.setting is not None]
+        fresh = evaluate_windows([window for _, _, window in members], settings)
+        for (p, key, _), report in zip(members, fresh, strict=True):
+            p.cache.store(p, key, report)
+            p.cached[report.name] = report
+    return [{name: p.cached[name] for name, _, _ in p.view.windows} for p in pending]
 
 
 def evaluate_view(view: CountsView, policy: Policy,
@@ -94,8 +130,12 @@ def evaluate_view(view: CountsView, policy: Policy,
     """Every window's report (from ``cache`` where its counts did not change), and the window alert conditions
     that hold now."""
     windows = (cache or WindowCache()).windows(view, policy)
-    conditions = [c for w in windows.values() for c in window_conditions(w, view.reference, alpha=policy.shift_alpha)]
-    return windows, conditions
+    return windows, window_alerts(view, windows, policy)
+
+
+def window_alerts(view: CountsView, windows: Mapping[str, WindowReport], policy: Policy) -> list[Condition]:
+    """The window alert conditions that hold now."""
+    return [c for w in windows.values() for c in window_conditions(w, view.reference, alpha=policy.shift_alpha)]
 
 
 def assemble_report(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from streammon.counting.counts import ConfusionCounts, IntMatrix
+from streammon.counting.counts import ClassIndex, ConfusionCounts, IntMatrix
 from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
 from streammon.findings.reference import Reference
 from streammon.findings.report import Flag, WindowReport
@@ -76,16 +76,19 @@ def _rrt_minority(labels: tuple[Hashable, ...], reference: Reference | None, pos
     return positive
 
 
-def window_rrts(true_counts: IntMatrix, minority: int | None) -> list[float]:
-    """``window_rrt`` of each row of ``true_counts`` (W windows × K classes), ``minority`` from ``_rrt_minority``."""
+def window_rrts(true_counts: IntMatrix, minority: int | Sequence[int | None] | None) -> list[float]:
+    """``window_rrt`` of each row of ``true_counts`` (W windows × K classes), ``minority`` from ``_rrt_minority``
+    (one for all rows, or one per row)."""
     counts = true_counts.astype(np.float64)
+    minorities = [minority] * len(counts) if minority is None or isinstance(minority, int) else list(minority)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if minority is not None:
-            low = counts[:, minority]
-            ratios = np.where(low == 0, math.inf, counts[:, 1 - minority] / low)
-        else:
-            present = counts > 0
-            ratios = counts.max(axis=1, initial=0.0) / np.where(present, counts, math.inf).min(axis=1, initial=math.inf)
+        present = counts > 0
+        ratios = counts.max(axis=1, initial=0.0) / np.where(present, counts, math.inf).min(axis=1, initial=math.inf)
+        named = [(i, m) for i, m in enumerate(minorities) if m is not None]
+        if named:  # binary: majority over the named minority, inf without it
+            rows, columns = np.array([i for i, _ in named]), np.array([m for _, m in named])
+            low, high = counts[rows, columns], counts[rows, 1 - columns]
+            ratios[rows] = np.where(low == 0, math.inf, high / low)
     out: list[float] = np.where(counts.sum(axis=1) == 0, math.nan, ratios).tolist()
     return out
 
@@ -112,6 +115,7 @@ class Setting:
     violates: np.ndarray  # (metrics, 1): violates Condition 1
     exponents: Mapping[str, float]  # the Hölder exponent of each Hölder-mean score
     minority: int | None
+    index: ClassIndex  # of ``labels``, copied into each window's ConfusionCounts
 
     @classmethod
     def of(cls, labels: Sequence[Hashable], reference: Reference | None, positive: int | None,
@@ -124,7 +128,13 @@ class Setting:
         return cls(labels, reference, positive, policy, wanted,
                    None if reference is None else reference.aligned(labels),
                    np.array([not s.condition1 for s in specs], dtype=bool).reshape(-1, 1), exponents,
-                   _rrt_minority(labels, reference, positive))
+                   _rrt_minority(labels, reference, positive), ClassIndex.of_known(labels))
+
+    def stacks_with(self, other: Setting) -> bool:
+        """Whether windows of both settings can be evaluated in one stack: the same number of classes, metrics,
+        positive class and policy (the classes themselves and the reference may differ)."""
+        return (len(self.labels) == len(other.labels) and self.wanted == other.wanted
+                and self.positive == other.positive and self.policy == other.policy)
 
     def fits(self, labels: tuple[Hashable, ...], reference: Reference | None, positive: int | None,
              policy: Policy) -> bool:
@@ -147,55 +157,66 @@ def evaluate_window(
     return evaluate_windows([(name, kind, counts)], Setting.of(labels, reference, positive, policy))[0]
 
 
-def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]], setting: Setting) -> list[WindowReport]:
-    """The ``WindowReport`` of each ``(name, kind, K×K counts)`` of ``setting``'s classes, computed together: the
-    windows are one (W, K, K) stack, so each quantity costs one array operation for all of them."""
-    labels, reference, positive, policy, priors = (setting.labels, setting.reference, setting.positive,
-                                                   setting.policy, setting.priors)
+def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
+                     settings: Setting | Sequence[Setting]) -> list[WindowReport]:
+    """The ``WindowReport`` of each ``(name, kind, K×K counts)``, computed together: the windows are one (W, K, K)
+    stack, so each quantity costs one array operation for all of them. ``settings``: one for all windows, or one
+    per window — windows of several monitors stack when their settings do (``Setting.stacks_with``)."""
+    each = [settings] * len(windows) if isinstance(settings, Setting) else list(settings)
+    setting, policy = each[0], each[0].policy
+    if len(each) != len(windows) or not all(s is setting or s.stacks_with(setting) for s in each):
+        raise ValueError("evaluate_windows needs one setting per window, all of them stacking together")
     counts = np.stack([c for _, _, c in windows]).astype(np.int64, copy=False)
     matrices = counts.astype(np.float64)
     sizes = counts.sum(axis=(1, 2))
     true_counts, predicted = counts.sum(axis=2), counts.sum(axis=1)
     present = true_counts > 0
-    at_mix = None if priors is None else reweight_stack(matrices, priors / priors.sum())
-    scores, reweighted, recalls, precisions, corrected_precision = _evaluate(matrices, at_mix, setting)
-    corrected = _corrected(scores, reweighted, setting, present=present, weighted=sizes > 0)
+    with_reference = np.array([s.priors is not None for s in each], dtype=bool)
+    priors = _priors(each, len(setting.labels))
+    at_mix = reweight_stack(matrices, priors) if with_reference.any() else None
+    scores, reweighted, recalls, precisions, at_reference_precision = _evaluate(matrices, at_mix, setting)
+    weighted = (sizes > 0) & with_reference  # the windows that have values at a reference mix
+    corrected = _corrected(scores, reweighted, setting, present=present, priors=priors, weighted=weighted)
+    corrected_precision = np.where(weighted[:, None], at_reference_precision, math.nan)
     distortion = scores - corrected
     shifts: list[PriorShift | None] = [None] * len(windows)
-    if priors is not None:
-        shifts = list(prior_shifts(true_counts, priors, alpha=policy.shift_alpha, min_js=policy.shift_min_js))
+    if with_reference.any():
+        rows = np.flatnonzero(with_reference)
+        for i, shift in zip(rows.tolist(), prior_shifts(true_counts[rows], priors[rows], alpha=policy.shift_alpha,
+                                                         min_js=policy.shift_min_js), strict=True):
+            shifts[i] = shift
     n_present = present.sum(axis=1).tolist()
-    rrts = window_rrts(true_counts, setting.minority)
+    rrts = window_rrts(true_counts, [s.minority for s in each])
     with np.errstate(divide="ignore", invalid="ignore"):
         mix = true_counts / sizes[:, None]
     table = WindowTable(
-        labels, setting.wanted,
+        [s.labels for s in each], setting.wanted,
         {COUNTS: true_counts, PREDICTED: predicted, PRIORS: mix, RECALL: recalls, PRECISION: precisions,
          CORRECTED_PRECISION: corrected_precision},
         {SCORES: scores, CORRECTED: corrected, DISTORTION: distortion},
         correct=np.diagonal(matrices, axis1=1, axis2=2), totals=true_counts.astype(np.float64),
         confidence=policy.confidence, exponents=setting.exponents)
     collapsed = (present & ~np.isnan(recalls) & (recalls <= policy.collapse_recall)).any(axis=1).tolist()
-    ir = math.nan if reference is None else reference.ir
     reports = []
-    for w, (name, kind, _) in enumerate(windows):
+    for w, ((name, kind, _), s) in enumerate(zip(windows, each, strict=True)):
         present_w = present[w].tolist()
-        flags = _flags(w, scores, corrected, distortion, setting, rrt=rrts[w], shift=shifts[w], n=int(sizes[w]),
+        flags = _flags(w, scores, corrected, distortion, s, rrt=rrts[w], shift=shifts[w], n=int(sizes[w]),
                        n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
+        labels = s.labels
         reports.append(WindowReport(
             name=name,
             kind=kind,
             n=int(sizes[w]),
             labels=labels,
-            confusion=ConfusionCounts.of_known(labels, counts[w].copy()),
+            confusion=ConfusionCounts.of_known(s.index, counts[w].copy()),
             counts=Deferred(table, w, COUNTS),
             predicted=Deferred(table, w, PREDICTED),
             priors=Deferred(table, w, PRIORS),
             present=tuple(lab for lab, here in zip(labels, present_w, strict=True) if here),
             absent=tuple(lab for lab, here in zip(labels, present_w, strict=True) if not here),
-            positive=None if positive is None else labels[positive],
+            positive=None if s.positive is None else labels[s.positive],
             rrt=rrts[w],
-            ir=ir,
+            ir=math.nan if s.reference is None else s.reference.ir,
             prior_shift=shifts[w],
             recall=Deferred(table, w, RECALL),
             precision=Deferred(table, w, PRECISION),
@@ -209,6 +230,14 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]], setting: Set
             intervals=Deferred(table, w, INTERVALS),
         ))
     return reports
+
+
+def _priors(settings: Sequence[Setting], k: int) -> FloatArray:
+    """Each window's reference priors in class order, normalised (W × K; uniform for a window without one — its
+    values at the reference mix are set to NaN)."""
+    rows = [s.priors / s.priors.sum() if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
+    out: FloatArray = np.array(rows, dtype=np.float64).reshape(len(settings), k)
+    return out
 
 
 def _evaluate(matrices: FloatArray, at_mix: FloatArray | None,
@@ -246,16 +275,16 @@ def _table(values: Mapping[str, FloatArray], wanted: tuple[str, ...], columns: i
 
 
 def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setting, *, present: np.ndarray,
-               weighted: np.ndarray) -> FloatArray:
-    """Every score (rows) of each window (columns) at the reference mix (``f_π``): NaN without a reference or
-    samples.
+               priors: FloatArray, weighted: np.ndarray) -> FloatArray:
+    """Every score (rows) of each window (columns) at its reference mix (``f_π``, ``priors``: W × K): NaN
+    without a reference (``weighted`` False) or samples.
 
     Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
     recomputed (probed in the tests); the others are read from the reweighted matrix.
     """
-    if reweighted is None or setting.priors is None:
+    if reweighted is None:
         return np.full(scores.shape, math.nan)
-    same_classes = (present == (setting.priors > 0)).all(axis=1)
+    same_classes = (present == (priors > 0)).all(axis=1) & weighted
     out: FloatArray = np.where(~setting.violates & same_classes, scores, np.where(weighted, reweighted, math.nan))
     return out
 

@@ -62,7 +62,7 @@ class Reference:
         """The reference classes, in the order given."""
         return tuple(self.priors)
 
-    @property
+    @functools.cached_property
     def ir(self) -> float:
         """Imbalance ratio ``max π / min π`` (seed 004, Definition 1); inf if a prior is 0."""
         values = list(self.priors.values())

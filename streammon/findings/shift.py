@@ -99,30 +99,32 @@ def prior_shifts(
     alpha: float = DEFAULT_ALPHA,
     min_js: float = DEFAULT_MIN_JS,
 ) -> list[PriorShift]:
-    """``prior_shift`` of each row of ``counts`` (W windows × K classes) against one ``reference``."""
+    """``prior_shift`` of each row of ``counts`` (W windows × K classes) against ``reference`` priors: one mix (K,)
+    for all, or one per window (W, K)."""
     # (Mutation testing: without dtype=, int counts become floats at the first division below: the same values.)
     observed = np.asarray(counts, dtype=np.float64)
-    ref = np.asarray(reference, dtype=np.float64)
-    ref = ref / ref.sum()
+    ref = np.broadcast_to(np.asarray(reference, dtype=np.float64), observed.shape)
+    ref = ref / ref.sum(axis=1, keepdims=True)
     n = observed.sum(axis=1)
-    empty = n == 0
-    window = observed / np.where(empty, 1.0, n)[:, None]
+    window = observed / np.where(n == 0, 1.0, n)[:, None]
     js = js_divergences(window, ref)
     tv = np.abs(window - ref).sum(axis=1) / 2
     support = ref > 0
-    df = int(support.sum()) - 1
+    dfs = support.sum(axis=1) - 1
     # a class the reference never saw but a window holds: chi2 = inf, p = 0
-    unseen: Any = np.zeros(len(n), dtype=bool)
-    if not support.all():
-        unseen = (observed[:, ~support] > 0).any(axis=1)
-    expected = n[:, None] * ref[support]
+    unseen = ((observed > 0) & ~support).any(axis=1)
+    expected = n[:, None] * ref
     with np.errstate(divide="ignore", invalid="ignore"):
-        chi2s = ((observed[:, support] - expected) ** 2 / expected).sum(axis=1) if df >= 1 else np.zeros(len(n))
-    chi2s = np.where(unseen, math.inf, chi2s)
-    p_values = np.full(len(n), math.nan) if df < 1 else chi2_sfs(chi2s, df)  # inf for an unseen class: p = 0
+        chi2s = np.where(support, (observed - expected) ** 2 / expected, 0.0).sum(axis=1)
+    chi2s = np.where(unseen, math.inf, np.where(dfs < 1, 0.0, chi2s))
+    p_values = np.full(len(n), math.nan)
+    for df in set(dfs.tolist()) - {0, -1}:  # (windows of one reference share their degrees of freedom)
+        rows = dfs == df
+        p_values[rows] = chi2_sfs(chi2s[rows], df)
     out = []
-    for size, js_i, tv_i, chi2, p_value in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
-                                               np.where(unseen, 0.0, p_values).tolist(), strict=True):
+    for size, js_i, tv_i, chi2, df, p_value in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
+                                                   dfs.tolist(), np.where(unseen, 0.0, p_values).tolist(),
+                                                   strict=True):
         if size == 0:
             out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
             continue

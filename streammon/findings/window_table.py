@@ -9,7 +9,7 @@ thing computed, not just arranged, on first read: for every window of the table 
 ``streammon.metrics.intervals``), when the exporter, a dashboard or an incompetence alert first needs one.
 
 >>> import numpy as np
->>> table = WindowTable(("a", "b"), ("acsa",), {RECALL: np.array([[0.8, np.nan]])}, {SCORES: np.array([[0.8]])},
+>>> table = WindowTable([("a", "b")], ("acsa",), {RECALL: np.array([[0.8, np.nan]])}, {SCORES: np.array([[0.8]])},
 ...                     correct=np.array([[8.0, 0.0]]), totals=np.array([[10.0, 0.0]]), confidence=0.95)
 >>> recall = Deferred(table, 0, RECALL)
 >>> recall["a"], len(recall), Deferred(table, 0, SCORES)
@@ -24,8 +24,7 @@ KeyError: "no class 'c' here; the classes are 'a', 'b'"
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Hashable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Hashable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any
 
 import numpy as np
@@ -45,22 +44,23 @@ RECALL_INTERVAL, INTERVALS = "recall_interval", "intervals"
 
 
 class WindowTable:
-    """Every per-class and per-metric number of W windows, and the maps of each window built from them."""
+    """Every per-class and per-metric number of W windows (each with its classes: ``labels`` per window), and the
+    maps of each window built from them."""
 
-    def __init__(self, labels: tuple[Hashable, ...], metrics: tuple[str, ...], by_class: Mapping[str, np.ndarray],
-                 by_metric: Mapping[str, np.ndarray], *, correct: FloatArray, totals: FloatArray, confidence: float,
-                 exponents: Mapping[str, float] | None = None) -> None:
+    def __init__(self, labels: Sequence[tuple[Hashable, ...]], metrics: tuple[str, ...],
+                 by_class: Mapping[str, np.ndarray], by_metric: Mapping[str, np.ndarray], *, correct: FloatArray,
+                 totals: FloatArray, confidence: float, exponents: Mapping[str, float] | None = None) -> None:
         self.labels, self.metrics = labels, metrics
         self._by_class, self._by_metric = by_class, by_metric
         self._exponents = exponents or {}  # the Hölder exponent of each Hölder-mean score (competitiveness)
         self._correct, self._totals, self._confidence = correct, totals, confidence
-        self._lock = threading.Lock()
         self._intervals: dict[str, list[FrozenMap[Any, tuple[float, float]]]] | None = None
 
     def build(self, window: int, which: str) -> FrozenMap[Any, Any]:
         """The map ``which`` of one window."""
         if which in self._by_class:
-            return FrozenMap(zip(self.labels, self._by_class[which][window].tolist(), strict=True), noun="class")
+            return FrozenMap(zip(self.labels[window], self._by_class[which][window].tolist(), strict=True),
+                             noun="class")
         if which == COMPETITIVENESS:  # seed 001's verdict on each Hölder-mean score against the random classifier
             scores = dict(zip(self.metrics, self._by_metric[SCORES][:, window].tolist(), strict=True))
             classes = int((self._totals[window] > 0).sum())
@@ -71,17 +71,24 @@ class WindowTable:
                              noun="metric")
         return self._interval_maps()[which][window]
 
+    def row(self, window: int, which: str) -> list[Any]:
+        """The values of the map ``which`` of one window, in key order, without building the map."""
+        if which in self._by_class:
+            out: list[Any] = self._by_class[which][window].tolist()
+            return out
+        if which in self._by_metric:
+            out = self._by_metric[which][:, window].tolist()
+            return out
+        return list(self.build(window, which).values())
+
     def _interval_maps(self) -> dict[str, list[FrozenMap[Any, tuple[float, float]]]]:
         maps = self._intervals
-        if maps is None:
-            with self._lock:  # computed once, for every window
-                if self._intervals is None:
-                    (low, high), indices = window_intervals(self._correct, self._totals, self._confidence)
-                    by_class = [FrozenMap(zip(self.labels, zip(lows, highs, strict=True), strict=True), noun="class")
-                                for lows, highs in zip(low.tolist(), high.tolist(), strict=True)]
-                    by_metric = [FrozenMap(values, noun="metric") for values in indices]
-                    self._intervals = {RECALL_INTERVAL: by_class, INTERVALS: by_metric}
-                maps = self._intervals
+        if maps is None:  # computed once, for every window (two threads may both compute it: equal maps)
+            (low, high), indices = window_intervals(self._correct, self._totals, self._confidence)
+            by_class = [FrozenMap(zip(labels, zip(lows, highs, strict=True), strict=True), noun="class")
+                        for labels, lows, highs in zip(self.labels, low.tolist(), high.tolist(), strict=True)]
+            by_metric = [FrozenMap(values, noun="metric") for values in indices]
+            maps = self._intervals = {RECALL_INTERVAL: by_class, INTERVALS: by_metric}
         return maps
 
 
@@ -93,6 +100,12 @@ class Deferred(Mapping[Any, Any]):
     def __init__(self, table: WindowTable, window: int, which: str) -> None:
         self._table, self._window, self._which = table, window, which
         self._built: FrozenMap[Any, Any] | None = None
+
+    def row(self) -> list[Any]:
+        """The values in key order (``list(self.values())``; read from the table's arrays if the map was not
+        built: what the exporter reads)."""
+        built = self._built
+        return list(built.values()) if built is not None else self._table.row(self._window, self._which)
 
     def _map(self) -> FrozenMap[Any, Any]:
         built = self._built

@@ -57,7 +57,8 @@ def reweight(cm: Any, priors: Any) -> FloatArray:
 
 
 def reweight_stack(matrices: FloatArray, priors: FloatArray) -> FloatArray:
-    """``reweight`` of each of W K×K matrices (W, K, K) to normalised ``priors`` (checked by the caller).
+    """``reweight`` of each of W K×K matrices (W, K, K) to normalised ``priors`` (checked by the caller): one
+    mix (K,) for all, or one per matrix (W, K).
 
     >>> reweight_stack(np.array([[[8.0, 2.0], [30.0, 60.0]], [[0.0, 0.0], [3.0, 7.0]]]), np.array([0.5, 0.5]))[1]
     array([[nan, nan],
@@ -66,7 +67,8 @@ def reweight_stack(matrices: FloatArray, priors: FloatArray) -> FloatArray:
     rows = matrices.sum(axis=2)
     n = rows.sum(axis=1)
     known = rows > 0
-    scaled = matrices / np.where(known, rows, 1.0)[:, :, None] * (priors[None, :, None] * n[:, None, None])
-    unknown = np.where(priors > 0, np.nan, 0.0)  # (mutation testing: None stores as NaN too, an equivalent mutant)
-    out: FloatArray = np.where(known[:, :, None], scaled, unknown[None, :, None])
+    mix = np.broadcast_to(priors, rows.shape)
+    scaled = matrices / np.where(known, rows, 1.0)[:, :, None] * (mix[:, :, None] * n[:, None, None])
+    unknown = np.where(mix > 0, np.nan, 0.0)  # (mutation testing: None stores as NaN too, an equivalent mutant)
+    out: FloatArray = np.where(known[:, :, None], scaled, unknown[:, :, None])
     return out

@@ -384,7 +384,8 @@ def main() -> None:
         r = read_costs(k)
         print(f"| report vs get | {k} | {r['river'] * 1e3:.3f} ms | {r['fresh'] * 1e3:.3f} ms | "
               f"{r['river'] / r['fresh']:.2f}× | {r['fresh_read'] * 1e3:.3f} ms | "
-              f"{r['river'] / r['fresh_read']:.2f}× | {r['unchanged'] * 1e3:.3f} ms | {r['river'] / r['unchanged']:.2f}× |")
+              f"{r['river'] / r['fresh_read']:.2f}× | {r['unchanged'] * 1e3:.3f} ms | "
+              f"{r['river'] / r['unchanged']:.2f}× |")
     s = scrape()
     print("Scrape of 20 models × 4 windows, K = 10 (~10,000 lines; median ms; HTTP: Prometheus' Accept, gzip):")
     print("| path | after new samples in every model | unchanged | unchanged / changed |\n|---|---|---|---|")

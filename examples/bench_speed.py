@@ -405,7 +405,7 @@ def main() -> None:
     for path in ("generate_latest", "exposition", "HTTP make_wsgi_app", "HTTP serve()", "HTTP round trip alone"):
         changed, unchanged = s[f"{path} changed"], s[f"{path} unchanged"]
         print(f"| {path} | {changed * 1e3:.1f} ms | {unchanged * 1e3:.1f} ms | {unchanged / changed:.0%} |")
-    print(f"changed scrape's parts: {s['reports'] * 1e3:.1f} ms the 20 report() calls, {s['build'] * 1e3:.1f} ms "
+    print(f"changed scrape's parts: {s['reports'] * 1e3:.1f} ms the reports (one stack), {s['build'] * 1e3:.1f} ms "
           f"building the samples, {s['format'] * 1e3:.1f} ms formatting them, {s['join'] * 1e3:.1f} ms joining")
     print()
     print("Predictions whose labels come later (examples/bench_labels.py):")

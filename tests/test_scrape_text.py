@@ -221,3 +221,20 @@ def test_family_table_has_no_name_an_escaping_scheme_changes() -> None:
     legal = set("abcdefghijklmnopqrstuvwxyz_")
     families = collector_families(distortion_prone=True, confusion=True)
     assert all(set(f.name) <= legal and all(set(label) <= legal for label in f.labels) for f in families)
+
+
+def test_the_kept_line_heads_are_dropped_and_made_again_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for only a few series' line heads (``text._KEPT_PREFIXES``), scrape after scrape of models with
+    the same and with other classes is still what prometheus_client writes: the heads are formatted again."""
+    import streammon.export.text as text
+
+    monkeypatch.setattr(text, "_KEPT_PREFIXES", 3)
+    monkeypatch.setattr(text, "_PREFIXES", {})
+    monitors = {f"m{i}": Monitor([Cumulative(), Sliding(20)], reference={"a": 2, "b": 1, f"c{i}": 1})
+                for i in range(3)}
+    collector = MonitorCollector(monitors)
+    for step in range(3):
+        for i, monitor in enumerate(monitors.values()):
+            monitor.update_many(["a", "b", f"c{i}"] * (step + 1), ["a", f"c{i}", "b"] * (step + 1))
+        _assert_as_prometheus_client_writes(collector, monitors)
+        assert len(text._PREFIXES) <= 3

@@ -206,18 +206,24 @@ def _names(labels: Iterable[object]) -> tuple[str, ...]:
     return tuple(str(label) for label in labels)
 
 
-@functools.lru_cache(maxsize=1024)
+# The label rows of the series are kept (and the exposition text's line heads with them, streammon.export.text)
+# for up to _KEPT_SERIES models or windows: about as much memory as the exposition itself; more models than that
+# still export right, each scrape formatting their line heads again.
+_KEPT_SERIES = 4096
+
+
+@functools.lru_cache(maxsize=_KEPT_SERIES)
 def _rows(*rows: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """``rows`` as the same tuple object from scrape to scrape."""
     return rows
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=_KEPT_SERIES)
 def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple((model, label) for label in labels)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=_KEPT_SERIES)
 def _pair_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple((model, true, predicted) for true in labels for predicted in labels)
 
@@ -239,7 +245,7 @@ class _WindowRows:
     distortion_index: tuple[int, ...]
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=_KEPT_SERIES)
 def _window_rows(model: str, window: str, labels: tuple[str, ...], metrics: tuple[str, ...],
                  interval_metrics: tuple[str, ...]) -> _WindowRows:
     """The series of a window of these classes and metrics: the same objects scrape after scrape (kept)."""

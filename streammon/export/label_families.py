@@ -100,7 +100,7 @@ LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 )
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
 def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple((model, label) for label in labels)
 

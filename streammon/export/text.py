@@ -105,7 +105,7 @@ class Lines:
         return {name: "".join(lines) for name, (_, _, lines) in self._families.items()}
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
 def _bucket_rows(labels: tuple[str, ...], edges: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The rows of one histogram series' buckets (the same tuple while the edges stay)."""
     return tuple((*labels, le) for le in edges)
@@ -113,7 +113,7 @@ def _bucket_rows(labels: tuple[str, ...], edges: tuple[str, ...]) -> tuple[tuple
 
 # (id(rows), template) -> rows, the prefixes, the lines joined with a %s for each value
 _PREFIXES: dict[tuple[int, str], tuple[tuple[tuple[str, ...], ...], tuple[str, ...], str]] = {}
-_KEPT_PREFIXES = 8192
+_KEPT_PREFIXES = 65536  # series (a window has ~12): about the size of the exposition itself
 
 
 def _prefixes(template: str, order: tuple[int, ...], rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], str]:

@@ -19,6 +19,7 @@ mappings (``streammon.findings.window_table``).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -112,10 +113,16 @@ class Setting:
     policy: Policy
     wanted: tuple[str, ...]
     priors: FloatArray | None  # the reference's, in class order (0 for a class it lacks)
+    mix: FloatArray | None  # the same, normalised to sum 1
     violates: np.ndarray  # (metrics, 1): violates Condition 1
     exponents: Mapping[str, float]  # the Hölder exponent of each Hölder-mean score
     minority: int | None
     index: ClassIndex  # of ``labels``, copied into each window's ConfusionCounts
+
+    @functools.cached_property
+    def reference_classes(self) -> int:
+        """The classes with a positive reference prior (0 without a reference)."""
+        return 0 if self.priors is None else int((self.priors > 0).sum())
 
     @classmethod
     def of(cls, labels: Sequence[Hashable], reference: Reference | None, positive: int | None,
@@ -125,8 +132,9 @@ class Setting:
         specs = [catalog()[m] for m in wanted]
         exponents = {s.name: p for s in specs if (s.holder_p is not None or s.params)
                      and (p := s.hoelder_exponent(policy.params(s.name))) is not None}
-        return cls(labels, reference, positive, policy, wanted,
-                   None if reference is None else reference.aligned(labels),
+        priors = None if reference is None else reference.aligned(labels)
+        return cls(labels, reference, positive, policy, wanted, priors,
+                   None if priors is None else priors / priors.sum(),
                    np.array([not s.condition1 for s in specs], dtype=bool).reshape(-1, 1), exponents,
                    _rrt_minority(labels, reference, positive), ClassIndex.of_known(labels))
 
@@ -197,11 +205,14 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
         correct=np.diagonal(matrices, axis1=1, axis2=2), totals=true_counts.astype(np.float64),
         confidence=policy.confidence, exponents=setting.exponents)
     collapsed = (present & ~np.isnan(recalls) & (recalls <= policy.collapse_recall)).any(axis=1).tolist()
+    absent = (~present).tolist()
+    # Type 1 candidates of every window at once: Condition-1 violators whose distortion is material (NaN is not)
+    material = (setting.violates & (np.abs(distortion) > policy.type1_tolerance)).T.tolist()
     reports = []
     for w, ((name, kind, _), s) in enumerate(zip(windows, each, strict=True)):
         present_w = present[w].tolist()
-        flags = _flags(w, scores, corrected, distortion, s, rrt=rrts[w], shift=shifts[w], n=int(sizes[w]),
-                       n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
+        flags = _flags(w, scores, corrected, distortion, s, material=material[w], rrt=rrts[w], shift=shifts[w],
+                       n=int(sizes[w]), n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
         labels = s.labels
         reports.append(WindowReport(
             name=name,
@@ -212,8 +223,8 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
             counts=Deferred(table, w, COUNTS),
             predicted=Deferred(table, w, PREDICTED),
             priors=Deferred(table, w, PRIORS),
-            present=tuple(lab for lab, here in zip(labels, present_w, strict=True) if here),
-            absent=tuple(lab for lab, here in zip(labels, present_w, strict=True) if not here),
+            present=tuple(itertools.compress(labels, present_w)),
+            absent=tuple(itertools.compress(labels, absent[w])),
             positive=None if s.positive is None else labels[s.positive],
             rrt=rrts[w],
             ir=math.nan if s.reference is None else s.reference.ir,
@@ -235,7 +246,7 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
 def _priors(settings: Sequence[Setting], k: int) -> FloatArray:
     """Each window's reference priors in class order, normalised (W × K; uniform for a window without one — its
     values at the reference mix are set to NaN)."""
-    rows = [s.priors / s.priors.sum() if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
+    rows = [s.mix if s.mix is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
     out: FloatArray = np.array(rows, dtype=np.float64).reshape(len(settings), k)
     return out
 
@@ -290,23 +301,21 @@ def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setti
 
 
 def _flags(w: int, scores: FloatArray, corrected: FloatArray, distortion: FloatArray, setting: Setting, *,
-           rrt: float, shift: PriorShift | None, n: int, n_present: int,
+           material: list[bool], rrt: float, shift: PriorShift | None, n: int, n_present: int,
            collapsed: FloatArray | None) -> tuple[Flag, ...]:
-    """The flags of window ``w``: Type 1 among the metrics whose distortion is material, Type 2 with a reference
-    and samples, Condition 3 when a present class's recall collapsed (``collapsed``: the window's counts)."""
+    """The flags of window ``w``: Type 1 among the metrics whose distortion is ``material``, Type 2 with a
+    reference and samples, Condition 3 when a present class's recall collapsed (``collapsed``: its counts)."""
     policy, wanted, reference = setting.policy, setting.wanted, setting.reference
     flags: list[Flag] = []
-    if shift is not None and shift.p_value < policy.shift_alpha:
-        material = np.flatnonzero(setting.violates[:, 0] & (np.abs(distortion[:, w]) > policy.type1_tolerance))
-        if material.size:  # (a NaN distortion is not material)
-            pick = {wanted[i]: int(i) for i in material}
-            flags += type1_flags({m: float(scores[i, w]) for m, i in pick.items()},
-                                 {m: float(corrected[i, w]) for m, i in pick.items()},
-                                 {m: float(distortion[i, w]) for m, i in pick.items()},
-                                 rrt=rrt, ir=math.nan if reference is None else reference.ir,
-                                 tolerance=policy.type1_tolerance, mix_differs=True)
+    if shift is not None and shift.p_value < policy.shift_alpha and any(material):
+        pick = {wanted[i]: i for i, yes in enumerate(material) if yes}
+        flags += type1_flags({m: float(scores[i, w]) for m, i in pick.items()},
+                             {m: float(corrected[i, w]) for m, i in pick.items()},
+                             {m: float(distortion[i, w]) for m, i in pick.items()},
+                             rrt=rrt, ir=math.nan if reference is None else reference.ir,
+                             tolerance=policy.type1_tolerance, mix_differs=True)
     if setting.priors is not None and n > 0:
-        flags += type2_flags(wanted, present=n_present, reference=int((setting.priors > 0).sum()))
+        flags += type2_flags(wanted, present=n_present, reference=setting.reference_classes)
     if collapsed is not None:
         flags += condition3_flags(dict(zip(wanted, scores[:, w].tolist(), strict=True)), Confusion.of(collapsed),
                                   setting.labels, policy)

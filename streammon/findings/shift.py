@@ -54,9 +54,12 @@ def js_divergence(p: FloatArray, q: FloatArray) -> float:
 
 
 def js_divergences(p: FloatArray, q: FloatArray) -> FloatArray:
-    """``js_divergence`` of each row of ``p`` against ``q`` (rows of the same length, or one row)."""
+    """``js_divergence`` of each row of ``p`` against ``q`` (rows of the same length, or one row): both
+    Kullback–Leibler terms against the midpoint in one pass."""
     mid = (p + q) / 2
-    out: FloatArray = np.maximum(0.0, 0.5 * _entropy_terms(p, mid) + 0.5 * _entropy_terms(q, mid))
+    both = np.stack(np.broadcast_arrays(p, q))
+    terms = _entropy_terms(both, mid)
+    out: FloatArray = np.maximum(0.0, 0.5 * terms[0] + 0.5 * terms[1])
     return out
 
 

@@ -179,15 +179,23 @@ class Stack:
         return out
 
     def cells(self, positive: int) -> Cells:
-        """``(TP, FN, FP, TN, TPR, TNR)`` of 2×2 matrices, each (W,)."""
+        """``(TP, FN, FP, TN, TPR, TNR)`` of 2×2 matrices, each (W,), and the three harmonic means the binary
+        metrics read — of (TPR, TNR), of the hits (TP/n, TN/n), of the class sizes (P/n, N/n) — in one pass."""
         if positive not in self._cells:
             m, neg = self.m, 1 - positive
             tp, fn, fp, tn = m[:, positive, positive], m[:, positive, neg], m[:, neg, positive], m[:, neg, neg]
-            self._cells[positive] = tp, fn, fp, tn, _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+            tpr, tnr = _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+            n = tp + fn + fp + tn
+            safe = np.where(n == 0, 1.0, n)
+            harmonic = _pair_mean(np.stack([tpr, tp / safe, (tp + fn) / safe]),
+                                  np.stack([tnr, tn / safe, (fp + tn) / safe]), -1)
+            self._cells[positive] = (tp, fn, fp, tn, tpr, tnr, harmonic[0], harmonic[1], harmonic[2])
         return self._cells[positive]
 
 
-Cells = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]  # TP, FN, FP, TN, TPR, TNR
+# TP, FN, FP, TN, TPR, TNR, and the harmonic means of (TPR, TNR), of (TP/n, TN/n), of (P/n, N/n)
+Cells = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray,
+              FloatArray]
 
 
 def _pair_mean(a: FloatArray, b: FloatArray, p: float) -> FloatArray:
@@ -206,11 +214,8 @@ def _iba(x: Cells, params: Mapping[str, Any]) -> FloatArray:
 
 
 def _hmnc(x: Cells, params: Mapping[str, Any]) -> FloatArray:
-    tp, fn, fp, tn = x[:4]
-    n = tp + fn + fp + tn
-    safe = np.where(n == 0, 1.0, n)
-    ratio = _ratio(_pair_mean(tp / safe, tn / safe, -1), _pair_mean((tp + fn) / safe, (fp + tn) / safe, -1))
-    return np.where(n == 0, math.nan, ratio)
+    n = x[0] + x[1] + x[2] + x[3]
+    return np.where(n == 0, math.nan, _ratio(x[7], x[8]))
 
 
 def _mprecision(x: Cells) -> FloatArray:
@@ -228,7 +233,7 @@ _BINARY: Mapping[str, Callable[[Cells, Mapping[str, Any]], FloatArray]] = {
     "iba": _iba,
     "optimized_precision": lambda x, _: (_ratio(x[0] + x[3], x[0] + x[1] + x[2] + x[3])
                                          - _ratio(np.abs(x[5] - x[4]), x[5] + x[4])),
-    "ac_score": lambda x, _: _pair_mean(x[4], x[5], -1),
+    "ac_score": lambda x, _: x[6],
     "hmnc": _hmnc,
     "aurpc": lambda x, _: (x[4] + _ratio(x[0], x[0] + x[2])) / 2,
     "mprecision": lambda x, _: _mprecision(x),

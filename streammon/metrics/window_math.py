@@ -6,10 +6,11 @@ the W windows of a monitor as one (W, K, K) array, derives what the metrics shar
 the diagonal, the recalls, which classes are present and how many, the row-normalised matrix —
 and reads every metric from them for all W windows together, so a report costs a fixed number of
 array operations rather than some per metric and window. The averages over "the classes present"
-(METRICS.md) are sums under a mask of the present classes. Each metric follows the operations of
-its own function (``streammon.metrics.binary``, ``multiclass``) and agrees with it to 1e-12 on
-random matrices, as read and reweighted with NaN rows (tests/test_window_math.py); a metric this
-module does not know falls back to ``MetricSpec.evaluate`` window by window.
+(METRICS.md) are one masked sum of every mean's per-class terms. Each metric follows the formula of
+its own function (``streammon.metrics.binary``, ``multiclass``; only the order of summation differs)
+and agrees with it to 1e-12 on random matrices, as read and reweighted with NaN rows
+(tests/test_window_math.py); a metric this module does not know falls back to ``MetricSpec.evaluate``
+window by window.
 
 >>> c = Confusion.of([[8, 2, 0], [1, 6, 3], [0, 0, 10]])
 >>> values = evaluate_all(c, ("acsa", "gmean", "mcc"), positive=0)

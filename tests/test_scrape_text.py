@@ -226,7 +226,7 @@ def test_family_table_has_no_name_an_escaping_scheme_changes() -> None:
 def test_the_kept_line_heads_are_dropped_and_made_again_right(monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for only a few series' line heads (``text._KEPT_PREFIXES``), scrape after scrape of models with
     the same and with other classes is still what prometheus_client writes: the heads are formatted again."""
-    import streammon.export.text as text
+    from streammon.export import text
 
     monkeypatch.setattr(text, "_KEPT_PREFIXES", 3)
     monkeypatch.setattr(text, "_PREFIXES", {})

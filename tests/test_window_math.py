@@ -14,8 +14,6 @@ from streammon.findings.distortion import Policy
 from streammon.metrics import Confusion, catalog, reweight
 from streammon.metrics.window_math import evaluate_all
 
-PARAMS = {"holder": {"p": 0.5}, "iba": {"alpha": 0.1, "squared": True}}
-
 
 def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
@@ -36,10 +34,24 @@ def _matrices() -> list[np.ndarray]:
     return out
 
 
+# the defaults but holder (imbalanced-learn's iba), then the Hölder limits and exponents past the overflow guard
+PARAMETERS = [
+    {"holder": {"p": 0.5}, "iba": {"alpha": 0.1, "squared": True}},
+    {"holder": {"p": 0.0}},
+    {"holder": {"p": -math.inf}},
+    {"holder": {"p": math.inf}},
+    {"holder": {"p": -500.0}},
+    {"holder": {"p": 40.0}},
+]
+
+
+@pytest.mark.parametrize("params", PARAMETERS, ids=["p=0.5, iba squared", "p=0", "p=-inf", "p=inf", "p=-500", "p=40"])
 @pytest.mark.parametrize("reweighted", [False, True])
-def test_every_metric_equals_its_own_function(reweighted: bool) -> None:
+def test_every_metric_equals_its_own_function(reweighted: bool, params: dict[str, dict[str, Any]]) -> None:
     """On random matrices (K = 2..12, with zero rows and columns), as read and reweighted to a prior with NaN
-    rows, every catalog value of ``evaluate_all`` equals ``MetricSpec.evaluate`` on ``Confusion.of`` to 1e-12."""
+    rows, every catalog value of ``evaluate_all`` equals ``MetricSpec.evaluate`` on ``Confusion.of`` to 1e-12,
+    with the metric parameters given (Hölder exponents at the limits and past the overflow guard; iba's
+    defaults and imbalanced-learn's)."""
     checked = 0
     for counts in _matrices():
         k = counts.shape[0]
@@ -47,9 +59,9 @@ def test_every_metric_equals_its_own_function(reweighted: bool) -> None:
         c = Confusion.of(matrix)
         for positive in range(min(k, 2) if k == 2 else 1):
             names = [n for n, s in catalog().items() if s.applies_to(k)]
-            got = evaluate_all(c, names, positive=positive, params=lambda n: PARAMS.get(n, {}))
+            got = evaluate_all(c, names, positive=positive, params=lambda n: params.get(n, {}))
             for name in names:
-                expected = catalog()[name].evaluate(Confusion.of(matrix), positive=positive, **PARAMS.get(name, {}))
+                expected = catalog()[name].evaluate(Confusion.of(matrix), positive=positive, **params.get(name, {}))
                 assert _same(got[name], expected), (name, counts.tolist(), got[name], expected)
                 checked += 1
     assert checked > 2000

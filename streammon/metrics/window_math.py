@@ -32,68 +32,16 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.confusion import Confusion, FloatArray
-from streammon.metrics.holder import defined_holder_mean
+from streammon.metrics.holder import holder_mean
 from streammon.metrics.specs import spec
 
 _NO_PARAMS: Mapping[str, Any] = {}
 BoolArray = npt.NDArray[np.bool_]
 
 
-def holder_means(values: FloatArray, mask: BoolArray, p: float) -> FloatArray:
-    """``holder_mean`` of each row's masked values (last axis): NaN for a row with none or with a NaN among them.
-
-    >>> holder_means(np.array([[0.25, 1.0, 9.0], [0.0, 1.0, 9.0]]), np.array([[1, 1, 0], [1, 1, 0]], bool), 0)
-    array([0.5, 0. ])
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return HolderMeans(values, mask).mean(p)
-
-
 # A recall is 0 or at least 1/n_i >= 2**-63 (int64 counts; reweighting keeps the rates): for |p| <= 10 its p-th
-# power lies within 2**±630, far inside float64, so only larger exponents need the log-domain check.
+# power lies within 2**±630, far inside float64, so only larger exponents need holder_mean's log-domain path.
 _NO_OVERFLOW = 10.0
-
-
-class HolderMeans:
-    """What the Hölder means of one set of masked rows share (counted, checked for NaN and zeros once)."""
-
-    def __init__(self, values: FloatArray, mask: BoolArray) -> None:
-        self.values, self.mask = values, mask
-        self.count = mask.sum(axis=-1)
-        self.undefined = (self.count == 0) | (mask & np.isnan(values)).any(axis=-1)
-        zeros = mask & (values == 0)
-        self.zero = zeros.any(axis=-1)  # a zero drives every mean with p <= 0 to 0
-        self.safe = np.where(mask & ~zeros, values, 1.0)  # 1 where masked out or zero: no warnings below
-        self.nonzero = mask & ~zeros
-        self.divisor = np.maximum(self.count, 1)
-
-    def mean(self, p: float) -> FloatArray:
-        """The mean with exponent ``p`` of each row."""
-        if math.isnan(p):
-            raise ValueError(f"Hölder exponent p must be a number or ±inf, got {p!r}")
-        if p == math.inf:
-            top = np.where(self.mask, self.values, -math.inf).max(axis=-1, initial=-math.inf)
-            return np.where(self.undefined, math.nan, top)
-        if p == -math.inf:
-            least = np.where(self.mask, self.values, math.inf).min(axis=-1, initial=math.inf)
-            return np.where(self.undefined, math.nan, least)
-        if p == 0:
-            out = np.exp(np.log(self.safe).sum(axis=-1) / self.divisor)
-        elif p == 1:
-            out = np.where(self.mask, self.values, 0.0).sum(axis=-1) / self.divisor
-        else:
-            with np.errstate(over="ignore", under="ignore"):
-                out = (np.where(self.nonzero, self.safe**p, 0.0).sum(axis=-1) / self.divisor) ** (1.0 / p)
-        if abs(p) > _NO_OVERFLOW:
-            # r**p may have overflowed or underflowed: holder_mean's log-domain path where it did
-            zero = self.zero if p < 0 else np.zeros(out.shape, dtype=bool)
-            for row in np.flatnonzero(~((out > 0) & (out < math.inf)) & ~self.undefined & ~zero):
-                kept = self.values[row][self.mask[row]]
-                if kept.max() > 0:
-                    out[row] = defined_holder_mean(kept, p)
-        if p <= 0:
-            out = np.where(self.zero, 0.0, out)
-        return np.where(self.undefined, math.nan, out)
 
 
 def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
@@ -117,11 +65,6 @@ class Stack:
             self.recalls = _ratio(self.diag, self.n_i)
         self.trace: FloatArray = self.diag.sum(axis=1)
         self._cells: dict[int, Cells] = {}
-
-    @cached_property
-    def means(self) -> HolderMeans:
-        """The Hölder means of the recalls of the classes present (any exponent)."""
-        return HolderMeans(self.recalls, self.present)
 
     @cached_property
     def rate_columns(self) -> FloatArray:
@@ -166,7 +109,8 @@ class Stack:
     def holder(self, p: float) -> FloatArray:
         """The Hölder mean with exponent ``p`` of the recalls of the classes present (NaN with none)."""
         if p in (0.0, math.inf, -math.inf) or not abs(p) <= _NO_OVERFLOW:
-            return self.means.mean(p)  # the limits, a NaN exponent refused, and powers that may overflow
+            # the limits, a NaN exponent (refused there), powers that may overflow: holder_mean, window by window
+            return np.array([holder_mean(r[keep], p) for r, keep in zip(self.recalls, self.present, strict=True)])
         total = np.where(self.present, self.recalls**p, 0.0).sum(axis=1)  # a zero recall: 0 or, for p < 0, inf
         out: FloatArray = (total / self.classes) ** (1.0 / p)
         return out

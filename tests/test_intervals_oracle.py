@@ -145,3 +145,38 @@ def test_unknown_index_names_list_the_three_with_intervals() -> None:
     """Asking for an interval of another index says which three have one."""
     with pytest.raises(ValueError, match=r"no interval for 'mcc'; intervals exist for acsa, gmean, min_recall$"):
         index_interval("mcc", [1], [2])
+
+
+def test_each_window_of_a_stack_gets_the_intervals_of_its_present_classes_alone() -> None:
+    """Stacked windows with absent classes (rows of zero totals): each window's intervals equal those computed on
+    its present classes alone, and its per-class recall intervals are statsmodels' Wilson intervals (NaN for an
+    absent class) — whatever the other windows hold."""
+    from streammon.metrics.intervals import window_intervals
+
+    rng = np.random.default_rng(8)
+    totals = rng.integers(0, 40, (12, 6)).astype(float)
+    totals[rng.random(totals.shape) < 0.3] = 0.0
+    totals[3] = 0.0  # a window without any class
+    totals[4] = [0.0, 25.0, 0.0, 0.0, 0.0, 0.0]  # one class only
+    correct = np.floor(totals * rng.random(totals.shape))
+    correct[5] = totals[5]  # every recall perfect: the upper Wilson ends are 1
+    (low, high), per_window = window_intervals(correct, totals, 0.9)
+    for w in range(len(totals)):
+        keep = totals[w] > 0
+        alone = index_intervals(correct[w][keep], totals[w][keep], confidence=0.9)
+        assert per_window[w].keys() == alone.keys()
+        for name, pair in alone.items():
+            assert np.allclose(per_window[w][name], pair, rtol=0, atol=1e-12, equal_nan=True), (w, name)
+        for i in range(totals.shape[1]):
+            if not keep[i]:
+                assert math.isnan(low[w, i]) and math.isnan(high[w, i])
+                continue
+            expected = proportion_confint(int(correct[w, i]), int(totals[w, i]), alpha=0.1, method="wilson")
+            assert np.allclose((low[w, i], high[w, i]), expected, rtol=0, atol=1e-9), (w, i)
+
+
+def test_chi_square_tail_refuses_a_degree_of_freedom_below_one() -> None:
+    from streammon.metrics.tails import chi2_sf
+
+    with pytest.raises(ValueError, match="df must be >= 1, got 0"):
+        chi2_sf(1.0, 0)

@@ -61,3 +61,35 @@ def test_a_class_the_reference_never_saw_is_a_certain_shift() -> None:
     """Observed samples of a zero-prior class make the statistic infinite (p = 0)."""
     shift = prior_shift([50, 50, 5], [0.5, 0.5, 0.0])
     assert math.isinf(shift.chi2) and shift.p_value == 0.0 and shift.shifted
+
+
+def test_windows_shifted_together_each_against_its_own_reference_equal_scipy() -> None:
+    """``prior_shifts`` of stacked windows, each against its own reference (raw weights, some zero): JS, TV, the
+    chi-square statistic, degrees of freedom and p-value of each row equal scipy's on that row alone; an empty
+    window is all NaN; a class its reference never saw gives chi2 = inf, p = 0."""
+    from streammon.findings.shift import prior_shifts
+
+    rng = np.random.default_rng(21)
+    counts = rng.integers(0, 60, (30, 5))
+    references = rng.integers(0, 9, (30, 5)).astype(float) * (rng.random((30, 5)) < 0.8)
+    references[:, 0] += 1.0  # no reference all zero
+    counts[4] = 0
+    counts[6] = np.where(references[6] > 0, counts[6], 0)  # only classes its reference knows
+    shifts = prior_shifts(counts, references, alpha=0.05, min_js=0.02)
+    for c, r, s in zip(counts, references, shifts, strict=True):
+        n = c.sum()
+        if n == 0:
+            assert all(math.isnan(v) for v in (s.js, s.tv, s.chi2, s.p_value)) and not s.shifted
+            continue
+        q = r / r.sum()
+        assert s.js == pytest.approx(distance.jensenshannon(c / n, q, base=2) ** 2, abs=1e-12)
+        assert s.tv == pytest.approx(np.abs(c / n - q).sum() / 2, abs=1e-12)
+        support = q > 0
+        assert s.df == support.sum() - 1
+        if (c[~support] > 0).any():
+            assert s.chi2 == math.inf and s.p_value == 0.0
+        elif s.df >= 1:
+            expected = stats.chisquare(c[support], q[support] * n)
+            assert s.chi2 == pytest.approx(expected.statistic, rel=1e-12)
+            assert s.p_value == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-300)
+        assert s.shifted == (s.p_value < 0.05 and s.js >= 0.02)

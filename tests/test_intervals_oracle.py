@@ -173,6 +173,8 @@ def test_each_window_of_a_stack_gets_the_intervals_of_its_present_classes_alone(
                 continue
             expected = proportion_confint(int(correct[w, i]), int(totals[w, i]), alpha=0.1, method="wilson")
             assert np.allclose((low[w, i], high[w, i]), expected, rtol=0, atol=1e-9), (w, i)
+            assert (low[w, i] == 0.0) == (correct[w, i] == 0)  # the exact ends, as ``wilson``'s
+            assert (high[w, i] == 1.0) == (correct[w, i] == totals[w, i])
 
 
 def test_chi_square_tail_refuses_a_degree_of_freedom_below_one() -> None:

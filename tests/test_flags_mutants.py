@@ -51,6 +51,10 @@ def test_type1_flags_condition1_violators_beyond_the_tolerance_only_while_the_mi
     assert type1_flags(SCORES, CORRECTED, distortion, rrt=2.5, ir=9.0, tolerance=0.01, mix_differs=False) == []
     just_over = type1_flags(SCORES, CORRECTED, {"f1": 0.0101}, rrt=1, ir=1, tolerance=0.01, mix_differs=True)
     assert [f.metric for f in just_over] == ["f1"]
+    # a metric passed over (Condition 1, NaN, within the tolerance) does not end the search
+    later = {"recall": 0.5, "mcc": math.nan, "kappa": 0.0, "precision": 0.1}
+    assert [f.metric for f in type1_flags(SCORES, CORRECTED, later, rrt=1, ir=1, tolerance=0.01,
+                                          mix_differs=True)] == ["precision"]
 
 
 @pytest.mark.parametrize(("present", "reference", "flagged"), [

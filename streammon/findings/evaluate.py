@@ -48,7 +48,7 @@ from streammon.findings.window_table import (
     WindowTable,
 )
 from streammon.metrics import Confusion, catalog
-from streammon.metrics.confusion import FloatArray, divide_arrays
+from streammon.metrics.confusion import FloatArray, divide_quietly
 from streammon.metrics.prior import reweight_stack
 from streammon.metrics.window_math import Stack, evaluate_stack
 
@@ -273,9 +273,9 @@ def _evaluate(matrices: FloatArray, at_mix: FloatArray | None,
         values = _table(evaluate_stack(read, wanted, positive=positive, params=params), wanted, len(read.m))
     with np.errstate(divide="ignore", invalid="ignore"):
         recalls = read.recalls[:windows, :k]
-        precisions = divide_arrays(read.diag[:windows, :k], read.k_i[:windows, :k])
+        precisions = divide_quietly(read.diag[:windows, :k], read.k_i[:windows, :k])
         at_reference_precision = (np.full((windows, k), math.nan) if mix is None
-                                  else divide_arrays(mix.diag[-windows:], mix.k_i[-windows:]))
+                                  else divide_quietly(mix.diag[-windows:], mix.k_i[-windows:]))
     scores, reweighted = values[:, :windows], None if mix is None else values[:, windows:]
     return scores, reweighted, recalls, precisions, at_reference_precision
 

@@ -47,8 +47,19 @@ def divide_arrays(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     >>> divide_arrays(np.array([1.0, 0.0]), np.array([2.0, 0.0])).tolist()
     [0.5, nan]
     """
-    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
-    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return divide_quietly(numerator, denominator)
+
+
+def divide_quietly(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """``divide_arrays`` for callers already inside ``np.errstate(divide="ignore", invalid="ignore")``: the read
+    path's many small divisions switch no floating-point state each.
+
+    >>> with np.errstate(divide="ignore", invalid="ignore"):
+    ...     divide_quietly(np.array([1.0, 0.0, 3.0]), np.array([2.0, 0.0, np.nan])).tolist()
+    [0.5, nan, nan]
+    """
+    out: FloatArray = np.where(denominator == 0, math.nan, numerator / denominator)
     return out
 
 

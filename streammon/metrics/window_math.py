@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.confusion import Confusion, FloatArray
+from streammon.metrics.confusion import Confusion, FloatArray, divide_quietly
 from streammon.metrics.holder import holder_mean
 from streammon.metrics.specs import spec
 
@@ -42,12 +42,6 @@ BoolArray = npt.NDArray[np.bool_]
 # A recall is 0 or at least 1/n_i >= 2**-63 (int64 counts; reweighting keeps the rates): for |p| <= 10 its p-th
 # power lies within 2**±630, far inside float64, so only larger exponents need holder_mean's log-domain path.
 _NO_OVERFLOW = 10.0
-
-
-def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    """``divide_arrays`` for callers inside ``np.errstate(divide="ignore", invalid="ignore")``."""
-    out: FloatArray = np.where(denominator == 0, math.nan, numerator / denominator)
-    return out
 
 
 class Stack:
@@ -62,7 +56,7 @@ class Stack:
         self.count = self.present.sum(axis=1)  # C, the classes present
         self.diag: FloatArray = np.diagonal(matrices, axis1=1, axis2=2)
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.recalls = _ratio(self.diag, self.n_i)
+            self.recalls = divide_quietly(self.diag, self.n_i)
         self.trace: FloatArray = self.diag.sum(axis=1)
         self._cells: dict[int, Cells] = {}
 
@@ -86,11 +80,11 @@ class Stack:
             "recall": r,
             "log_recall": np.log(r),
             "inverse_recall": r**-1.0,
-            "ova": 1 + r - _ratio(self.k_i - self.diag, self.total[:, None] - self.n_i),
-            "aurpc_ova": _ratio(self.diag, self.k_i) + r,
-            "maurpc_ova": _ratio(r, columns) + r,
+            "ova": 1 + r - divide_quietly(self.k_i - self.diag, self.total[:, None] - self.n_i),
+            "aurpc_ova": divide_quietly(self.diag, self.k_i) + r,
+            "maurpc_ova": divide_quietly(r, columns) + r,
             "ovo": 1 + r - (columns - r) / np.maximum(self.count - 1, 1)[:, None],
-            "f1": _ratio(2 * self.diag, self.n_i + self.k_i),
+            "f1": divide_quietly(2 * self.diag, self.n_i + self.k_i),
         }
         totals = np.where(self.present, np.stack(list(terms.values())), 0.0).sum(axis=-1)
         return dict(zip(terms, totals, strict=True))
@@ -129,7 +123,7 @@ class Stack:
         if positive not in self._cells:
             m, neg = self.m, 1 - positive
             tp, fn, fp, tn = m[:, positive, positive], m[:, positive, neg], m[:, neg, positive], m[:, neg, neg]
-            tpr, tnr = _ratio(tp, tp + fn), _ratio(tn, tn + fp)
+            tpr, tnr = divide_quietly(tp, tp + fn), divide_quietly(tn, tn + fp)
             n = tp + fn + fp + tn
             safe = np.where(n == 0, 1.0, n)
             harmonic = _pair_mean(np.stack([tpr, tp / safe, (tp + fn) / safe]),
@@ -160,27 +154,27 @@ def _iba(x: Cells, params: Mapping[str, Any]) -> FloatArray:
 
 def _hmnc(x: Cells, params: Mapping[str, Any]) -> FloatArray:
     n = x[0] + x[1] + x[2] + x[3]
-    return np.where(n == 0, math.nan, _ratio(x[7], x[8]))
+    return np.where(n == 0, math.nan, divide_quietly(x[7], x[8]))
 
 
 def _mprecision(x: Cells) -> FloatArray:
-    return _ratio(x[4], x[4] + (1 - x[5]))
+    return divide_quietly(x[4], x[4] + (1 - x[5]))
 
 
 _BINARY: Mapping[str, Callable[[Cells, Mapping[str, Any]], FloatArray]] = {
     "tpr": lambda x, _: x[4],
     "tnr": lambda x, _: x[5],
-    "npv": lambda x, _: _ratio(x[3], x[3] + x[1]),
-    "f1": lambda x, _: _ratio(2 * x[0], 2 * x[0] + x[2] + x[1]),
+    "npv": lambda x, _: divide_quietly(x[3], x[3] + x[1]),
+    "f1": lambda x, _: divide_quietly(2 * x[0], 2 * x[0] + x[2] + x[1]),
     "balanced_accuracy": lambda x, _: (x[4] + x[5]) / 2,
     "informedness": lambda x, _: x[4] + x[5] - 1,
     "dominance": lambda x, _: x[4] - x[5],
     "iba": _iba,
-    "optimized_precision": lambda x, _: (_ratio(x[0] + x[3], x[0] + x[1] + x[2] + x[3])
-                                         - _ratio(np.abs(x[5] - x[4]), x[5] + x[4])),
+    "optimized_precision": lambda x, _: (divide_quietly(x[0] + x[3], x[0] + x[1] + x[2] + x[3])
+                                         - divide_quietly(np.abs(x[5] - x[4]), x[5] + x[4])),
     "ac_score": lambda x, _: x[6],
     "hmnc": _hmnc,
-    "aurpc": lambda x, _: (x[4] + _ratio(x[0], x[0] + x[2])) / 2,
+    "aurpc": lambda x, _: (x[4] + divide_quietly(x[0], x[0] + x[2])) / 2,
     "mprecision": lambda x, _: _mprecision(x),
     "maurpc": lambda x, _: (x[4] + _mprecision(x)) / 2,
 }
@@ -195,14 +189,14 @@ def _nauroc_ova(s: Stack) -> FloatArray:
 def _mcc(s: Stack) -> FloatArray:
     t, p, n = s.n_i, s.k_i, s.total
     cov_tp = s.trace * n - (t * p).sum(axis=1)
-    return _ratio(cov_tp, np.sqrt((n * n - (t * t).sum(axis=1)) * (n * n - (p * p).sum(axis=1))))
+    return divide_quietly(cov_tp, np.sqrt((n * n - (t * t).sum(axis=1)) * (n * n - (p * p).sum(axis=1))))
 
 
 def _kappa(s: Stack) -> FloatArray:
     n = s.total
     safe = np.where(n == 0, 1.0, n)
     expected = (s.n_i * s.k_i).sum(axis=1) / (safe * safe)
-    return np.where(n == 0, math.nan, _ratio(s.trace / safe - expected, 1 - expected))
+    return np.where(n == 0, math.nan, divide_quietly(s.trace / safe - expected, 1 - expected))
 
 
 _MULTICLASS: Mapping[str, Callable[[Stack], FloatArray]] = {
@@ -216,7 +210,7 @@ _MULTICLASS: Mapping[str, Callable[[Stack], FloatArray]] = {
     "nauroc_ova": _nauroc_ova,
     "aurpc_ova": lambda s: s.sums["aurpc_ova"] / (2 * s.classes),
     "maurpc_ova": lambda s: s.sums["maurpc_ova"] / (2 * s.classes),
-    "accuracy": lambda s: _ratio(s.trace, s.total),
+    "accuracy": lambda s: divide_quietly(s.trace, s.total),
     "mcc": _mcc,
     "kappa": _kappa,
     "macro_f1": lambda s: s.sums["f1"] / s.classes,
@@ -254,7 +248,7 @@ def evaluate_stack(
             elif name == "recall":  # pragma: no mutate
                 out[name] = s.recalls[:, positive]
             elif name == "precision":  # pragma: no mutate
-                out[name] = _ratio(s.diag[:, positive], s.k_i[:, positive])
+                out[name] = divide_quietly(s.diag[:, positive], s.k_i[:, positive])
             elif name in _BINARY:  # pragma: no mutate
                 out[name] = _BINARY[name](s.cells(positive), resolved)
             else:  # a metric added to the catalog after this module: its own function

@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from streammon.export.estimate_families import FAMILIES as ESTIMATE_FAMILIES
 from streammon.export.estimate_families import add_estimate_families
 from streammon.export.label_families import LABEL_FAMILY_ROWS, add_label_families
+from streammon.export.series import KEPT_SERIES, class_rows, names, pair_rows, rows
 from streammon.export.sink import Sink
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.findings.window_table import Deferred
@@ -147,24 +148,24 @@ class _Families:
         """Reference mix and lifetime counters of one model."""
         reference = report.reference
         series = self.sink.add_series
-        series("streammon_imbalance_ratio", _rows((model,)), [math.nan if reference is None else reference.ir])
+        series("streammon_imbalance_ratio", rows((model,)), [math.nan if reference is None else reference.ir])
         if reference is not None:
-            series("streammon_reference_prior", _class_rows(model, _names(reference.labels)),
+            series("streammon_reference_prior", class_rows(model, names(reference.labels)),
                    list(reference.priors.values()))
         # classes still learning their baseline are absent
-        series("streammon_baseline_recall", _class_rows(model, _names(report.baseline)), list(report.baseline.values()))
+        series("streammon_baseline_recall", class_rows(model, names(report.baseline)), list(report.baseline.values()))
         totals = report.totals.matrix
-        series("streammon_samples", _rows((model,)), [int(totals.sum())])
-        classes = _class_rows(model, _names(report.labels))
+        series("streammon_samples", rows((model,)), [int(totals.sum())])
+        classes = class_rows(model, names(report.labels))
         series("streammon_class_samples", classes, totals.sum(axis=1).tolist())
         series("streammon_class_correct", classes, np.diagonal(totals).tolist())
         series("streammon_class_predicted", classes, totals.sum(axis=0).tolist())
         if self.confusion:
-            series("streammon_confusion", _pair_rows(model, _names(report.labels)), totals.ravel().tolist())
+            series("streammon_confusion", pair_rows(model, names(report.labels)), totals.ravel().tolist())
 
     def add_window(self, model: str, w: WindowReport) -> None:
         """Mix, per-class values, scores and distortion of one window (each family's series at once)."""
-        rows = _window_rows(model, w.name, tuple(str(label) for label in w.labels), tuple(w.scores),
+        rows = _window_rows(model, w.name, names(w.labels), tuple(w.scores),
                             tuple(w.intervals))
         series = self.sink.add_series
         series("streammon_window_samples", rows.window, [w.n])
@@ -202,32 +203,6 @@ def _row(values: Mapping[Any, Any]) -> list[Any]:
     return values.row() if isinstance(values, Deferred) else list(values.values())
 
 
-def _names(labels: Iterable[object]) -> tuple[str, ...]:
-    return tuple(str(label) for label in labels)
-
-
-# The label rows of the series are kept (and the exposition text's line heads with them, streammon.export.text)
-# for up to _KEPT_SERIES models or windows: about as much memory as the exposition itself; more models than that
-# still export right, each scrape formatting their line heads again.
-_KEPT_SERIES = 4096
-
-
-@functools.lru_cache(maxsize=_KEPT_SERIES)
-def _rows(*rows: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """``rows`` as the same tuple object from scrape to scrape."""
-    return rows
-
-
-@functools.lru_cache(maxsize=_KEPT_SERIES)
-def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    return tuple((model, label) for label in labels)
-
-
-@functools.lru_cache(maxsize=_KEPT_SERIES)
-def _pair_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    return tuple((model, true, predicted) for true in labels for predicted in labels)
-
-
 @dataclass(frozen=True)
 class _WindowRows:
     """The label values of every series of one window, family by family (in exposition order)."""
@@ -245,7 +220,7 @@ class _WindowRows:
     distortion_index: tuple[int, ...]
 
 
-@functools.lru_cache(maxsize=_KEPT_SERIES)
+@functools.lru_cache(maxsize=KEPT_SERIES)
 def _window_rows(model: str, window: str, labels: tuple[str, ...], metrics: tuple[str, ...],
                  interval_metrics: tuple[str, ...]) -> _WindowRows:
     """The series of a window of these classes and metrics: the same objects scrape after scrape (kept)."""

@@ -59,6 +59,7 @@ from typing import cast
 
 from prometheus_client.utils import floatToGoString
 
+from streammon.export.series import class_rows, names
 from streammon.export.sink import Sink
 from streammon.findings.label_stats import LOWEST, PER_OCTAVE, LabelStats
 from streammon.findings.report import Report, WindowReport
@@ -100,11 +101,6 @@ LABEL_FAMILY_ROWS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 )
 
 
-@functools.lru_cache(maxsize=4096)
-def _class_rows(model: str, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    return tuple((model, label) for label in labels)
-
-
 def latency_buckets(stats: LabelStats | None) -> list[tuple[str, int]]:
     """Cumulative ``(le, count)`` pairs of the latency histogram: one exact bucket edge per doubling, then +Inf."""
     if stats is None:
@@ -135,7 +131,7 @@ def add_label_families(sink: Sink, model: str, report: Report) -> None:
     add = sink.add
 
     predicted = life.predicted_counts if life is not None else dict.fromkeys(report.labels, 0)
-    sink.add_series("streammon_predictions", _class_rows(model, tuple(str(label) for label in predicted)),
+    sink.add_series("streammon_predictions", class_rows(model, names(predicted)),
                     list(predicted.values()))
     for name, field in (("streammon_label_joined", "joined"), ("streammon_label_orphans", "orphans"),
                         ("streammon_label_duplicates", "duplicates"), ("streammon_predictions_expired", "expired"),

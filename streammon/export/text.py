@@ -40,6 +40,7 @@ from typing import cast
 from prometheus_client.utils import floatToGoString
 
 from streammon.export.families import Family
+from streammon.export.series import bucket_rows
 
 _go_float = cast(Callable[[float], str], floatToGoString)  # untyped upstream
 
@@ -79,7 +80,7 @@ class Lines:
 
     def add_buckets(self, family: str, labels: Sequence[str], buckets: Sequence[tuple[str, float]]) -> None:
         """One ``_bucket`` line per ``(le, count)``."""
-        self.add_series(family, _bucket_rows(tuple(labels), tuple(le for le, _ in buckets)),
+        self.add_series(family, bucket_rows(tuple(labels), tuple(le for le, _ in buckets)),
                         [count for _, count in buckets])
 
     def add_series(self, family: str, rows: tuple[tuple[str, ...], ...], values: Sequence[float]) -> None:
@@ -103,12 +104,6 @@ class Lines:
     def pieces(self) -> dict[str, str]:
         """Each family's lines, joined (``""`` for a family without samples)."""
         return {name: "".join(lines) for name, (_, _, lines) in self._families.items()}
-
-
-@functools.lru_cache(maxsize=4096)
-def _bucket_rows(labels: tuple[str, ...], edges: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """The rows of one histogram series' buckets (the same tuple while the edges stay)."""
-    return tuple((*labels, le) for le in edges)
 
 
 # (id(rows), template) -> rows, the prefixes, the lines joined with a %s for each value

@@ -108,18 +108,19 @@ def evaluate_pending(pending: Sequence[Pending]) -> list[dict[str, WindowReport]
     """Every window report of each pending view, in view order: the changed windows of all views computed together
     wherever their settings stack (the monitors of one exporter: one stack per scrape instead of one per model),
     each kept in its view's cache."""
-    groups: list[tuple[Setting, list[tuple[Pending, tuple[object, ...], tuple[str, str, IntMatrix]]]]] = []
+    Member = tuple[Pending, Setting, tuple[object, ...], tuple[str, str, IntMatrix]]
+    groups: list[list[Member]] = []  # each: windows whose settings stack with its first one's
     for p in pending:
-        if p.setting is None or not p.changed:
+        setting = p.setting
+        if setting is None or not p.changed:
             continue
-        group = next((members for setting, members in groups if p.setting.stacks_with(setting)), None)
+        group = next((members for members in groups if setting.stacks_with(members[0][1])), None)
         if group is None:
-            groups.append((p.setting, group := []))
-        group.extend((p, key, window) for key, window in p.changed)
-    for _, members in groups:
-        settings = [p.setting for p, _, _ in members if p.setting is not None]
-        fresh = evaluate_windows([window for _, _, window in members], settings)
-        for (p, key, _), report in zip(members, fresh, strict=True):
+            groups.append(group := [])
+        group.extend((p, setting, key, window) for key, window in p.changed)
+    for members in groups:
+        fresh = evaluate_windows([window for _, _, _, window in members], [setting for _, setting, _, _ in members])
+        for (p, _, key, _), report in zip(members, fresh, strict=True):
             p.cache.store(p, key, report)
             p.cached[report.name] = report
     return [{name: p.cached[name] for name, _, _ in p.view.windows} for p in pending]

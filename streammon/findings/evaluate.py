@@ -130,8 +130,7 @@ class Setting:
         labels = tuple(labels)
         wanted = scored_metrics(len(labels), positive is not None)
         specs = [catalog()[m] for m in wanted]
-        exponents = {s.name: p for s in specs if (s.holder_p is not None or s.params)
-                     and (p := s.hoelder_exponent(policy.params(s.name))) is not None}
+        exponents = {s.name: p for s in specs if (p := s.hoelder_exponent(policy.params(s.name))) is not None}
         priors = None if reference is None else reference.aligned(labels)
         return cls(labels, reference, positive, policy, wanted, priors,
                    None if priors is None else priors / priors.sum(),

@@ -59,16 +59,14 @@ class WindowTable:
     def build(self, window: int, which: str) -> FrozenMap[Any, Any]:
         """The map ``which`` of one window."""
         if which in self._by_class:
-            return FrozenMap(zip(self.labels[window], self._by_class[which][window].tolist(), strict=True),
-                             noun="class")
+            return FrozenMap(zip(self.labels[window], self.row(window, which), strict=True), noun="class")
         if which == COMPETITIVENESS:  # seed 001's verdict on each Hölder-mean score against the random classifier
-            scores = dict(zip(self.metrics, self._by_metric[SCORES][:, window].tolist(), strict=True))
+            scores = dict(zip(self.metrics, self.row(window, SCORES), strict=True))
             classes = int((self._totals[window] > 0).sum())
             return FrozenMap({m: competitiveness(scores[m], p=p, k=classes) for m, p in self._exponents.items()},
                              noun="metric")
         if which in self._by_metric:
-            return FrozenMap(zip(self.metrics, self._by_metric[which][:, window].tolist(), strict=True),
-                             noun="metric")
+            return FrozenMap(zip(self.metrics, self.row(window, which), strict=True), noun="metric")
         return self._interval_maps()[which][window]
 
     def row(self, window: int, which: str) -> list[Any]:

@@ -121,13 +121,7 @@ def index_intervals(
     # (Mutation testing: dropping dtype= is an equivalent mutant for counts given as ints or floats.)
     k = np.asarray(correct, dtype=np.float64)
     n = np.asarray(totals, dtype=np.float64)
-    return index_intervals_stack(k[None], n[None], confidence)[0]
-
-
-def index_intervals_stack(correct: FloatArray, totals: FloatArray,
-                          confidence: float = DEFAULT_CONFIDENCE) -> list[dict[str, tuple[float, float]]]:
-    """``index_intervals`` of each row of ``correct`` and ``totals`` (W windows × K classes)."""
-    return window_intervals(correct, totals, confidence)[1]
+    return window_intervals(k[None], n[None], confidence)[1][0]
 
 
 def window_intervals(correct: FloatArray, totals: FloatArray, confidence: float = DEFAULT_CONFIDENCE,

@@ -112,8 +112,7 @@ class Setting:
     positive: int | None
     policy: Policy
     wanted: tuple[str, ...]
-    priors: FloatArray | None  # the reference's, in class order (0 for a class it lacks)
-    mix: FloatArray | None  # the same, normalised to sum 1
+    priors: FloatArray | None  # the reference's, in class order and normalised to sum 1 (0 for a class it lacks)
     violates: np.ndarray  # (metrics, 1): violates Condition 1
     exponents: Mapping[str, float]  # the Hölder exponent of each Hölder-mean score
     minority: int | None
@@ -132,8 +131,7 @@ class Setting:
         specs = [catalog()[m] for m in wanted]
         exponents = {s.name: p for s in specs if (p := s.hoelder_exponent(policy.params(s.name))) is not None}
         priors = None if reference is None else reference.aligned(labels)
-        return cls(labels, reference, positive, policy, wanted, priors,
-                   None if priors is None else priors / priors.sum(),
+        return cls(labels, reference, positive, policy, wanted, None if priors is None else priors / priors.sum(),
                    np.array([not s.condition1 for s in specs], dtype=bool).reshape(-1, 1), exponents,
                    _rrt_minority(labels, reference, positive), ClassIndex.of_known(labels))
 
@@ -245,7 +243,7 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
 def _priors(settings: Sequence[Setting], k: int) -> FloatArray:
     """Each window's reference priors in class order, normalised (W × K; uniform for a window without one — its
     values at the reference mix are set to NaN)."""
-    rows = [s.mix if s.mix is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
+    rows = [s.priors if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
     out: FloatArray = np.array(rows, dtype=np.float64).reshape(len(settings), k)
     return out
 

@@ -9,7 +9,7 @@ numpy and hands it to the tally (see ``streammon.tally``). A rejected sample or 
 >>> from streammon.counting.counts import ClassIndex
 >>> from streammon.counting.windows import Cumulative
 >>> from streammon.detection.baseline import DetectorSettings
->>> from streammon.detection.cusum import DegradationWatch
+>>> from streammon.detection.watch import DegradationWatch
 >>> intake = Intake(Tally([Cumulative()], ClassIndex(), DegradationWatch(DetectorSettings()),
 ...                       reference=None, positive=None, warmup=10),
 ...                 clock=lambda: 0.0)

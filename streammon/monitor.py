@@ -27,7 +27,7 @@ from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
-from streammon.detection.cusum import DegradationWatch
+from streammon.detection.watch import DegradationWatch
 from streammon.findings.alerts import active_since
 from streammon.findings.assemble import Pending, WindowCache, assemble_report, evaluate_pending, window_alerts
 from streammon.findings.distortion import Policy
@@ -333,7 +333,7 @@ class Monitor(Labelling):
             stamp = self._last_t if view.now is None else view.now
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
             since = dict(self._alert_since)
-        report = assemble_report(view, windows, conditions, since, drop=self._tally.watch.settings.drop)
+        report = assemble_report(view, windows, conditions, since)
         if lifetime_stats is not None:
             report = replace(report, label_stats=lifetime_stats)
         on = {(a.kind, a.window, a.subject): a for a in report.alerts}

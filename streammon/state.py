@@ -39,7 +39,7 @@ from typing import Any, Protocol
 import numpy as np
 
 FORMAT = "streammon.monitor"
-VERSION = 1
+VERSION = 2  # 2: the detector became a per-sample CUSUM bank with incidents
 MAX_BYTES = 256 * 2**20  # the largest state file read unless ``max_bytes`` says otherwise
 MAX_DEPTH = 16  # a state file nests 8 levels deep (window → state → slots → bucket → row)
 

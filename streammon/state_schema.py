@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from streammon.counting.blocks import BLOCK
 from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
+from streammon.detection.bank import MEMBERS
 from streammon.findings.report import (
     CLASS_SET_CHANGE,
     DEGRADATION,
@@ -58,7 +58,7 @@ DESCRIBE = {"cumulative": ("kind", "name"), "sliding": ("kind", "name", "size"),
 STATE = {"cumulative": ("counts",), "sliding": ("counts", "ring", "head", "filled"),
          "timed": ("counts", "ids", "slots")}
 POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "shift_min_js", "confidence", "metric_params")
-DETECTOR = ("drop", "arl", "baseline_confidence", "baseline_samples", "enabled")
+DETECTOR = ("arl", "recovery_arl", "baseline_samples", "enabled")
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
 _CLASS_ID = re.compile(r"0|[1-9][0-9]{0,8}")
 
@@ -163,8 +163,7 @@ def check_body(body: Any) -> None:
     if type(body["clock_driven"]) is not bool:
         raise StateError(f"clock_driven must be true or false, got {body['clock_driven']!r:.60}")
     _policy(body["policy"])
-    enabled = _detector(body["detector"])
-    _watch(body["watch"], k, capacity, ingested, enabled)
+    _watch(body["watch"], k, ingested, _detector(body["detector"]))
     for i, entry in enumerate(_list(body["alert_since"], "alert_since")):
         kind, window, subject, since, time = _list(entry, f"alert_since[{i}]", 5)
         if kind not in ALERT_KINDS:
@@ -286,15 +285,15 @@ def _policy(policy: Any) -> None:
         raise StateError(f"policy.metric_params: {exc}") from None
 
 
-def _detector(detector: Any) -> bool:
+def _detector(detector: Any) -> int:
+    """Check the detector's settings; its ``baseline_samples``."""
     detector = _fields(detector, "detector", DETECTOR)
-    _real(detector["drop"], "detector.drop", 0.0, 1.0, open_low=True)
     _real(detector["arl"], "detector.arl", 1.0, 1e300, open_low=True)
-    _real(detector["baseline_confidence"], "detector.baseline_confidence", 0.0, 1.0 - 1e-16, open_low=True)
-    _int(detector["baseline_samples"], "detector.baseline_samples", 1, MAX_COUNT)
+    _real(detector["recovery_arl"], "detector.recovery_arl", 1.0, 1e300, open_low=True)
+    samples = _int(detector["baseline_samples"], "detector.baseline_samples", 1, MAX_COUNT)
     if type(detector["enabled"]) is not bool:
         raise StateError(f"detector.enabled must be true or false, got {detector['enabled']!r:.60}")
-    return bool(detector["enabled"])
+    return samples
 
 
 def _class_id(key: Any, where: str, k: int) -> int:
@@ -303,37 +302,55 @@ def _class_id(key: Any, where: str, k: int) -> int:
     return int(key)
 
 
-def _watch(watch: Any, k: int, capacity: int, ingested: int, enabled: bool) -> None:
-    watch = _fields(watch, "watch", ("position", "pending", "learning", "classes"))
+def _watch(watch: Any, k: int, ingested: int, baseline_samples: int) -> None:
+    watch = _fields(watch, "watch", ("position", "classes_seen", "learning", "classes"))
     if _int(watch["position"], "watch.position", 0, MAX_COUNT) != ingested:
         raise StateError(f"the detector's position {watch['position']} is not the sample count {ingested}")
-    pending = _list(watch["pending"], "watch.pending", most=capacity)
-    for i, row in enumerate(pending):
-        total, right = _list(row, f"watch.pending[{i}]", 2)
-        _int(right, f"watch.pending[{i}] right", 0, _int(total, f"watch.pending[{i}] total", 0, BLOCK))
-    held, expected = sum(row[0] for row in pending), ingested % BLOCK if enabled else 0
-    if held != expected:
-        raise StateError(f"watch.pending holds {held} samples of the partial block, expected {expected}")
+    seen_classes = _int(watch["classes_seen"], "watch.classes_seen", 0, k)
     learning, classes = watch["learning"], watch["classes"]
     if not (isinstance(learning, dict) and isinstance(classes, dict)):
         raise StateError("watch.learning and watch.classes must be objects")
     for key, counts in learning.items():
-        cls = _class_id(key, "watch.learning", k)
+        cls = _class_id(key, "watch.learning", seen_classes)
         correct, total = _list(counts, f"watch.learning[{cls}]", 2)
-        _int(correct, f"watch.learning[{cls}] correct", 0, _int(total, f"watch.learning[{cls}] total", 0, ingested))
+        most = min(ingested, baseline_samples - 1)  # a class that has all its baseline samples watches
+        _int(correct, f"watch.learning[{cls}] correct", 0, _int(total, f"watch.learning[{cls}] total", 0, most))
         if key in classes:
             raise StateError(f"class {cls} cannot both learn its baseline and have one")
     for key, item in classes.items():
-        cls = _class_id(key, "watch.classes", k)
-        where = f"watch.classes[{cls}]"
-        saved = _fields(item, where, ("baseline", "source", "statistic", "active", "since", "since_time"))
-        correct, total = _list(saved["baseline"], f"{where}.baseline", 2)
-        _real(correct, f"{where}.baseline correct", 0.0, _real(total, f"{where}.baseline total", 0.0, MAX_COUNT,
-                                                                 open_low=True))
-        if saved["source"] not in ("given", "learned"):
-            raise StateError(f"{where}.source must be 'given' or 'learned', got {saved['source']!r:.60}")
-        _real(saved["statistic"], f"{where}.statistic", 0.0, 1e300)
-        if type(saved["active"]) is not bool:
-            raise StateError(f"{where}.active must be true or false")
-        _int(saved["since"], f"{where}.since", -1, ingested)
-        _real(saved["since_time"], f"{where}.since_time", -MAX_TIME, MAX_TIME, nan=True)
+        _watched_class(item, f"watch.classes[{_class_id(key, 'watch.classes', seen_classes)}]", ingested)
+
+
+def _watched_class(item: Any, where: str, ingested: int) -> None:
+    """One class with a baseline: its bank's statistics, the counts they are as of, its open incident."""
+    saved = _fields(item, where, ("baseline", "source", "status", "threshold", "statistic", "run", "seen", "start",
+                                  "start_at", "recovery", "incident"))
+    correct, total = _list(saved["baseline"], f"{where}.baseline", 2)
+    _real(correct, f"{where}.baseline correct", 0.0, _real(total, f"{where}.baseline total", 0.0, MAX_COUNT,
+                                                             open_low=True))
+    if saved["source"] not in ("given", "learned"):
+        raise StateError(f"{where}.source must be 'given' or 'learned', got {saved['source']!r:.60}")
+    if saved["status"] not in ("watching", "degraded", "unwatched"):
+        raise StateError(f"{where}.status must be 'watching', 'degraded' or 'unwatched', "
+                         f"got {saved['status']!r:.60}")
+    if (saved["threshold"] is None) != (saved["status"] == "unwatched"):
+        raise StateError(f"{where}.threshold must be null exactly when the class is unwatched")
+    if saved["threshold"] is not None:
+        _real(saved["threshold"], f"{where}.threshold", 0.0, 1e300)
+    seen = _int(saved["seen"], f"{where}.seen", 0, ingested)
+    _int(saved["run"], f"{where}.run", 0, ingested - seen)
+    _real(saved["recovery"], f"{where}.recovery", 0.0, 1e300)
+    for j, value in enumerate(_list(saved["statistic"], f"{where}.statistic", MEMBERS)):
+        _real(value, f"{where}.statistic[{j}]", 0.0, 1e300)
+    for name, most in (("start", seen), ("start_at", ingested)):
+        for j, value in enumerate(_list(saved[name], f"{where}.{name}", MEMBERS)):
+            _int(value, f"{where}.{name}[{j}]", 0, most)
+    incident = saved["incident"]
+    if (incident is None) != (saved["status"] != "degraded"):
+        raise StateError(f"{where}: an incident is open exactly while the class is degraded")
+    if incident is not None:
+        since, since_time, change_at, recall, samples = _list(incident, f"{where}.incident", 5)
+        _int(samples, f"{where}.incident samples", 1, seen)
+        _int(change_at, f"{where}.incident change point", 0, _int(since, f"{where}.incident since", 0, ingested))
+        _real(since_time, f"{where}.incident time", -MAX_TIME, MAX_TIME, nan=True)
+        _real(recall, f"{where}.incident recall", 0.0, 1.0)

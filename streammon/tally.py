@@ -3,9 +3,9 @@
 The tally holds the class index, the windows, the lifetime counters (the exported ``_total``
 series), the per-class degradation detectors and the warm-up counts that learn the reference.
 It takes no lock and knows no clock: ``Monitor`` validates, buffers, keeps time and holds the
-lock; the tally counts what it is given. A batch goes one way through it — per-block counts
-for the detectors (one pass that also counts the windows' matrix for few classes), then every
-window, then the detectors. Its ``state()``/``restore()`` pair is the declared state of
+lock; the tally counts what it is given. A batch goes one way through it — the detectors (one
+compiled scan in stream order, which counts the batch's confusion cells on its way), then every
+window, which adds those counts. Its ``state()``/``restore()`` pair is the declared state of
 ``streammon.state`` files.
 
 >>> from streammon.counting.windows import Sliding
@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.batch import Batch
-from streammon.counting.blocks import block_counts
 from streammon.counting.counts import ClassIndex
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
-from streammon.detection.cusum import DegradationWatch
+from streammon.detection.watch import DegradationWatch
 from streammon.findings.assemble import CountsView
 from streammon.findings.reference import Reference
 from streammon.state import StateError, decode_label, encode_label
@@ -82,7 +81,7 @@ class Tally:
             self.capacity = needed
 
     def ingest(self, batch: Batch) -> None:
-        """Count a validated batch: warm-up, detectors' per-block counts, windows, detectors."""
+        """Count a validated batch: warm-up, detectors (counting the batch), windows."""
         if self.warmup_left:
             take = min(self.warmup_left, len(batch))
             self.warm_counts += np.bincount(batch.indices(0, take)[0], minlength=self.capacity)
@@ -90,15 +89,15 @@ class Tally:
             if not self.warmup_left:
                 counts = {label: int(self.warm_counts[i]) for i, label in enumerate(self.index.labels)}
                 self.reference = Reference.of(counts, source="warmup")
-        detecting = self.watch.settings.enabled and len(batch) > 0
-        if detecting:  # before the windows: for few classes this pass counts the batch for them too
-            right, total = block_counts(batch, self.ingested, len(self.index), self.capacity)
-        for w in [*self.windows, self.lifetime]:
-            w.ingest(batch)
-        if detecting:
-            self.watch.ingest(right, total, len(batch), batch.times)
+        if self.watch.settings.enabled:  # first: its scan counts the batch for the windows on its way
+            span = batch.code_span(len(self.index))
+            cells = np.zeros(span * span, np.int64)
+            self.watch.feed(batch.true, batch.pred, k=len(self.index), lut=batch.lut, times=batch.times, cells=cells)
+            batch.preset_delta(self.capacity, cells.reshape(span, span))
         else:
             self.watch.skip(len(batch))
+        for w in [*self.windows, self.lifetime]:
+            w.ingest(batch)
         self.ingested += len(batch)
 
     def positive_index(self) -> int | None:
@@ -126,8 +125,9 @@ class Tally:
             positive=self.positive_index(),
             samples=self.ingested,
             warmup_remaining=self.warmup_left,
-            degraded={labels[c]: (d.p0, d.since, d.since_time) for c, d in self.watch.active().items()},
-            baseline={labels[c]: d.p0 for c, d in self.watch.detectors.items()},
+            degraded={labels[c]: (i.baseline, i.since, i.since_time, i.change_at, i.recall_after)
+                      for c, i in self.watch.incidents().items()},
+            baseline={labels[c]: p0 for c, p0 in self.watch.baselines().items()},
             now=now,
         )
 

@@ -12,8 +12,6 @@ import re
 import numpy as np
 import pytest
 
-from streammon.counting import blocks
-from streammon.counting.blocks import BLOCK, block_ids
 from streammon.counting.counts import ClassIndex, ConfusionCounts, check_label
 from streammon.counting.labels import as_label_array, map_labels
 from streammon.counting.windows import Timed
@@ -253,16 +251,3 @@ def test_an_empty_count_matrix_is_int64_and_exact_past_float_precision() -> None
 def test_timed_windows_default_to_60_buckets() -> None:
     """Timed(seconds) keeps its last seconds in 60 buckets (the signature's default), exact to seconds / 60."""
     assert Timed(120).describe()["buckets"] == 60
-
-
-# --- block ids ----------------------------------------------------------------------------------------------------
-
-def test_block_ids_from_an_empty_cache_and_as_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """block_ids is scale · ((offset + i) // BLOCK) read-only and int64, computed from an empty cache (the forked
-    mutation runner inherits a filled one), for a first request longer than a block and for longer ones after."""
-    monkeypatch.setattr(blocks, "_BLOCK_IDS", {})
-    for offset, n, scale in ((3, 2 * BLOCK + 7, 5), (0, 1, 5), (BLOCK, 6 * BLOCK, 5), (1, 40 * BLOCK + 1, 5),
-                             (7, 3, 1), (BLOCK - 1, 2, 1)):
-        ids = block_ids(offset, n, scale=scale)
-        assert ids.dtype == np.int64 and not ids.flags.writeable
-        assert ids.tolist() == [(offset + i) // BLOCK * scale for i in range(n)], (offset, n, scale)

@@ -15,8 +15,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from streammon.counting.batch import CHUNK, Batch, chunk_bounds, count_pairs, to_index_columns
-from streammon.counting.blocks import BLOCK, block_class_counts, block_confusion, block_counts, block_ids
+from streammon.counting.batch import CHUNK, Batch, chunk_bounds, count_pairs
 from streammon.counting.counts import ClassIndex, ConfusionCounts, is_missing, show
 from streammon.counting.labels import as_label_array, map_labels
 from streammon.counting.timing import MAX_TIME, as_seconds, as_times, check_time, check_times, clock_time
@@ -91,37 +90,6 @@ def test_datetime64_arrays_of_every_unit_are_unix_seconds() -> None:
     assert as_times(np.array([2], "datetime64[m]"), 1).tolist() == [120.0]
     times = as_times(np.array(["NaT", "2024-01-01"], "datetime64[s]"), 2)
     assert times.dtype == np.float64 and np.isnan(times[0]) and times[1] == _utc(2024, 1, 1)
-
-
-def _block_recount(true: np.ndarray, pred: np.ndarray, position: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-block (right, total) by a plain loop over samples."""
-    offset = position % BLOCK
-    n_blocks = (offset + len(true) - 1) // BLOCK + 1
-    right = np.zeros((n_blocks, k), np.int64)
-    total = np.zeros((n_blocks, k), np.int64)
-    for i, (t, p) in enumerate(zip(true.tolist(), pred.tolist(), strict=True)):
-        b = (offset + i) // BLOCK
-        total[b, t] += 1
-        right[b, t] += t == p
-    return right, total
-
-
-@pytest.mark.parametrize("n", [1, 2, BLOCK - 2, BLOCK - 1, BLOCK, BLOCK + 1, BLOCK + 2, 3 * BLOCK - 1])
-@pytest.mark.parametrize("position", [0, 1, BLOCK - 2, BLOCK - 1, BLOCK, 5 * BLOCK + 7])
-def test_block_counts_equal_a_loop_recount_at_every_block_boundary(n: int, position: int) -> None:
-    """block_class_counts and block_confusion give one row per block touched, equal to a per-sample recount."""
-    rng = np.random.default_rng(n * 1000 + position)
-    k = 3
-    true = rng.integers(0, k, n).astype(np.intp)
-    pred = np.where(rng.random(n) < 0.6, true, rng.integers(0, k, n)).astype(np.intp)
-    right, total = _block_recount(true, pred, position, k)
-    got_right, got_total = block_class_counts(true, pred, position, k)
-    assert got_right.tolist() == right.tolist() and got_total.tolist() == total.tolist()
-    delta, c_right, c_total = block_confusion(true, pred, position, k)
-    assert c_right.tolist() == right.tolist() and c_total.tolist() == total.tolist()
-    expected = np.zeros((k, k), np.int64)
-    np.add.at(expected, (true, pred), 1)
-    assert delta.tolist() == expected.tolist()
 
 
 def test_a_batch_of_new_str_labels_matches_declared_str_classes() -> None:
@@ -491,14 +459,6 @@ def test_check_times_accepts_the_bounds_and_equal_times_and_names_the_first_bad_
         check_times(np.array([2.0, 1.0]), last=0.0)
 
 
-def test_to_index_columns_widens_and_permutes_per_code_columns() -> None:
-    """Per-code columns become k class-index columns: padded with zeros, or placed through the code table."""
-    assert to_index_columns(np.array([[1, 2], [3, 4]]), None, 3).tolist() == [[1, 2, 0], [3, 4, 0]]
-    assert to_index_columns(np.array([[1, 2]]), None, 2).tolist() == [[1, 2]]
-    assert to_index_columns(np.array([[1, 2]]), np.array([1, 0]), 2).tolist() == [[2, 1]]
-    assert to_index_columns(np.array([[1, 2]]), np.array([2, 0]), 4).tolist() == [[2, 0, 1, 0]]
-
-
 def test_labels_too_wide_for_int64_fall_back_to_objects_and_are_refused_there() -> None:
     """A list of ints one of which overflows int64 is kept as objects, so the label check names the bad one."""
     arr = as_label_array([1, 2**70], "y")
@@ -521,40 +481,11 @@ def test_only_the_leading_run_of_self_indexed_ints_skips_the_mapping() -> None:
     assert new == [1, 3] and true.tolist() == [3, 0, 4] and pred.tolist() == [2, 1, 3]
 
 
-def test_chunk_bounds_and_block_ids_by_their_definitions() -> None:
-    """chunk_bounds(n) cuts whole CHUNKs from 0; block_ids is scale * ((offset + i) // BLOCK), fresh or cached."""
+def test_chunk_bounds_cut_whole_chunks_from_zero() -> None:
+    """chunk_bounds(n) cuts whole CHUNKs from 0, the last one short."""
     assert list(chunk_bounds(CHUNK)) == [(0, CHUNK)]
     assert list(chunk_bounds(CHUNK + 1)) == [(0, CHUNK), (CHUNK, CHUNK + 1)]
-    assert block_ids(BLOCK - 1, 2).tolist() == [0, 1]
-    for scale in (7919, 7907):  # scales no other test uses: the ids are computed here, not read from the cache
-        for offset, n in ((5, 3 * BLOCK), (BLOCK - 1, 2), (0, 9 * BLOCK + 3)):
-            expected = (offset + np.arange(n)) // BLOCK * scale
-            ids = block_ids(offset, n, scale=scale)
-            assert ids.dtype == np.int64 and ids.tolist() == expected.tolist()
-            assert not ids.flags.writeable
-
-
-def test_block_counts_put_classes_in_index_order_through_the_code_table() -> None:
-    """block_counts reads codes through the batch's table: per block (right, total) by class index, and the
-    batch's delta preset for the windows."""
-    lut = np.array([2, 0, 1])
-    codes_t = np.array([0, 0, 1, 2, 2, 2])
-    codes_p = np.array([0, 1, 1, 2, 0, 2])
-    for k_codes in (3, 17):  # shared bincount, and per-class counting beyond SHARED_COUNT_MAX_CLASSES
-        table = lut if k_codes == 3 else np.concatenate([lut, np.arange(3, k_codes)])
-        batch = Batch(codes_t, codes_p, None, k_codes, table)
-        right, total = block_counts(batch, position=BLOCK - 2, k=k_codes, capacity=k_codes)
-        t, p = table[codes_t], table[codes_p]
-        exp_right = np.zeros((2, k_codes), np.int64)
-        exp_total = np.zeros((2, k_codes), np.int64)
-        for i, (a, b) in enumerate(zip(t.tolist(), p.tolist(), strict=True)):
-            block = (BLOCK - 2 + i) // BLOCK
-            exp_total[block, a] += 1
-            exp_right[block, a] += a == b
-        assert right.tolist() == exp_right.tolist() and total.tolist() == exp_total.tolist()
-        delta = np.zeros((k_codes, k_codes), np.int64)
-        np.add.at(delta, (t, p), 1)
-        assert batch.delta(k_codes).tolist() == delta.tolist()
+    assert list(chunk_bounds(0)) == []
 
 
 def test_uint64_bytes_and_other_dtypes_are_refused_naming_the_problem() -> None:
@@ -598,3 +529,13 @@ def test_an_unattached_window_holds_an_empty_int_matrix() -> None:
     """Before a monitor attaches it, a window's counts are an empty 0×0 int64 matrix."""
     w = Cumulative()
     assert w.snapshot(None).shape == (0, 0) and w.snapshot(None).dtype == np.int64 and w.state() == {"counts": []}
+
+
+@pytest.mark.parametrize("k", [2, 40])
+def test_count_pairs_over_several_chunks_equals_a_recount(k: int) -> None:
+    """Three chunks and a remainder: count_pairs equals np.add.at over every (true, pred) pair."""
+    rng = np.random.default_rng(k)
+    t, p = rng.integers(0, k, 3 * CHUNK + 77), rng.integers(0, k, 3 * CHUNK + 77)
+    expected = np.zeros((k, k), np.int64)
+    np.add.at(expected, (t, p), 1)
+    assert np.array_equal(count_pairs(t, p, k), expected)

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 from prometheus_client.utils import floatToGoString
+from scipy.stats import beta
 
 from streammon import Cumulative, Monitor, Sliding
 from streammon.export import estimate_families
@@ -271,7 +272,8 @@ def test_baseline_recall_is_exported_per_class_that_has_one_and_defaults_leave_o
     samples = _samples([("m", report)])
     baseline = {k[1][1]: v for k, v in samples.items() if k[0] == "streammon_baseline_recall"}
     assert baseline == pytest.approx(dict(report.baseline)) and set(baseline) == {"a", "b"}
-    assert 0.85 < baseline["a"] < 0.9 and 0.65 < baseline["b"] < 0.75  # below the raw 0.9 and 0.8 (Wilson lows)
+    # the Jeffreys posterior means of 900/1000 and 80/100 (scipy's Beta(right + ½, wrong + ½))
+    assert baseline == pytest.approx({"a": beta(900.5, 100.5).mean(), "b": beta(80.5, 20.5).mean()}, abs=1e-12)
     assert [m.name for m in build_families([])] == [*(name for name in FAMILIES if name not in OPT_IN), *ESTIMATES]
     learning = Monitor([Cumulative()], reference={"a": 1, "b": 1})
     assert not any(k[0] == "streammon_baseline_recall" for k in _samples([("n", learning.report())]))

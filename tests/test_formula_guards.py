@@ -12,53 +12,26 @@ from prometheus_client.parser import text_string_to_metric_families
 from sklearn.metrics import precision_score
 
 from streammon import Cumulative, DetectorSettings, Monitor, Policy
-from streammon.detection.cusum import ClassDetector
+from streammon.detection.bank import Bank
 from streammon.export.grafana import dashboard
 from streammon.export.prometheus import MonitorCollector
 
 
-def _per_sample_cusum(correct: np.ndarray, p0: float, p1: float, h: float) -> int | None:
-    """Page's CUSUM for a Bernoulli drop p0 -> p1, written out sample by sample; the first alarm index."""
-    s = 0.0
-    for i, ok in enumerate(correct.tolist()):
-        s = max(0.0, s + (math.log(p1 / p0) if ok else math.log((1 - p1) / (1 - p0))))
-        if s >= h:
-            return i
-    return None
+def test_bank_log_likelihood_steps_are_those_of_each_odds_ratio() -> None:
+    """p0 = 0.8 and error-odds ratio 1.5: q1 = 0.25·1.5/(1 + 0.25·1.5) = 3/11; a right sample lowers S by
+    ln(0.8/(8/11)), a wrong one raises it by ln((3/11)/0.2)."""
+    bank = Bank.of(0.8)
+    j = [1.15, 1.27, 1.5].index(1.5)
+    assert bank.q1[j] == pytest.approx(3 / 11, abs=1e-12)
+    assert bank.up[j] == pytest.approx(math.log(0.8 / (8 / 11)), abs=1e-12)
+    assert bank.down[j] == pytest.approx(math.log((3 / 11) / 0.2), abs=1e-12)
 
 
-def test_cusum_log_likelihood_constants_are_those_of_the_configured_drop() -> None:
-    """A detector for p0 = 0.8, drop 0.2 steps ln(0.6/0.8) when right, ln(0.4/0.2) when wrong, alarms at ln(arl)."""
-    d = ClassDetector(p0=0.8, drop=0.2, arl=1e6)
-    assert d.up == pytest.approx(math.log(0.6 / 0.8), abs=1e-12)
-    assert d.down == pytest.approx(math.log(0.4 / 0.2), abs=1e-12)
-    assert d.h == pytest.approx(math.log(1e6), abs=1e-12)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_cusum_fed_sample_by_sample_alarms_where_the_written_out_cusum_does(seed: int) -> None:
-    """Fed one sample per block, the detector alarms at exactly the index of an independent per-sample CUSUM."""
-    rng = np.random.default_rng(seed)
-    p0, drop, arl = 0.85, 0.25, 1e4
-    correct = np.concatenate([rng.random(3000) < p0, rng.random(3000) < p0 - drop - 0.05])
-    expected = _per_sample_cusum(correct, p0, p0 - drop, math.log(arl))
-    assert expected is not None
-    d = ClassDetector(p0=p0, drop=drop, arl=arl)
-    d.feed(correct[:expected], np.arange(expected))
-    assert not d.active  # no alarm before the written-out CUSUM's first one
-    d.feed(correct[expected:expected + 1], np.array([expected]))
-    assert d.active and d.since == expected
-
-
-def test_monitor_baseline_p0_is_the_wilson_lower_bound_of_the_given_counts() -> None:
-    """A given baseline of 900/1000 right gives p0 = the Wilson 95 % lower bound, written out here."""
+def test_monitor_baseline_p0_is_the_jeffreys_mean_of_the_given_counts() -> None:
+    """A given baseline of 900/1000 right gives p0 = (900 + 1/2)/(1000 + 1), the Jeffreys posterior mean."""
     monitor = Monitor([Cumulative()], reference={"a": 1, "b": 1}, baseline={"a": {"a": 900, "b": 100},
                                                                              "b": {"b": 900, "a": 100}})
-    z, n, p = 1.959963984540054, 1000, 0.9
-    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    expected = (centre - half) / (1 + z * z / n)
-    assert monitor.report().baseline["a"] == pytest.approx(expected, abs=1e-12)
-    assert DetectorSettings().in_control_recall(900, 1000) == pytest.approx(expected, abs=1e-12)
+    assert monitor.report().baseline["a"] == pytest.approx(900.5 / 1001, abs=1e-12)
 
 
 def test_a_recall_exactly_at_the_collapse_threshold_is_collapsed() -> None:

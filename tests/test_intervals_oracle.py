@@ -63,12 +63,12 @@ def test_confidence_must_lie_strictly_between_0_and_1() -> None:
             index_intervals([3], [10], confidence=confidence)
 
 
-def test_detector_baseline_is_the_wilson_lower_bound() -> None:
-    """A given baseline of 80/100 correct sets the in-control recall to statsmodels' Wilson lower bound (0.7112…)."""
+def test_detector_baseline_is_the_jeffreys_posterior_mean() -> None:
+    """A given baseline of 80/100 correct sets the in-control recall to the mean of the Jeffreys posterior
+    Beta(80.5, 20.5) (scipy), 0.7970…: an estimate, not a bound — the bank's own margin handles its noise."""
     report = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, baseline=[[90, 10], [20, 80]]).report()
-    expected = proportion_confint(80, 100, alpha=0.05, method="wilson")[0]
-    assert report.baseline["fraud"] == pytest.approx(expected, abs=1e-12)
-    assert report.baseline["fraud"] == pytest.approx(0.7111708, abs=1e-7)
+    assert report.baseline["fraud"] == pytest.approx(stats.beta(80.5, 20.5).mean(), abs=1e-12)
+    assert report.baseline["fraud"] == pytest.approx(0.7970297, abs=1e-7)
 
 
 @pytest.mark.parametrize(("k", "n"), [(2, 4), (15, 20), (40, 50), (5, 5)])

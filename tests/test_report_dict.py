@@ -37,7 +37,7 @@ def _report_of(labels: tuple[Hashable, ...], matrix: list[list[int]], reference:
                       positive=None, samples=int(counts.sum()), warmup_remaining=0, degraded={}, baseline={},
                       now=None)
     windows, conditions = evaluate_view(view, Policy())
-    return assemble_report(view, windows, conditions, {}, drop=0.2)
+    return assemble_report(view, windows, conditions, {})
 
 
 def test_to_dict_matches_a_hand_recount_of_a_small_stream() -> None:
@@ -115,7 +115,8 @@ def test_alerts_flags_and_prior_shift_as_dicts() -> None:
     report = monitor.report()
     (alert,) = report.alerting("prior_shift")
     assert alert.to_dict() == {"kind": "prior_shift", "window": "cumulative", "subject": "class_mix",
-                               "since_sample": 100, "since_time": 42.0, "reason": alert.reason}
+                               "since_sample": 100, "since_time": 42.0, "reason": alert.reason, "change_at": None,
+                               "recall_after": None}  # (a degradation's incident only)
     flag = report.windows["cumulative"].flags[0]
     assert flag.to_dict() == {"metric": flag.metric, "kind": flag.kind, "magnitude": flag.magnitude,
                               "reason": flag.reason}

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.state import Checkpointer, StateError, encode_label
+from streammon.state import VERSION, Checkpointer, StateError, encode_label
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +71,7 @@ def test_truncated_tampered_and_foreign_files_give_clear_errors(tmp_path: Path) 
         "truncated or not JSON": text[: len(text) // 2],
         "checksum does not match": text.replace('"ingested": 1000', '"ingested": 1001'),
         "format": json.dumps({"format": "something else"}),
-        "version": text.replace('"version": 1', '"version": 99'),
+        "version": text.replace(f'"version": {VERSION}', '"version": 99'),
     }
     for message, broken in cases.items():
         path.write_text(broken)

@@ -200,8 +200,9 @@ def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], Non
     def position(body: dict[str, Any]) -> None:
         body["watch"]["position"] += 1
 
-    def pending(body: dict[str, Any]) -> None:
-        body["watch"]["pending"][0][0] += 1
+    def learned(body: dict[str, Any]) -> None:  # a class still learning with all of its baseline samples
+        samples = body["detector"]["baseline_samples"]
+        body["watch"]["learning"][next(iter(body["watch"]["learning"]))] = [samples, samples]
 
     def class_id(body: dict[str, Any]) -> None:
         body["watch"]["learning"]["7"] = [0, 0]
@@ -250,7 +251,7 @@ def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], Non
         ("timed matrix without bucket", "exactly when it holds a bucket", matrix_without_bucket),
         ("window beyond lifetime", "do not contain", window_beyond_lifetime),
         ("detector position", "position", position),
-        ("pending partial block", "partial block", pending),
+        ("learning past its baseline size", r"learning\[\d+\] total must be an int in \[0, 39\]", learned),
         ("detector of no class", "not the index of a saved class", class_id),
         ("class learning and running", "both learn", learning_and_running),
         ("capacity", "capacity must be 4", capacity),
@@ -371,7 +372,7 @@ HUGE: dict[str, Callable[[dict[str, Any], int], None]] = {
     "labels": lambda body, size: body.update(labels=[["int", i] for i in range(5000)]),
     "capacity": lambda body, size: body.update(capacity=size),
     "filled": lambda body, size: body["windows"][1]["state"].update(filled=size),
-    "pending": lambda body, size: body["watch"].update(pending=[[0, 0]] * 5000),
+    "classes_seen": lambda body, size: body["watch"].update(classes_seen=size),
 }
 
 

@@ -41,21 +41,14 @@ def count_pairs(true: IndexArray, pred: IndexArray, capacity: int) -> IntMatrix:
     return flat.reshape(capacity, capacity)
 
 
-def chunk_bounds(n: int, first_offset: int = 0) -> Iterator[tuple[int, int]]:
+def chunk_bounds(n: int) -> Iterator[tuple[int, int]]:
     """(start, stop) of consecutive chunks of at most ``CHUNK`` samples covering ``range(n)``.
 
-    The first chunk is ``first_offset`` shorter, so with a stream's offset into a block of a
-    size dividing ``CHUNK`` every later chunk starts a block.
-
-    >>> list(chunk_bounds(2 * CHUNK + 5, first_offset=5)) == [(0, CHUNK - 5), (CHUNK - 5, 2 * CHUNK - 5),
-    ...                                                       (2 * CHUNK - 5, 2 * CHUNK + 5)]
+    >>> list(chunk_bounds(2 * CHUNK + 5)) == [(0, CHUNK), (CHUNK, 2 * CHUNK), (2 * CHUNK, 2 * CHUNK + 5)]
     True
     """
-    start = 0
-    while start < n:
-        stop = min(n, start + CHUNK - first_offset)
-        yield start, stop
-        start, first_offset = stop, 0
+    for start in range(0, n, CHUNK):
+        yield start, min(n, start + CHUNK)
 
 
 def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) -> IntMatrix:
@@ -69,25 +62,6 @@ def to_index_square(counts: IntMatrix, lut: IndexArray | None, capacity: int) ->
         out[: counts.shape[0], : counts.shape[1]] = counts  # (square counts: shape[1] for [0] is equivalent)
     else:
         out[np.ix_(lut, lut)] = counts
-    return out
-
-
-def to_index_columns(counts: IntMatrix, lut: IndexArray | None, k: int) -> IntMatrix:
-    """Per-code columns (rows × codes) as rows × ``k`` columns in class-index order.
-
-    >>> to_index_columns(np.array([[1, 2]]), np.array([1, 0]), 2).tolist(), to_index_columns(
-    ...     np.array([[1, 2]]), np.array([2, 0]), 3).tolist()
-    ([[2, 1]], [[2, 0, 1]])
-    """
-    if lut is None and counts.shape[1] == k:
-        return counts
-    if lut is not None and len(lut) == k:  # a permutation: gather columns (3x faster than scattering them)
-        return np.take(counts, np.argsort(lut), axis=1)
-    out = np.zeros((counts.shape[0], k), np.int64)
-    if lut is None:
-        out[:, : counts.shape[1]] = counts
-    else:
-        out[:, lut] = counts
     return out
 
 
@@ -124,9 +98,11 @@ class Batch:
         """Codes lie in ``range(code_span(k))``: the table's length, or ``k`` (classes) when codes are indices."""
         return k if self.lut is None else len(self.lut)
 
-    def preset_delta(self, capacity: int, delta: IntMatrix) -> None:
-        """Give the batch its counts when they were made already (see ``detect.block_counts``)."""
-        self._delta = (capacity, delta)  # (mutation testing: None only recounts the same delta, equivalent)
+    def preset_delta(self, capacity: int, codes: IntMatrix) -> None:
+        """Give the batch its counts over codes (code × code) when they were made already (the detector's scan
+        counts them on its way, ``detection.watch.DegradationWatch.feed``)."""
+        self._delta = (capacity, codes if self.lut is None and len(codes) == capacity
+                       else to_index_square(codes, self.lut, capacity))
 
     def delta(self, capacity: int) -> IntMatrix:
         """The whole batch counted once and shared by every window that needs it."""

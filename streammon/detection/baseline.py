@@ -2,8 +2,6 @@
 
 >>> baseline_counts({"a": {"a": 90, "b": 10}, "b": {"b": 40}}, ["a", "b"])
 [('a', 90, 100), ('b', 40, 40)]
->>> round(DetectorSettings().in_control_recall(90, 100), 3)  # the Wilson 95 % lower bound
-0.826
 """
 
 from __future__ import annotations
@@ -15,32 +13,25 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.counts import ConfusionCounts
-from streammon.metrics.intervals import wilson
 
 
 @dataclass(frozen=True)
 class DetectorSettings:
-    """How degradation is detected (see the module docstring).
+    """How degradation is detected (``streammon.detection.watch``).
 
-    ``drop`` — the absolute recall drop the CUSUM is tuned for (smaller drops are
-    detected later); ``arl`` — the false-alarm bound in samples of a class;
-    ``baseline_confidence`` — the in-control recall is the Wilson lower bound of
-    the baseline at this confidence; ``baseline_samples`` — when no baseline is
-    given, each class's first complete blocks holding at least this many of its
-    samples make its baseline; ``enabled=False`` turns degradation detection off
-    (it costs O(samples/256 × K) per batch, the dominant cost of ``update_many``
-    for large K).
+    ``arl`` — the average run length, in samples of a class, between false degradation alarms
+    while its recall stays at its baseline (the bank's threshold is calibrated for it, not bounded);
+    ``recovery_arl`` — the same for a false clear while the recall stays at or below the midpoint
+    between the baseline and the recall estimated at the alarm (Lorden's bound); ``baseline_samples`` —
+    when no baseline is given, each class's first this many samples make its baseline (drops smaller
+    than the baseline's noise are not watched: ``bank.first_member``); ``enabled=False`` turns
+    degradation detection off.
     """
 
-    drop: float = 0.2
     arl: float = 1e6
-    baseline_confidence: float = 0.95
+    recovery_arl: float = 1e6
     baseline_samples: int = 500
     enabled: bool = True
-
-    def in_control_recall(self, correct: float, total: float) -> float:
-        """The conservative baseline recall ``p0`` from baseline counts."""
-        return wilson(correct, total, self.baseline_confidence)[0]
 
 
 def baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:

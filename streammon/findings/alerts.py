@@ -60,10 +60,10 @@ def window_conditions(w: WindowReport, reference: Reference | None, *,
     return out
 
 
-def degradation_reason(label: Hashable, baseline: float, drop: float) -> str:
+def degradation_reason(label: Hashable, baseline: float, change_at: int, recall: float) -> str:
     """Why a degradation alert is on."""
-    return (f"recall of {label!r} fell below its baseline: the CUSUM for a drop from {baseline:.3f} "
-            f"to {max(baseline - drop, 0):.3f} crossed its threshold (class-conditional; the mix plays no part)")
+    return (f"recall of {label!r} fell below its baseline {baseline:.3f}: about {recall:.3f} since sample "
+            f"{change_at} (CUSUM bank on the class's own samples; the mix plays no part)")
 
 
 def active_since(

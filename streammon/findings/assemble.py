@@ -10,7 +10,7 @@ window's counts into a ``WindowReport`` and lists the alert conditions that hold
 ...                   lifetime=np.array([[8, 2], [1, 9]]), reference=None, positive=None, samples=20,
 ...                   warmup_remaining=980, degraded={}, baseline={}, now=None)
 >>> windows, conditions = evaluate_view(view, Policy())
->>> report = assemble_report(view, windows, conditions, {}, drop=0.2)
+>>> report = assemble_report(view, windows, conditions, {})
 >>> round(report.windows["w"].scores["acsa"], 12), report.samples, report.alerts
 (0.85, 20, ())
 """
@@ -35,7 +35,8 @@ Since = Mapping[tuple[str, str, str], tuple[int, float]]
 class CountsView:
     """A consistent copy of everything a report reads: K×K counts per window (name, kind, counts),
     the lifetime counts, the classes, and the detectors' state (``degraded``: label -> (p0, since
-    sample, since time) of the classes alarming now; ``baseline``: label -> in-control recall)."""
+    sample, since time, change point, recall since) of the classes alarming now; ``baseline``: label ->
+    in-control recall)."""
 
     labels: tuple[Hashable, ...]
     windows: tuple[tuple[str, str, IntMatrix], ...]
@@ -44,7 +45,7 @@ class CountsView:
     positive: int | None
     samples: int
     warmup_remaining: int
-    degraded: Mapping[Hashable, tuple[float, int, float]]
+    degraded: Mapping[Hashable, tuple[float, int, float, int, float]]
     baseline: Mapping[Hashable, float]
     now: float | None
 
@@ -144,12 +145,11 @@ def assemble_report(
     windows: Mapping[str, WindowReport],
     conditions: list[Condition],
     since: Since,
-    *,
-    drop: float,
 ) -> Report:
     """The frozen report: window reports, degradation alerts first, then window alerts with their since-when."""
-    alerts = [Alert(DEGRADATION, STREAM, str(label), at, at_time, degradation_reason(label, p0, drop))
-              for label, (p0, at, at_time) in view.degraded.items()]
+    alerts = [Alert(DEGRADATION, STREAM, str(label), at, at_time, degradation_reason(label, p0, change_at, recall),
+                    change_at, recall)
+              for label, (p0, at, at_time, change_at, recall) in view.degraded.items()]
     alerts += [Alert(kind, window, subject, *since[(kind, window, subject)], reason)
                for kind, window, subject, reason in conditions]
     return Report(

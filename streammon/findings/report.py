@@ -104,11 +104,13 @@ class Alert:
     the label-shift p-value of ``WindowReport.estimate`` is below the policy's ``shift_alpha``:
     the model or its inputs changed, before any label; subject ``"predictions"``). ``since_sample`` is the stream
     index (samples counted before it) when the alert turned on, ``since_time`` its
-    time (NaN if unknown). For a degradation fed by per-sample ``update`` calls, the
-    time is that of the latest sample buffered with the switching one (samples are
-    buffered without times until the next read, 4,096 samples or timed bucket), so it
-    can be late by up to that much; ``update_many`` with per-sample ``t`` gives the
-    switching block's last sample time.
+    time (NaN if unknown). A degradation's ``since_sample`` is the sample at which its CUSUM
+    crossed; fed by per-sample ``update`` calls, its time is that of the latest sample buffered
+    with it (samples are buffered without times until the next read, 4,096 samples or timed
+    bucket), so it can be late by up to that much; ``update_many`` with per-sample ``t`` gives
+    the crossing sample's time. A degradation also carries its incident: ``change_at``, the
+    estimated change point (stream index of the first sample of the alarming excursion), and
+    ``recall_after``, the class's recall estimated since then (both ``None`` for other kinds).
     """
 
     kind: str
@@ -117,11 +119,14 @@ class Alert:
     since_sample: int
     since_time: float
     reason: str
+    change_at: int | None = None
+    recall_after: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the fields by name (``since_time`` ``None`` when unknown)."""
         return {"kind": self.kind, "window": self.window, "subject": self.subject, "since_sample": self.since_sample,
-                "since_time": json_float(self.since_time), "reason": self.reason}
+                "since_time": json_float(self.since_time), "reason": self.reason, "change_at": self.change_at,
+                "recall_after": self.recall_after}
 
 
 @dataclass(frozen=True, repr=False)

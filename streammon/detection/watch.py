@@ -1,0 +1,286 @@
+"""Per-class degradation detection: a bank of CUSUMs on each class's correctness, sample by sample.
+
+The detector never looks at the class mix: it sees, for one class at a time, the sequence
+"was this sample of the class predicted right?". A pure prior shift changes how many samples
+each class gets, not their correctness, so it cannot raise a degradation alarm.
+
+**Watching.** Each class's in-control recall ``p0`` comes from its baseline (given counts, or
+its first ``baseline_samples`` samples; ``bank.baseline_recall``). Its bank of CUSUMs
+(``streammon.detection.bank``), one per size of drop, steps on every sample of the class; the
+alarm is the first member whose statistic reaches the bank's threshold ``h``, set for the
+average in-control run length ``arl`` (in samples of the class; ``thresholds``). The alarm
+time is the sample at which the statistic crossed, whether the samples came one by one or in
+a batch (the scan is one compiled loop over the batch in stream order, ``kernel``).
+
+**An incident.** At the alarm the class's incident opens: its start (the alarm's sample), its
+estimated change point (where the alarming member's statistic last left 0) and the recall
+since then (the maximum-likelihood estimate over the excursion — biased low when the alarm
+came fast: an excursion ends on a run of bad luck). While it is open the class is watched for
+**recovery** only: a CUSUM of "recall back at ``p0``" against "recall at ``middle``" clears the
+incident when it reaches ``ln(recovery_arl)`` — Lorden's bound: with the recall at or below
+``middle``, a false clear comes at most once per ``recovery_arl`` samples of the class on
+average. ``middle`` is halfway between ``p0`` and a cautious degraded recall: the excursion's
+Wilson upper bound (90 % two-sided), at most halfway between its estimate and ``p0`` — so that
+an estimate biased low by a short excursion does not put ``middle`` below the degraded recall
+(which would let the alert clear while the model is still degraded). One incident is one alert;
+a model that stays degraded stays alerted.
+
+>>> watch = DegradationWatch(DetectorSettings(), given={0: (8000, 10000)})
+>>> rng = np.random.default_rng(0)
+>>> true = np.zeros(6000, np.int64)
+>>> pred = np.where(rng.random(6000) < np.r_[np.full(5000, 0.8), np.full(1000, 0.5)], 0, 1)
+>>> watch.feed(true, pred, k=2)
+>>> incident = watch.incidents()[0]
+>>> 4900 <= incident.change_at <= incident.since < 5100, incident.recall_after < 0.8
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.detection import kernel
+from streammon.detection.bank import MEMBERS, Bank, baseline_recall
+from streammon.detection.baseline import DetectorSettings
+from streammon.detection.thresholds import threshold
+from streammon.metrics.intervals import wilson
+
+IntArray = npt.NDArray[np.int64]
+STATUS_NAMES = ("learning", "watching", "degraded", "unwatched")
+RECOVERY_CONFIDENCE = 0.9
+CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
+
+
+@dataclass(frozen=True)
+class Incident:
+    """An open degradation incident of one class.
+
+    ``since``/``since_time``: the stream index (samples before it) and time of the sample at which
+    the alarm rang; ``change_at``: the estimated change point (stream index of the first sample of the
+    alarming excursion); ``recall_after``: the class's recall since then (estimate); ``baseline``: ``p0``.
+    """
+
+    baseline: float
+    since: int
+    since_time: float
+    change_at: int
+    recall_after: float
+    samples: int  # the class's samples in the alarming excursion
+
+    @property
+    def drop(self) -> float:
+        """The estimated size of the drop in recall."""
+        return self.baseline - self.recall_after
+
+
+class DegradationWatch:
+    """Baselines, CUSUM banks and incidents of every class, fed batches in stream order."""
+
+    def __init__(self, settings: DetectorSettings, given: dict[int, tuple[float, float]] | None = None) -> None:
+        self.settings = settings
+        self._reset(given or {})
+
+    def _reset(self, given: dict[int, tuple[float, float]]) -> None:
+        self.position = 0  # stream index of the next sample
+        self.banks: dict[int, Bank] = {}
+        self.baseline: dict[int, tuple[float, float]] = {}
+        self.source: dict[int, str] = {}
+        self.open: dict[int, Incident] = {}
+        self.closed: deque[tuple[int, Incident, int]] = deque(maxlen=CLOSED_KEPT)  # (class, incident, cleared at)
+        self._k = 0
+        self._arrays: dict[str, Any] = {}
+        self._grow(max(given, default=-1) + 1)
+        for cls, (correct, total) in given.items():
+            if total > 0:
+                self._start(cls, correct, total, "given")
+
+    # -- arrays -------------------------------------------------------------------------------
+
+    def _grow(self, k: int) -> None:
+        """Room for ``k`` classes; a new class learns its baseline (or is not watched when learning is off)."""
+        if k <= self._k:
+            return
+        shapes = {"status": (np.int8, ()), "stat": (np.float64, (MEMBERS,)), "up": (np.float64, (MEMBERS,)),
+                  "down": (np.float64, (MEMBERS,)), "h": (np.float64, ()), "count": (np.int64, ()),
+                  "seen": (np.int64, ()), "start": (np.int64, (MEMBERS,)), "start_at": (np.int64, (MEMBERS,)),
+                  "recovery": (np.float64, ()), "rec_up": (np.float64, ()), "rec_down": (np.float64, ()),
+                  "rec_h": (np.float64, ()), "learned": (np.int64, (2,))}
+        for name, (dtype, tail) in shapes.items():
+            grown = np.zeros((k, *tail), dtype)
+            if self._k:
+                grown[: self._k] = self._arrays[name]
+            self._arrays[name] = grown
+        self._arrays["status"][self._k:] = kernel.LEARNING
+        self._arrays["h"][self._k:] = math.inf
+        self._k = k
+
+    def _start(self, cls: int, correct: float, total: float, source: str, h: float | None = None) -> None:
+        """Watch ``cls`` from baseline counts (``h``: a saved threshold, else the table's)."""
+        self.baseline[cls], self.source[cls] = (correct, total), source
+        p0 = baseline_recall(correct, total)
+        bank = Bank.of(p0, total)
+        self.banks[cls] = bank
+        a = self._arrays
+        a["up"][cls], a["down"][cls] = bank.arrays()
+        if bank.watching:
+            a["h"][cls] = threshold(bank.p0, first=bank.first, arl=self.settings.arl) if h is None else h
+            a["status"][cls] = kernel.WATCHING
+        else:
+            a["status"][cls] = kernel.UNWATCHED
+        a["stat"][cls] = 0.0
+        a["seen"][cls] = a["count"][cls]
+
+    # -- feeding ------------------------------------------------------------------------------
+
+    def feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], *, k: int,
+             lut: npt.NDArray[np.intp] | None = None, times: npt.NDArray[np.float64] | float | None = None,
+             cells: npt.NDArray[np.int64] | None = None) -> None:
+        """Scan a batch of label codes (``lut`` maps a code to one of ``k`` class indices; None: codes are
+        indices) in stream order. ``cells``: a flat (codes × codes) array the batch's confusion counts are
+        added to on the way (``true · codes + pred``), so that nobody counts the batch twice."""
+        n = len(true)
+        self._grow(k)
+        if lut is None:
+            lut = np.arange(k, dtype=np.intp)
+        codes = len(lut)
+        a = self._arrays
+        local, stop_at = np.empty(codes, np.int64), np.empty(codes, np.int64)
+        wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
+        flat = _NO_CELLS if cells is None else cells
+        t = 0
+        while t < n:
+            event, t, cls, member = kernel.scan(
+                true, pred, lut, t, flat, codes, a["status"], a["stat"], a["up"], a["down"], a["h"], a["count"],
+                a["seen"], a["start"], a["start_at"], a["recovery"], a["rec_up"], a["rec_down"], a["rec_h"],
+                a["learned"], self.settings.baseline_samples, self.position, local, stop_at, wrongs_found)
+            if event == kernel.ALARM:
+                self._alarm(cls, member, self.position + t, _time_at(times, t))
+            elif event == kernel.RECOVERED:
+                self._recovered(cls, self.position + t)
+            elif event == kernel.LEARNED:
+                right, total = (int(v) for v in a["learned"][cls])
+                self._start(cls, right, total, "learned")
+            t += 1
+        self.position += n
+
+    def skip(self, n: int) -> None:
+        """Move past ``n`` samples without looking at them (detection turned off)."""
+        self.position += n
+
+    def _alarm(self, cls: int, member: int, at: int, at_time: float) -> None:
+        a, bank = self._arrays, self.banks[cls]
+        up, down = bank.up[member], bank.down[member]
+        length = int(a["seen"][cls] - a["start"][cls, member] + 1)  # class samples in the excursion
+        wrong = round((float(a["stat"][cls, member]) + length * up) / (up + down))
+        recall = (length - wrong) / length
+        self.open[cls] = Incident(bank.p0, at, at_time, int(a["start_at"][cls, member]), recall, length)
+        self._watch_recovery(cls)
+
+    def _watch_recovery(self, cls: int) -> None:
+        a, incident = self._arrays, self.open[cls]
+        p0, recall = incident.baseline, min(incident.recall_after, incident.baseline)
+        upper = wilson(recall * incident.samples, incident.samples, RECOVERY_CONFIDENCE)[1]
+        middle = (p0 + min(upper, (p0 + recall) / 2)) / 2
+        a["status"][cls] = kernel.DEGRADED
+        a["rec_up"][cls] = math.log(p0 / middle)  # a right sample: evidence of recovery
+        a["rec_down"][cls] = math.log((1 - p0) / (1 - middle))  # a wrong one: against it
+        a["rec_h"][cls] = math.log(self.settings.recovery_arl)
+        a["seen"][cls] = a["count"][cls]
+        a["stat"][cls] = 0.0
+
+    def _recovered(self, cls: int, at: int) -> None:
+        a = self._arrays
+        self.closed.append((cls, self.open.pop(cls), at))
+        a["status"][cls] = kernel.WATCHING
+        a["recovery"][cls] = 0.0
+        a["stat"][cls] = 0.0
+        a["seen"][cls] = a["count"][cls]
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def incidents(self) -> dict[int, Incident]:
+        """The open incidents by class index."""
+        return dict(self.open)
+
+    def baselines(self) -> dict[int, float]:
+        """Every class's in-control recall ``p0`` (classes with a baseline)."""
+        return {cls: bank.p0 for cls, bank in self.banks.items()}
+
+    def statistics(self, cls: int) -> npt.NDArray[np.float64]:
+        """The bank's statistics of ``cls`` now (its run of right samples applied)."""
+        a = self._arrays
+        decay = (a["count"][cls] - a["seen"][cls]) * a["up"][cls]
+        now: npt.NDArray[np.float64] = np.maximum(a["stat"][cls] - decay, 0.0)
+        return now
+
+    def threshold(self, cls: int) -> float:
+        """The bank threshold of ``cls`` (inf until it has a baseline)."""
+        return float(self._arrays["h"][cls]) if cls < self._k else math.inf
+
+    # -- state --------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Baselines, statistics, learning counts and incidents, as plain data."""
+        a = self._arrays
+        classes: dict[str, Any] = {}
+        learning: dict[str, list[int]] = {}
+        for cls in range(self._k):
+            status = int(a["status"][cls])
+            if cls not in self.banks:
+                if status == kernel.LEARNING:  # (the kernel keeps them as of the last wrong sample)
+                    run = int(a["count"][cls] - a["seen"][cls])
+                    learning[str(cls)] = [int(a["learned"][cls, 0]) + run, int(a["learned"][cls, 1]) + run]
+                continue
+            incident = self.open.get(cls)
+            classes[str(cls)] = {
+                "baseline": list(self.baseline[cls]), "source": self.source[cls], "status": STATUS_NAMES[status],
+                "threshold": None if status == kernel.UNWATCHED else float(a["h"][cls]),
+                "statistic": a["stat"][cls].tolist(),
+                "run": int(a["count"][cls] - a["seen"][cls]),
+                "seen": int(a["seen"][cls]), "start": a["start"][cls].tolist(), "start_at": a["start_at"][cls].tolist(),
+                "recovery": float(a["recovery"][cls]),
+                "incident": None if incident is None else [incident.since, incident.since_time, incident.change_at,
+                                                           incident.recall_after, incident.samples],
+            }
+        return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load a ``state()`` (checked by ``streammon.state_schema``)."""
+        self._reset({})
+        self.position = int(state["position"])
+        self._grow(int(state["classes_seen"]))
+        a = self._arrays
+        for c, counts in state["learning"].items():
+            a["learned"][int(c)] = counts
+        for c, saved in state["classes"].items():
+            cls = int(c)
+            correct, total = saved["baseline"]
+            h = saved["threshold"]
+            self._start(cls, float(correct), float(total), str(saved["source"]), h=None if h is None else float(h))
+            a["status"][cls] = STATUS_NAMES.index(saved["status"])
+            a["stat"][cls], a["seen"][cls] = saved["statistic"], saved["seen"]
+            a["count"][cls] = saved["seen"] + saved["run"]
+            a["start"][cls], a["start_at"][cls] = saved["start"], saved["start_at"]
+            if saved["incident"] is not None:
+                since, since_time, change_at, recall, samples = saved["incident"]
+                self.open[cls] = Incident(self.banks[cls].p0, int(since), float(since_time), int(change_at),
+                                          float(recall), int(samples))
+                self._watch_recovery(cls)
+            a["recovery"][cls] = saved["recovery"]
+
+
+_NO_CELLS = np.zeros(0, np.int64)
+
+
+def _time_at(times: npt.NDArray[np.float64] | float | None, t: int) -> float:
+    if times is None:
+        return math.nan
+    if isinstance(times, np.ndarray):
+        return float(times[t])
+    return float(times)

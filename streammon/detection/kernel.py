@@ -15,7 +15,7 @@ cross. The stored ``S`` is the statistic as of that wrong sample; the statistic 
 ``max(0, S − (count − seen)·|up|)``.
 
 **Two passes per segment** of at most ``SEGMENT`` samples. The first counts each code's
-samples (and, when asked, the batch's confusion cells, so the windows need no count of their
+samples (and the batch's confusion cells, so that the windows need no count of their
 own) and records every wrong sample with its code's count so far; it stops early at a
 class's **horizon** — the sample count at which a right sample could switch something (a
 baseline completes; a degraded class's recovery statistic could reach its threshold). The
@@ -64,12 +64,11 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
         local: Any, stop_at: Any, wrongs_found: Any) -> tuple[int, int, int, int]:
     """Scan ``true[begin:]``/``pred[begin:]`` (codes, ``lut`` maps a code to its class) until an event.
 
-    ``cells`` (``span × span``, flat): the confusion counts of the samples scanned are added to it, unless it is
-    empty. ``local``/``stop_at`` (one per code) and ``wrongs_found`` (``SEGMENT + 1``) are scratch space.
+    ``cells`` (``span × span``, flat): the confusion counts of the samples scanned are added to it.
+    ``local``/``stop_at`` (one per code) and ``wrongs_found`` (``SEGMENT + 1``) are scratch space.
     """
     n = len(true)
     codes = len(lut)
-    with_cells = len(cells) > 0
     t0 = begin
     while t0 < n:
         for code in range(codes):  # each code's horizon: where a right sample could switch its class
@@ -88,33 +87,18 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
         end = min(n, t0 + SEGMENT)
         wrongs = 0
         stopped = -1
-        t = t0
-        if with_cells:  # (the same loop twice: the test hoisted out of it)
-            while t < end:
-                ct = true[t]
-                cp = pred[t]
-                cells[ct * span + cp] += 1
-                k = local[ct] + 1
-                local[ct] = k
-                wrongs_found[wrongs] = k << PACK | (t - t0)  # written always, kept only when wrong: no branch
-                wrongs += ct != cp
-                t += 1
-                if k == stop_at[ct]:
-                    stopped = t - 1
-                    break
-        else:
-            while t < end:
-                ct = true[t]
-                cp = pred[t]
-                k = local[ct] + 1
-                local[ct] = k
-                wrongs_found[wrongs] = k << PACK | (t - t0)
-                wrongs += ct != cp
-                t += 1
-                if k == stop_at[ct]:
-                    stopped = t - 1
-                    break
-        scanned = t
+        for t in range(t0, end):
+            ct = true[t]
+            cp = pred[t]
+            cells[ct * span + cp] += 1
+            k = local[ct] + 1
+            local[ct] = k
+            wrongs_found[wrongs] = k << PACK | (t - t0)  # written always, kept only when wrong: no branch
+            wrongs += ct != cp
+            if k == stop_at[ct]:
+                stopped = t
+                break
+        scanned = end if stopped < 0 else stopped + 1
         # pass 2: step the banks at the wrong samples, in stream order
         event, at, cls, member = NOTHING, -1, -1, -1
         for i in range(wrongs):
@@ -175,8 +159,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
         if event != NOTHING:  # un-count what pass 1 read after the event's sample
             for u in range(at + 1, scanned):
                 local[true[u]] -= 1
-                if with_cells:
-                    cells[true[u] * span + pred[u]] -= 1
+                cells[true[u] * span + pred[u]] -= 1
         for code in range(codes):
             count[lut[code]] += local[code]
         if event != NOTHING:

@@ -152,7 +152,7 @@ class DegradationWatch:
         a = self._arrays
         local, stop_at = np.empty(codes, np.int64), np.empty(codes, np.int64)
         wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
-        flat = _NO_CELLS if cells is None else cells
+        flat = np.zeros(codes * codes, np.int64) if cells is None else cells
         t = 0
         while t < n:
             event, t, cls, member = kernel.scan(
@@ -273,9 +273,6 @@ class DegradationWatch:
                                           float(recall), int(samples))
                 self._watch_recovery(cls)
             a["recovery"][cls] = saved["recovery"]
-
-
-_NO_CELLS = np.zeros(0, np.int64)
 
 
 def _time_at(times: npt.NDArray[np.float64] | float | None, t: int) -> float:

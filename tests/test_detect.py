@@ -58,10 +58,11 @@ class Reference:
         p0 = self.bank.p0
         if self.incident is not None:
             recall, n = min(self.incident[2], p0), self.incident[3]
-            z = 1.6448536269514722  # the 90 % two-sided Wilson upper bound, written out
+            z = 2.3263478740408408  # the 99 % one-sided Wilson upper bound, written out
             upper = (recall + z * z / (2 * n) + z * math.sqrt(recall * (1 - recall) / n + z * z / (4 * n * n))) / (
                 1 + z * z / n)
-            middle = (p0 + min(upper, (p0 + recall) / 2)) / 2
+            smallest = 1 - self.bank.q1[self.bank.first]  # the recall of the smallest drop the bank watches
+            middle = (p0 + min(upper, smallest)) / 2
             llr = math.log(p0 / middle) if right else math.log((1 - p0) / (1 - middle))
             self.recovery = max(0.0, self.recovery + llr)
             if self.recovery >= math.log(self.settings.recovery_arl):

@@ -20,10 +20,13 @@ came fast: an excursion ends on a run of bad luck). While it is open the class i
 incident when it reaches ``ln(recovery_arl)`` — Lorden's bound: with the recall at or below
 ``middle``, a false clear comes at most once per ``recovery_arl`` samples of the class on
 average. ``middle`` is halfway between ``p0`` and a cautious degraded recall: the excursion's
-Wilson upper bound (90 % two-sided), at most halfway between its estimate and ``p0`` — so that
-an estimate biased low by a short excursion does not put ``middle`` below the degraded recall
-(which would let the alert clear while the model is still degraded). One incident is one alert;
-a model that stays degraded stays alerted.
+Wilson upper bound (99 % one-sided), so that an estimate biased low by a short excursion does not
+put ``middle`` below the degraded recall (which would let the alert clear while the model is still
+degraded) — and at most the recall of the smallest drop the bank watches, so that ``middle`` is at
+most that member's point of zero drift: any recall low enough for the bank to alarm on lies below
+it. Clearing takes about ``ln(recovery_arl)`` over the Kullback–Leibler divergence of ``p0`` from
+``middle`` class samples once the recall is back. One incident is one alert; a model that stays
+degraded stays alerted.
 
 >>> watch = DegradationWatch(DetectorSettings(), given={0: (8000, 10000)})
 >>> rng = np.random.default_rng(0)
@@ -53,7 +56,7 @@ from streammon.metrics.intervals import wilson
 
 IntArray = npt.NDArray[np.int64]
 STATUS_NAMES = ("learning", "watching", "degraded", "unwatched")
-RECOVERY_CONFIDENCE = 0.9
+RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bound is one-sided 99 %
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
 
 
@@ -186,7 +189,8 @@ class DegradationWatch:
         a, incident = self._arrays, self.open[cls]
         p0, recall = incident.baseline, min(incident.recall_after, incident.baseline)
         upper = wilson(recall * incident.samples, incident.samples, RECOVERY_CONFIDENCE)[1]
-        middle = (p0 + min(upper, (p0 + recall) / 2)) / 2
+        bank = self.banks[cls]
+        middle = (p0 + min(upper, 1 - bank.q1[bank.first])) / 2
         a["status"][cls] = kernel.DEGRADED
         a["rec_up"][cls] = math.log(p0 / middle)  # a right sample: evidence of recovery
         a["rec_down"][cls] = math.log((1 - p0) / (1 - middle))  # a wrong one: against it

@@ -58,7 +58,7 @@ DESCRIBE = {"cumulative": ("kind", "name"), "sliding": ("kind", "name", "size"),
 STATE = {"cumulative": ("counts",), "sliding": ("counts", "ring", "head", "filled"),
          "timed": ("counts", "ids", "slots")}
 POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "shift_min_js", "confidence", "metric_params")
-DETECTOR = ("arl", "recovery_arl", "baseline_samples", "enabled")
+DETECTOR = ("arl", "recovery_arl", "baseline_samples", "refine_until", "enabled")
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
 _CLASS_ID = re.compile(r"0|[1-9][0-9]{0,8}")
 
@@ -291,6 +291,7 @@ def _detector(detector: Any) -> int:
     _real(detector["arl"], "detector.arl", 1.0, 1e300, open_low=True)
     _real(detector["recovery_arl"], "detector.recovery_arl", 1.0, 1e300, open_low=True)
     samples = _int(detector["baseline_samples"], "detector.baseline_samples", 1, MAX_COUNT)
+    _int(detector["refine_until"], "detector.refine_until", 1, MAX_COUNT)
     if type(detector["enabled"]) is not bool:
         raise StateError(f"detector.enabled must be true or false, got {detector['enabled']!r:.60}")
     return samples
@@ -324,7 +325,7 @@ def _watch(watch: Any, k: int, ingested: int, baseline_samples: int) -> None:
 def _watched_class(item: Any, where: str, ingested: int) -> None:
     """One class with a baseline: its bank's statistics, the counts they are as of, its open incident."""
     saved = _fields(item, where, ("baseline", "source", "status", "threshold", "statistic", "run", "seen", "start",
-                                  "start_at", "recovery", "incident"))
+                                  "start_at", "recovery", "refining", "incident"))
     correct, total = _list(saved["baseline"], f"{where}.baseline", 2)
     _real(correct, f"{where}.baseline correct", 0.0, _real(total, f"{where}.baseline total", 0.0, MAX_COUNT,
                                                              open_low=True))
@@ -345,6 +346,11 @@ def _watched_class(item: Any, where: str, ingested: int) -> None:
     for name, most in (("start", seen), ("start_at", ingested)):
         for j, value in enumerate(_list(saved[name], f"{where}.{name}", MEMBERS)):
             _int(value, f"{where}.{name}[{j}]", 0, most)
+    if saved["refining"] is not None:
+        if (saved["source"], saved["status"]) != ("learned", "watching"):
+            raise StateError(f"{where}: only a watched class with a learned baseline refines it")
+        right, counted = _list(saved["refining"], f"{where}.refining", 2)
+        _int(right, f"{where}.refining right", 0, _int(counted, f"{where}.refining total", math.ceil(total), ingested))
     incident = saved["incident"]
     if (incident is None) != (saved["status"] != "degraded"):
         raise StateError(f"{where}: an incident is open exactly while the class is degraded")

@@ -204,6 +204,10 @@ def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], Non
         samples = body["detector"]["baseline_samples"]
         body["watch"]["learning"][next(iter(body["watch"]["learning"]))] = [samples, samples]
 
+    def refining_given(body: dict[str, Any]) -> None:  # a given baseline is never re-learned
+        saved = next(iter(body["watch"]["classes"].values()))
+        saved["source"], saved["refining"] = "given", [0, math.ceil(saved["baseline"][1])]
+
     def class_id(body: dict[str, Any]) -> None:
         body["watch"]["learning"]["7"] = [0, 0]
 
@@ -252,6 +256,7 @@ def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], Non
         ("window beyond lifetime", "do not contain", window_beyond_lifetime),
         ("detector position", "position", position),
         ("learning past its baseline size", r"learning\[\d+\] total must be an int in \[0, 39\]", learned),
+        ("given baseline refining", "only a watched class with a learned baseline refines it", refining_given),
         ("detector of no class", "not the index of a saved class", class_id),
         ("class learning and running", "both learn", learning_and_running),
         ("capacity", "capacity must be 4", capacity),

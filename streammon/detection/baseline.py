@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 
 from streammon.counting.counts import ConfusionCounts
 
+MAX_SAMPLES = 2**53  # counts past this are not exact as the floats a saved state holds
 
 @dataclass(frozen=True)
 class DetectorSettings:
@@ -24,14 +26,28 @@ class DetectorSettings:
     ``recovery_arl`` — the same for a false clear while the recall stays at or below the midpoint
     between the baseline and the recall estimated at the alarm (Lorden's bound); ``baseline_samples`` —
     when no baseline is given, each class's first this many samples make its baseline (drops smaller
-    than the baseline's noise are not watched: ``bank.first_member``); ``enabled=False`` turns
-    degradation detection off.
+    than the baseline's noise are not watched: ``bank.first_member``); ``refine_until`` — a learned
+    baseline is re-estimated from all the class's samples each time they double, up to this many
+    (``baseline_samples`` or less: never); ``enabled=False`` turns degradation detection off.
     """
 
     arl: float = 1e6
     recovery_arl: float = 1e6
     baseline_samples: int = 500
+    refine_until: int = 32_000
     enabled: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("arl", "recovery_arl"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value < math.inf:
+                raise ValueError(f"DetectorSettings.{name} must be a finite number > 1 (samples), got {value!r}")
+        for name in ("baseline_samples", "refine_until"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:
+                raise ValueError(f"DetectorSettings.{name} must be an int in [1, {MAX_SAMPLES}], got {value!r}")
+        if not isinstance(self.enabled, bool):
+            raise TypeError(f"DetectorSettings.enabled must be True or False, got {self.enabled!r}")
 
 
 def baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int, int]]:

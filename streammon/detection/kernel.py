@@ -34,11 +34,14 @@ State arrays (K classes × M members where two-dimensional), all updated in plac
   change-point estimate), ``start_at`` (K×M): the same as a stream index;
 - ``recovery`` (K), ``rec_up`` (K, added by a right sample), ``rec_down`` (K, added by a wrong one),
   ``rec_h`` (K): the recovery CUSUM of a degraded class, as of ``seen``;
-- ``learned`` (K×2): (right, total) of a class still learning its baseline, as of ``seen``.
+- ``learned`` (K×2): (right, total) of a class still learning its baseline, or watching with a
+  learned baseline that is still being refined, as of ``seen``; ``target`` (K): the total at which
+  the next baseline is due (``NEVER``: none).
 
 Events: ``(NOTHING, n, -1, -1)`` — the batch is done; ``(ALARM, t, c, j)`` — member ``j`` of class ``c``
 crossed at batch offset ``t``; ``(RECOVERED, t, c, -1)``; ``(LEARNED, t, c, -1)`` — class ``c``'s
-baseline is complete with sample ``t``.
+baseline is complete with sample ``t``; ``(REFINED, t, c, -1)`` — a refined baseline of a watched
+class is due with sample ``t`` (its statistics are as of ``t``).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from typing import Any
 
 from streammon.detection.bank import MEMBERS
 
-NOTHING, ALARM, RECOVERED, LEARNED = 0, 1, 2, 3
+NOTHING, ALARM, RECOVERED, LEARNED, REFINED = 0, 1, 2, 3, 4
 LEARNING, WATCHING, DEGRADED, UNWATCHED = 0, 1, 2, 3
 SEGMENT = 1 << 14  # samples per first pass: its buffers stay in cache
 NEVER = 1 << 62  # a horizon that is never reached
@@ -60,7 +63,7 @@ OFFSET_MASK = (1 << PACK) - 1
 def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes its arrays positionally
         true: Any, pred: Any, lut: Any, begin: int, cells: Any, span: int, status: Any, stat: Any, up: Any,
         down: Any, h: Any, count: Any, seen: Any, start: Any, start_at: Any, recovery: Any, rec_up: Any,
-        rec_down: Any, rec_h: Any, learned: Any, baseline_samples: int, position: int,
+        rec_down: Any, rec_h: Any, learned: Any, target: Any, position: int,
         local: Any, stop_at: Any, wrongs_found: Any) -> tuple[int, int, int, int]:
     """Scan ``true[begin:]``/``pred[begin:]`` (codes, ``lut`` maps a code to its class) until an event.
 
@@ -75,8 +78,8 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
             c = lut[code]
             local[code] = 0
             stop_at[code] = NEVER
-            if status[c] == LEARNING:
-                stop_at[code] = seen[c] + baseline_samples - learned[c, 1] - count[c]
+            if status[c] == LEARNING or (status[c] == WATCHING and target[c] < NEVER):
+                stop_at[code] = seen[c] + target[c] - learned[c, 1] - count[c]
             elif status[c] == DEGRADED:
                 # after j right samples the recovery statistic is recovery + j·rec_up; stop one sample early
                 # (rounding): the check at the horizon is exact
@@ -118,12 +121,18 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                     value = max(value, 0.0) + down[c, j]
                     stat[c, j] = value
                     highest = max(highest, value)
+                if target[c] < NEVER:  # a learned baseline still refining: count this sample into it
+                    learned[c, 0] += number - seen[c] - 1
+                    learned[c, 1] += number - seen[c]
                 seen[c] = number
                 if highest >= h[c]:
                     crossed = 0
                     while stat[c, crossed] < h[c]:
                         crossed += 1
                     event, at, cls, member = ALARM, tw, c, crossed
+                    break
+                if learned[c, 1] >= target[c]:
+                    event, at, cls = REFINED, tw, c
                     break
             elif s == DEGRADED:
                 value = recovery[c] + (number - seen[c] - 1) * rec_up[c] + rec_down[c]
@@ -133,7 +142,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                 learned[c, 0] += number - seen[c] - 1
                 learned[c, 1] += number - seen[c]
                 seen[c] = number
-                if learned[c, 1] >= baseline_samples:
+                if learned[c, 1] >= target[c]:
                     event, at, cls = LEARNED, tw, c
                     break
             else:
@@ -154,8 +163,15 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                     learned[c, 0] += number - seen[c]
                     learned[c, 1] += number - seen[c]
                     seen[c] = number
-                    if learned[c, 1] >= baseline_samples:
+                    if learned[c, 1] >= target[c]:
                         event, at, cls = LEARNED, stopped, c
+                elif s == WATCHING and learned[c, 1] + number - seen[c] >= target[c]:
+                    learned[c, 0] += number - seen[c]
+                    learned[c, 1] += number - seen[c]
+                    for j in range(MEMBERS):  # the run of right samples applied: the statistics as of now
+                        stat[c, j] = max(stat[c, j] - (number - seen[c]) * up[c, j], 0.0)
+                    seen[c] = number
+                    event, at, cls = REFINED, stopped, c
         if event != NOTHING:  # un-count what pass 1 read after the event's sample
             for u in range(at + 1, scanned):
                 local[true[u]] -= 1

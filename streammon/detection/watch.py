@@ -5,7 +5,11 @@ The detector never looks at the class mix: it sees, for one class at a time, the
 each class gets, not their correctness, so it cannot raise a degradation alarm.
 
 **Watching.** Each class's in-control recall ``p0`` comes from its baseline (given counts, or
-its first ``baseline_samples`` samples; ``bank.baseline_recall``). Its bank of CUSUMs
+its first ``baseline_samples`` samples; ``bank.baseline_recall``). A learned baseline keeps
+learning while its class is watched: each time the class's samples double (1,000, 2,000, …,
+up to ``refine_until``) it is re-estimated from all of them and the bank re-tuned (statistics
+restarted at 0) — a 500-sample baseline that happened to overestimate the recall is corrected
+before it has raised many false alarms; an incident freezes it. Its bank of CUSUMs
 (``streammon.detection.bank``), one per size of drop, steps on every sample of the class; the
 alarm is the first member whose statistic reaches the bank's threshold ``h``, set for the
 average in-control run length ``arl`` (in samples of the class; ``thresholds``). The alarm
@@ -113,7 +117,7 @@ class DegradationWatch:
                   "down": (np.float64, (MEMBERS,)), "h": (np.float64, ()), "count": (np.int64, ()),
                   "seen": (np.int64, ()), "start": (np.int64, (MEMBERS,)), "start_at": (np.int64, (MEMBERS,)),
                   "recovery": (np.float64, ()), "rec_up": (np.float64, ()), "rec_down": (np.float64, ()),
-                  "rec_h": (np.float64, ()), "learned": (np.int64, (2,))}
+                  "rec_h": (np.float64, ()), "learned": (np.int64, (2,)), "target": (np.int64, ())}
         for name, (dtype, tail) in shapes.items():
             grown = np.zeros((k, *tail), dtype)
             if self._k:
@@ -121,6 +125,7 @@ class DegradationWatch:
             self._arrays[name] = grown
         self._arrays["status"][self._k:] = kernel.LEARNING
         self._arrays["h"][self._k:] = math.inf
+        self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
 
     def _start(self, cls: int, correct: float, total: float, source: str, h: float | None = None) -> None:
@@ -138,6 +143,8 @@ class DegradationWatch:
             a["status"][cls] = kernel.UNWATCHED
         a["stat"][cls] = 0.0
         a["seen"][cls] = a["count"][cls]
+        refine = source == "learned" and bank.watching and total < self.settings.refine_until
+        a["target"][cls] = min(2 * int(total), self.settings.refine_until) if refine else kernel.NEVER
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -161,12 +168,12 @@ class DegradationWatch:
             event, t, cls, member = kernel.scan(
                 true, pred, lut, t, flat, codes, a["status"], a["stat"], a["up"], a["down"], a["h"], a["count"],
                 a["seen"], a["start"], a["start_at"], a["recovery"], a["rec_up"], a["rec_down"], a["rec_h"],
-                a["learned"], self.settings.baseline_samples, self.position, local, stop_at, wrongs_found)
+                a["learned"], a["target"], self.position, local, stop_at, wrongs_found)
             if event == kernel.ALARM:
                 self._alarm(cls, member, self.position + t, _time_at(times, t))
             elif event == kernel.RECOVERED:
                 self._recovered(cls, self.position + t)
-            elif event == kernel.LEARNED:
+            elif event in (kernel.LEARNED, kernel.REFINED):
                 right, total = (int(v) for v in a["learned"][cls])
                 self._start(cls, right, total, "learned")
             t += 1
@@ -192,6 +199,7 @@ class DegradationWatch:
         bank = self.banks[cls]
         middle = (p0 + min(upper, 1 - bank.q1[bank.first])) / 2
         a["status"][cls] = kernel.DEGRADED
+        a["target"][cls] = kernel.NEVER  # a baseline still being refined stops here: it must not learn the drop
         a["rec_up"][cls] = math.log(p0 / middle)  # a right sample: evidence of recovery
         a["rec_down"][cls] = math.log((1 - p0) / (1 - middle))  # a wrong one: against it
         a["rec_h"][cls] = math.log(self.settings.recovery_arl)
@@ -249,6 +257,7 @@ class DegradationWatch:
                 "run": int(a["count"][cls] - a["seen"][cls]),
                 "seen": int(a["seen"][cls]), "start": a["start"][cls].tolist(), "start_at": a["start_at"][cls].tolist(),
                 "recovery": float(a["recovery"][cls]),
+                "refining": a["learned"][cls].tolist() if a["target"][cls] < kernel.NEVER else None,
                 "incident": None if incident is None else [incident.since, incident.since_time, incident.change_at,
                                                            incident.recall_after, incident.samples],
             }
@@ -271,6 +280,10 @@ class DegradationWatch:
             a["stat"][cls], a["seen"][cls] = saved["statistic"], saved["seen"]
             a["count"][cls] = saved["seen"] + saved["run"]
             a["start"][cls], a["start_at"][cls] = saved["start"], saved["start_at"]
+            if saved["refining"] is not None:
+                a["learned"][cls] = saved["refining"]
+            else:
+                a["target"][cls] = kernel.NEVER
             if saved["incident"] is not None:
                 since, since_time, change_at, recall, samples = saved["incident"]
                 self.open[cls] = Incident(self.banks[cls].p0, int(since), float(since_time), int(change_at),

@@ -102,6 +102,8 @@ class DegradationWatch:
         self.closed: deque[tuple[int, Incident, int]] = deque(maxlen=CLOSED_KEPT)  # (class, incident, cleared at)
         self._k = 0
         self._arrays: dict[str, Any] = {}
+        self._scratch = np.empty(0, np.int64)  # the scan's per-code scratch space
+        self._wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
         self._grow(max(given, default=-1) + 1)
         for cls, (correct, total) in given.items():
             if total > 0:
@@ -160,8 +162,10 @@ class DegradationWatch:
             lut = np.arange(k, dtype=np.intp)
         codes = len(lut)
         a = self._arrays
-        local, stop_at = np.empty(codes, np.int64), np.empty(codes, np.int64)
-        wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
+        if len(self._scratch) < 2 * codes:  # (kept between batches: a batch of one sample should not allocate)
+            self._scratch = np.empty(2 * codes, np.int64)
+        local, stop_at = self._scratch[:codes], self._scratch[codes: 2 * codes]
+        wrongs_found = self._wrongs_found
         flat = np.zeros(codes * codes, np.int64) if cells is None else cells
         t = 0
         while t < n:

@@ -57,8 +57,8 @@ def main() -> None:
         "One row per recall of ``thresholds.LOGITS``, one column per first member in use (a baseline's\n"
         f"size may leave out the smallest drops); {PATHS} simulated paths per entry, thresholds up to\n"
         f'{LEVELS[-1]:g} (run lengths ~10⁵), averaged over the top {TOP:g}.\n"""\n\n'
-        "from math import nan\n\n"
-        f"OFFSETS: tuple[tuple[float, ...], ...] = (\n{lines},\n)\n")
+        + ("from math import nan\n\n" if any(math.isnan(v) for r in rows for v in r) else "\n")
+        + f"OFFSETS: tuple[tuple[float, ...], ...] = (\n{lines},\n)\n")
 
 
 if __name__ == "__main__":

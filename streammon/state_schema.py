@@ -289,7 +289,7 @@ def _detector(detector: Any) -> int:
     """Check the detector's settings; its ``baseline_samples``."""
     detector = _fields(detector, "detector", DETECTOR)
     _real(detector["arl"], "detector.arl", 1.0, 1e300, open_low=True)
-    _real(detector["recovery_arl"], "detector.recovery_arl", 1.0, 1e300, open_low=True)
+    _real(detector["recovery_arl"], "detector.recovery_arl", 1.0, math.inf, open_low=True)
     samples = _int(detector["baseline_samples"], "detector.baseline_samples", 1, MAX_COUNT)
     _int(detector["refine_until"], "detector.refine_until", 1, MAX_COUNT)
     if type(detector["enabled"]) is not bool:

@@ -31,6 +31,7 @@ class Reference:
         self.settings, self.bank, self.h = settings, None, math.inf
         self.learned = [0, 0]
         self.refining = given is None
+        self.spanning = 0  # alarms whose excursion began before the bank's last re-tune
         self.stat = [0.0] * MEMBERS
         self.start = [0] * MEMBERS
         self.incident: tuple[int, int, float, int] | None = None  # (since, change_at, recall, samples)
@@ -43,8 +44,16 @@ class Reference:
         if given is not None:
             self._begin(*given)
 
+    def _middle(self, right: float, n: int) -> float:
+        """Halfway between p0 and the 99 % one-sided Wilson upper bound of right/n (written out), at most the
+        recall of the smallest drop the bank watches."""
+        recall, z = right / n, 2.3263478740408408
+        upper = (recall + z * z / (2 * n) + z * math.sqrt(recall * (1 - recall) / n + z * z / (4 * n * n))) / (
+            1 + z * z / n)
+        return (self.bank.p0 + min(upper, 1 - self.bank.q1[self.bank.first])) / 2
+
     def _begin(self, right: int, total: int) -> None:
-        self.bank, self.bank_total = Bank.of(baseline_recall(right, total), total), total
+        self.bank, self.bank_total, self.tuned_at = Bank.of(baseline_recall(right, total), total), total, self.count
         self.h = threshold(self.bank.p0, first=self.bank.first, arl=self.settings.arl)
         self.refining = self.refining and self.bank.watching and total < self.settings.refine_until
 
@@ -61,13 +70,7 @@ class Reference:
             return
         p0 = self.bank.p0
         if self.incident is not None:
-            recall, n = min(self.incident[2], p0), self.incident[3]
-            z = 2.3263478740408408  # the 99 % one-sided Wilson upper bound, written out
-            upper = (recall + z * z / (2 * n) + z * math.sqrt(recall * (1 - recall) / n + z * z / (4 * n * n))) / (
-                1 + z * z / n)
-            smallest = 1 - self.bank.q1[self.bank.first]  # the recall of the smallest drop the bank watches
-            middle = (p0 + min(upper, smallest)) / 2
-            llr = math.log(p0 / middle) if right else math.log((1 - p0) / (1 - middle))
+            llr = math.log(p0 / self.middle) if right else math.log((1 - p0) / (1 - self.middle))
             self.recovery = max(0.0, self.recovery + llr)
             if self.recovery >= math.log(self.settings.recovery_arl):
                 self.clears.append(at)
@@ -84,14 +87,19 @@ class Reference:
                 crossed = j
         if crossed >= 0:
             length = self.count - self.starts_count[crossed] + 1
-            recall = (length - self.wrongs[crossed]) / length
+            recall = (length - self.wrongs[crossed]) / length  # recounted
+            if self.starts_count[crossed] <= self.tuned_at:  # the excursion spans a re-tune: the detector's estimate
+                up, down = self.bank.up[crossed], self.bank.down[crossed]  # from its statistic is in mixed units
+                self.spanning += 1
+                wrong = round((self.stat[crossed] + length * up) / (up + down))
+                recall = (length - min(max(wrong, 0), length)) / length
             self.incident = (at, self.start[crossed], recall, length)
             self.alarms.append(self.incident)
             self.stat = [0.0] * MEMBERS
             self.refining = False
+            self.middle = self._middle(min(recall, self.bank.p0) * length, length)
         elif self.refining and self.learned[1] == due:
-            self._begin(*self.learned)
-            self.stat = [0.0] * MEMBERS
+            self._begin(*self.learned)  # (the statistics carry on)
 
 
 def _drifting(rng: np.random.Generator, n: int, k: int, accuracy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,20 +161,21 @@ def test_simulated_run_lengths_equal_the_markov_chain(up: int, down: int, q: flo
     assert 100 < exact < 1e5  # a run length worth checking, short enough to simulate
 
 
-@pytest.mark.parametrize(("p0", "baseline"), [(0.8, math.inf), (0.95, math.inf), (0.7, 500)])
-def test_in_control_run_length_is_the_documented_arl(p0: float, baseline: float) -> None:
+@pytest.mark.parametrize(("p0", "baseline", "arl"), [(0.8, math.inf, 1e6), (0.95, math.inf, 1e6), (0.6, math.inf, 1e6),
+                                                     (0.99, math.inf, 1e5), (0.7, 500, 1e5)])
+def test_in_control_run_length_is_the_documented_arl(p0: float, baseline: float, arl: float) -> None:
     """At its baseline recall a class's first false alarm comes after arl of its samples on average (±25 %;
-    300 runs through DegradationWatch, ~6 % standard error), for an exact baseline and a 500-sample one."""
-    arl = 1e5
+    250 runs through DegradationWatch, ~6 % standard error), at the default arl and at 10⁵, for exact baselines
+    and a 500-sample one (a bank without its two smallest drops)."""
     total = 1e9 if math.isinf(baseline) else baseline
     settings = DetectorSettings(arl=arl)
     rng = np.random.default_rng(int(p0 * 100))
     lengths = []
-    for _ in range(300):
+    for _ in range(250):
         watch = DegradationWatch(settings, given={0: (p0 * (total + 1) - 0.5, total)})  # Jeffreys mean: p0
         assert watch.baselines()[0] == pytest.approx(p0, abs=1e-9)
         while not (watch.open or watch.closed):  # (an in-control false alarm may clear within the batch)
-            chunk = (rng.random(200_000) >= p0).astype(np.intp)  # 0 right, 1 wrong (true class 0)
+            chunk = (rng.random(int(arl)) >= p0).astype(np.intp)  # 0 right, 1 wrong (true class 0)
             watch.feed(np.zeros(len(chunk), np.intp), chunk, k=2)
         first = watch.closed[0][1] if watch.closed else watch.open[0]
         lengths.append(first.since + 1)
@@ -288,9 +297,11 @@ def test_baseline_is_learned_from_each_class_s_first_samples() -> None:
 
 
 def test_pure_prior_shift_raises_prior_shift_alerts_but_never_degradation() -> None:
-    """A fixed classifier while the fraud share moves 0.5 % → 50 %: prior-shift alerts, no degradation alert."""
+    """A fixed classifier while the fraud share moves 0.5 % → 50 %: prior-shift alerts, no degradation alert (at
+    an arl of 10⁹, so that a chance false alarm — 0.2 expected over these 200 000 samples at the default 10⁶ —
+    cannot pass for one the shift caused)."""
     rng = np.random.default_rng(2)
-    monitor = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    monitor = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE, detector=DetectorSettings(arl=1e9))
     kinds = set()
     for share in np.linspace(0.005, 0.5, 20):
         monitor.update_many(*_binary(rng, 10_000, share, 0.8))
@@ -376,3 +387,17 @@ def test_detector_settings_reject_what_they_cannot_use() -> None:
             DetectorSettings(**bad)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"DetectorSettings\.enabled must be True or False, got 1"):
         DetectorSettings(enabled=1)  # type: ignore[arg-type]
+
+
+def test_an_infinite_recovery_arl_keeps_an_incident_open_and_survives_a_save(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """recovery_arl=inf: the recall comes back and the incident stays open (no clear by itself); the setting is
+    saved and loaded (as JSON's Infinity)."""
+    rng = np.random.default_rng(5)
+    settings = DetectorSettings(recovery_arl=math.inf)
+    monitor = Monitor([Cumulative()], reference=REFERENCE, baseline=BASELINE, detector=settings)
+    recall = np.r_[np.full(40_000, 0.8), np.full(20_000, 0.4), np.full(200_000, 0.8)]
+    monitor.update_many(*_binary(rng, len(recall), 0.05, recall))
+    assert [a.subject for a in monitor.report().alerting("degradation")] == ["fraud"]
+    monitor.save(tmp_path / "m.json")
+    assert Monitor.load(tmp_path / "m.json").report().alerting("degradation")[0].since_sample == (
+        monitor.report().alerting("degradation")[0].since_sample)

@@ -24,7 +24,8 @@ class DetectorSettings:
     ``arl`` — the average run length, in samples of a class, between false degradation alarms
     while its recall stays at its baseline (the bank's threshold is calibrated for it, not bounded);
     ``recovery_arl`` — the same for a false clear while the recall stays at or below the midpoint
-    between the baseline and the recall estimated at the alarm (Lorden's bound); ``baseline_samples`` —
+    between the baseline and a cautious degraded recall (Lorden's bound; ``inf``: an incident never
+    clears by itself); ``baseline_samples`` —
     when no baseline is given, each class's first this many samples make its baseline (drops smaller
     than the baseline's noise are not watched: ``bank.first_member``); ``refine_until`` — a learned
     baseline is re-estimated from all the class's samples each time they double, up to this many
@@ -38,10 +39,12 @@ class DetectorSettings:
     enabled: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("arl", "recovery_arl"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value < math.inf:
-                raise ValueError(f"DetectorSettings.{name} must be a finite number > 1 (samples), got {value!r}")
+        if isinstance(self.arl, bool) or not isinstance(self.arl, int | float) or not 1 < self.arl < math.inf:
+            raise ValueError(f"DetectorSettings.arl must be a finite number > 1 (samples), got {self.arl!r}")
+        value = self.recovery_arl
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value <= math.inf:
+            raise ValueError(f"DetectorSettings.recovery_arl must be a number > 1 (samples; inf: an incident never "
+                             f"clears by itself), got {value!r}")
         for name in ("baseline_samples", "refine_until"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SAMPLES:

@@ -7,9 +7,12 @@ each class gets, not their correctness, so it cannot raise a degradation alarm.
 **Watching.** Each class's in-control recall ``p0`` comes from its baseline (given counts, or
 its first ``baseline_samples`` samples; ``bank.baseline_recall``). A learned baseline keeps
 learning while its class is watched: each time the class's samples double (1,000, 2,000, …,
-up to ``refine_until``) it is re-estimated from all of them and the bank re-tuned (statistics
-restarted at 0) — a 500-sample baseline that happened to overestimate the recall is corrected
-before it has raised many false alarms; an incident freezes it. Its bank of CUSUMs
+up to ``refine_until``) it is re-estimated from all of them and the bank re-tuned (its
+statistics carry on: a change under way keeps its evidence) — a 500-sample baseline that
+happened to overestimate the recall is corrected before it has raised many false alarms; an
+incident freezes it. (Its recall estimate ``recall_after`` is read from the alarming member's
+statistic: across a re-tune that mixes two banks' units, so it is rougher there — the more so the
+smaller the baseline.) Its bank of CUSUMs
 (``streammon.detection.bank``), one per size of drop, steps on every sample of the class; the
 alarm is the first member whose statistic reaches the bank's threshold ``h``, set for the
 average in-control run length ``arl`` (in samples of the class; ``thresholds``). The alarm
@@ -130,8 +133,10 @@ class DegradationWatch:
         self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
 
-    def _start(self, cls: int, correct: float, total: float, source: str, h: float | None = None) -> None:
-        """Watch ``cls`` from baseline counts (``h``: a saved threshold, else the table's)."""
+    def _start(self, cls: int, correct: float, total: float, source: str, h: float | None = None, *,
+               restart: bool = True) -> None:
+        """Watch ``cls`` from baseline counts (``h``: a saved threshold, else the table's); ``restart=False`` keeps
+        the statistics (a refined baseline: the same members, re-tuned — evidence of a change under way stays)."""
         self.baseline[cls], self.source[cls] = (correct, total), source
         p0 = baseline_recall(correct, total)
         bank = Bank.of(p0, total)
@@ -143,10 +148,10 @@ class DegradationWatch:
             a["status"][cls] = kernel.WATCHING
         else:
             a["status"][cls] = kernel.UNWATCHED
-        a["stat"][cls] = 0.0
+        if restart or not bank.watching:
+            a["stat"][cls] = 0.0
         a["seen"][cls] = a["count"][cls]
-        refine = source == "learned" and bank.watching and total < self.settings.refine_until
-        a["target"][cls] = min(2 * int(total), self.settings.refine_until) if refine else kernel.NEVER
+        a["target"][cls] = self._next_target(int(total)) if source == "learned" and bank.watching else kernel.NEVER
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -179,7 +184,7 @@ class DegradationWatch:
                 self._recovered(cls, self.position + t)
             elif event in (kernel.LEARNED, kernel.REFINED):
                 right, total = (int(v) for v in a["learned"][cls])
-                self._start(cls, right, total, "learned")
+                self._start(cls, right, total, "learned", restart=event == kernel.LEARNED)
             t += 1
         self.position += n
 
@@ -191,7 +196,8 @@ class DegradationWatch:
         a, bank = self._arrays, self.banks[cls]
         up, down = bank.up[member], bank.down[member]
         length = int(a["seen"][cls] - a["start"][cls, member] + 1)  # class samples in the excursion
-        wrong = round((float(a["stat"][cls, member]) + length * up) / (up + down))
+        # S = wrong·down − right·up over the excursion (clipped: across a re-tune the units are mixed)
+        wrong = min(max(round((float(a["stat"][cls, member]) + length * up) / (up + down)), 0), length)
         recall = (length - wrong) / length
         self.open[cls] = Incident(bank.p0, at, at_time, int(a["start_at"][cls, member]), recall, length)
         self._watch_recovery(cls)
@@ -209,6 +215,10 @@ class DegradationWatch:
         a["rec_h"][cls] = math.log(self.settings.recovery_arl)
         a["seen"][cls] = a["count"][cls]
         a["stat"][cls] = 0.0
+
+    def _next_target(self, total: int) -> int:
+        """When a learned baseline is next due: at twice its samples, up to ``refine_until``."""
+        return min(2 * total, self.settings.refine_until) if total < self.settings.refine_until else kernel.NEVER
 
     def _recovered(self, cls: int, at: int) -> None:
         a = self._arrays

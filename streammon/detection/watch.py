@@ -5,19 +5,20 @@ The detector never looks at the class mix: it sees, for one class at a time, the
 each class gets, not their correctness, so it cannot raise a degradation alarm.
 
 **Watching.** Each class's in-control recall ``p0`` comes from its baseline (given counts, or
-its first ``baseline_samples`` samples; ``bank.baseline_recall``). A learned baseline keeps
-learning while its class is watched: each time the class's samples double (1,000, 2,000, …,
-up to ``refine_until``) it is re-estimated from all of them and the bank re-tuned (its
-statistics carry on: a change under way keeps its evidence) — a 500-sample baseline that
-happened to overestimate the recall is corrected before it has raised many false alarms; an
-incident freezes it. (Its recall estimate ``recall_after`` is read from the alarming member's
-statistic: across a re-tune that mixes two banks' units, so it is rougher there — the more so the
-smaller the baseline.) Its bank of CUSUMs
+its first ``baseline_samples`` samples; ``bank.baseline_recall``). Its bank of CUSUMs
 (``streammon.detection.bank``), one per size of drop, steps on every sample of the class; the
 alarm is the first member whose statistic reaches the bank's threshold ``h``, set for the
 average in-control run length ``arl`` (in samples of the class; ``thresholds``). The alarm
 time is the sample at which the statistic crossed, whether the samples came one by one or in
 a batch (the scan is one compiled loop over the batch in stream order, ``kernel``).
+
+**Learned baselines keep learning** while their class is watched: each time the class's samples
+double (1,000, 2,000, …, up to ``refine_until``) the baseline is re-estimated from all of them and
+the bank re-tuned, its statistics carrying on (a change under way keeps its evidence) — a
+500-sample baseline that happened to overestimate the recall is corrected before it has raised
+many false alarms. An incident freezes it. (``recall_after`` is read from the alarming member's
+statistic; across a re-tune that statistic mixes two banks' units, so the estimate is rougher
+there, the more so the smaller the baseline.)
 
 **An incident.** At the alarm the class's incident opens: its start (the alarm's sample), its
 estimated change point (where the alarming member's statistic last left 0) and the recall

@@ -117,11 +117,6 @@ class Bank:
         """Whether any member is left: a baseline too small or too poor to tell any drop from noise has none."""
         return any(d > 0 for d in self.down)
 
-    @property
-    def used(self) -> tuple[int, ...]:
-        """The indices of the members in use."""
-        return tuple(j for j, d in enumerate(self.down) if d > 0)
-
     def arrays(self) -> tuple[FloatArray, FloatArray]:
         """(up, down) as arrays, one entry per member."""
         return np.array(self.up), np.array(self.down)

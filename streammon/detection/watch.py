@@ -62,7 +62,6 @@ from streammon.detection.baseline import DetectorSettings
 from streammon.detection.thresholds import threshold
 from streammon.metrics.intervals import wilson
 
-IntArray = npt.NDArray[np.int64]
 STATUS_NAMES = ("learning", "watching", "degraded", "unwatched")
 RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bound is one-sided 99 %
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
@@ -83,11 +82,6 @@ class Incident:
     change_at: int
     recall_after: float
     samples: int  # the class's samples in the alarming excursion
-
-    @property
-    def drop(self) -> float:
-        """The estimated size of the drop in recall."""
-        return self.baseline - self.recall_after
 
 
 class DegradationWatch:
@@ -245,10 +239,6 @@ class DegradationWatch:
         decay = (a["count"][cls] - a["seen"][cls]) * a["up"][cls]
         now: npt.NDArray[np.float64] = np.maximum(a["stat"][cls] - decay, 0.0)
         return now
-
-    def threshold(self, cls: int) -> float:
-        """The bank threshold of ``cls`` (inf until it has a baseline)."""
-        return float(self._arrays["h"][cls]) if cls < self._k else math.inf
 
     # -- state --------------------------------------------------------------------------------
 

@@ -116,14 +116,15 @@ def test_ties_are_broken_towards_the_uniform_mix() -> None:
 
 
 def test_evaluate_all_defaults_to_class_1_as_positive_and_takes_prepared_math() -> None:
-    """The default positive class is 1 (recall of class 1 = 6/10 here, of class 0 = 8/10), and a ``Stack``
-    prepared once is read as it is (the report evaluates the catalog from one)."""
+    """The default positive class is 1 (recall of class 1 = 6/10 here, of class 0 = 8/10), and metrics coded once
+    are read as they are (the report scores the catalog from its ``Setting``'s)."""
     import numpy as np
 
     from streammon.metrics import Confusion
-    from streammon.metrics.window_math import Stack, evaluate_all, evaluate_stack
+    from streammon.metrics.window_math import code_metrics, evaluate_all, score_stack
 
     c = Confusion.of([[8, 2], [4, 6]])
     assert evaluate_all(c, ["recall", "precision"]) == {"recall": 0.6, "precision": 0.75}
-    values = evaluate_stack(Stack(np.array([[[8.0, 2.0], [4.0, 6.0]]])), ["recall", "acsa"])
-    assert {name: v.tolist() for name, v in values.items()} == {"recall": [0.6], "acsa": [0.7]}
+    scored = score_stack(np.array([[[8.0, 2.0], [4.0, 6.0]]]), code_metrics(["recall", "acsa"]))
+    assert scored.values.tolist() == [[0.6], [0.7]]
+    assert scored.recalls.tolist() == [[0.8, 0.6]] and scored.precisions.tolist() == [[8 / 12, 0.75]]

@@ -48,9 +48,8 @@ from streammon.findings.window_table import (
     WindowTable,
 )
 from streammon.metrics import Confusion, catalog
-from streammon.metrics.confusion import FloatArray, divide_quietly
-from streammon.metrics.prior import reweight_stack
-from streammon.metrics.window_math import Stack, evaluate_stack
+from streammon.metrics.confusion import FloatArray
+from streammon.metrics.window_math import Coded, code_metrics, score_stack
 
 
 def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,
@@ -117,6 +116,7 @@ class Setting:
     exponents: Mapping[str, float]  # the Hölder exponent of each Hölder-mean score
     minority: int | None
     index: ClassIndex  # of ``labels``, copied into each window's ConfusionCounts
+    coded: Coded  # the wanted metrics with their parameters, as the scoring loop takes them
 
     @functools.cached_property
     def reference_classes(self) -> int:
@@ -133,7 +133,8 @@ class Setting:
         priors = None if reference is None else reference.aligned(labels)
         return cls(labels, reference, positive, policy, wanted, None if priors is None else priors / priors.sum(),
                    np.array([not s.condition1 for s in specs], dtype=bool).reshape(-1, 1), exponents,
-                   _rrt_minority(labels, reference, positive), ClassIndex.of_known(labels))
+                   _rrt_minority(labels, reference, positive), ClassIndex.of_known(labels),
+                   code_metrics(wanted, policy.params))
 
     def stacks_with(self, other: Setting) -> bool:
         """Whether windows of both settings can be evaluated in one stack: the same number of classes, metrics,
@@ -178,8 +179,8 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
     present = true_counts > 0
     with_reference = np.array([s.priors is not None for s in each], dtype=bool)
     priors = _priors(each, len(setting.labels))
-    at_mix = reweight_stack(matrices, priors) if with_reference.any() else None
-    scores, reweighted, recalls, precisions, at_reference_precision = _evaluate(matrices, at_mix, setting)
+    scores, reweighted, recalls, precisions, at_reference_precision = _evaluate(
+        matrices, priors if with_reference.any() else None, setting)
     weighted = (sizes > 0) & with_reference  # the windows that have values at a reference mix
     corrected = _corrected(scores, reweighted, setting, present=present, priors=priors, weighted=weighted)
     corrected_precision = np.where(weighted[:, None], at_reference_precision, math.nan)
@@ -248,38 +249,23 @@ def _priors(settings: Sequence[Setting], k: int) -> FloatArray:
     return out
 
 
-def _evaluate(matrices: FloatArray, at_mix: FloatArray | None,
+def _evaluate(matrices: FloatArray, priors: FloatArray | None,
               setting: Setting) -> tuple[FloatArray, FloatArray | None, FloatArray, FloatArray, FloatArray]:
-    """Every wanted score (rows) of each window (columns) as read and, given ``at_mix`` (the windows reweighted to
-    the reference mix), there too — one stack of 2W matrices — with the recalls and precisions of each class as
-    read and the precisions at the mix (NaN without one)."""
+    """Every wanted score (rows) of each window (columns) as read and, given ``priors`` (each window's reference
+    mix), at that mix too — one stack of 2W matrices — with the recalls and precisions of each class as read and
+    the precisions at the mix (NaN without one)."""
     windows, k = matrices.shape[:2]
-    wanted, positive, params = setting.wanted, setting.positive or 0, setting.policy.params
     if k == 1:
         # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages
         # over the classes present; what needs a second class stays NaN).
-        read = Stack(np.pad(matrices, ((0, 0), (0, 1), (0, 1))))
-        mix = None if at_mix is None else Stack(at_mix)
-        values = _table(evaluate_stack(read, wanted, positive=positive, params=params), wanted, windows)
-        if mix is not None:
-            at_reference = evaluate_stack(mix, wanted, positive=positive, params=params)
-            values = np.concatenate([values, _table(at_reference, wanted, windows)], axis=1)
-    else:
-        read = Stack(matrices if at_mix is None else np.concatenate([matrices, at_mix]))
-        mix = None if at_mix is None else read
-        values = _table(evaluate_stack(read, wanted, positive=positive, params=params), wanted, len(read.m))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        recalls = read.recalls[:windows, :k]
-        precisions = divide_quietly(read.diag[:windows, :k], read.k_i[:windows, :k])
-        at_reference_precision = (np.full((windows, k), math.nan) if mix is None
-                                  else divide_quietly(mix.diag[-windows:], mix.k_i[-windows:]))
-    scores, reweighted = values[:, :windows], None if mix is None else values[:, windows:]
-    return scores, reweighted, recalls, precisions, at_reference_precision
-
-
-def _table(values: Mapping[str, FloatArray], wanted: tuple[str, ...], columns: int) -> FloatArray:
-    """The metrics' arrays as one (metrics × windows) table."""
-    return np.array([values[m] for m in wanted], dtype=np.float64).reshape(len(wanted), columns)
+        matrices = np.pad(matrices, ((0, 0), (0, 1), (0, 1)))
+        priors = None if priors is None else np.pad(priors, ((0, 0), (0, 1)))
+    scored = score_stack(matrices, setting.coded, positive=setting.positive or 0, priors=priors)
+    values = scored.values
+    scores, reweighted = values[:, :windows], None if priors is None else values[:, windows:]
+    at_reference_precision = (np.full((windows, k), math.nan) if priors is None
+                              else scored.precisions[windows:, :k])
+    return scores, reweighted, scored.recalls[:windows, :k], scored.precisions[:windows, :k], at_reference_precision
 
 
 def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setting, *, present: np.ndarray,

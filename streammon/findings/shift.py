@@ -31,17 +31,11 @@ import numpy as np
 
 from streammon.findings.encode import json_float
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.mix_shift import mix_shifts
 from streammon.metrics.tails import chi2_sfs
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_JS = 0.01
-
-
-def _entropy_terms(p: FloatArray, q: FloatArray) -> FloatArray:
-    """Σ p·log2(p/q) over the last axis, terms with p = 0 left out (their ratio taken as 1)."""
-    ratio = np.divide(p, q, out=np.ones(np.broadcast(p, q).shape), where=p > 0)
-    out: FloatArray = (p * np.log2(ratio)).sum(axis=-1)
-    return out
 
 
 def js_divergence(p: FloatArray, q: FloatArray) -> float:
@@ -50,17 +44,7 @@ def js_divergence(p: FloatArray, q: FloatArray) -> float:
     >>> js_divergence(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
     1.0
     """
-    return float(js_divergences(np.asarray(p)[None], np.asarray(q))[0])
-
-
-def js_divergences(p: FloatArray, q: FloatArray) -> FloatArray:
-    """``js_divergence`` of each row of ``p`` against ``q`` (rows of the same length, or one row): both
-    Kullback–Leibler terms against the midpoint in one pass."""
-    mid = (p + q) / 2
-    both = np.stack(np.broadcast_arrays(p, q))
-    terms = _entropy_terms(both, mid)
-    out: FloatArray = np.maximum(0.0, 0.5 * terms[0] + 0.5 * terms[1])
-    return out
+    return float(mix_shifts(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None])[0][0])
 
 
 @dataclass(frozen=True)
@@ -104,30 +88,15 @@ def prior_shifts(
 ) -> list[PriorShift]:
     """``prior_shift`` of each row of ``counts`` (W windows × K classes) against ``reference`` priors: one mix (K,)
     for all, or one per window (W, K)."""
-    # (Mutation testing: without dtype=, int counts become floats at the first division below: the same values.)
     observed = np.asarray(counts, dtype=np.float64)
     ref = np.broadcast_to(np.asarray(reference, dtype=np.float64), observed.shape)
-    ref = ref / ref.sum(axis=1, keepdims=True)
-    n = observed.sum(axis=1)
-    window = observed / np.where(n == 0, 1.0, n)[:, None]
-    js = js_divergences(window, ref)
-    tv = np.abs(window - ref).sum(axis=1) / 2
-    support = ref > 0
-    dfs = support.sum(axis=1) - 1
-    # a class the reference never saw but a window holds: chi2 = inf, p = 0
-    unseen = ((observed > 0) & ~support).any(axis=1)
-    expected = n[:, None] * ref
-    with np.errstate(divide="ignore", invalid="ignore"):
-        chi2s = np.where(support, (observed - expected) ** 2 / expected, 0.0).sum(axis=1)
-    chi2s = np.where(unseen, math.inf, np.where(dfs < 1, 0.0, chi2s))
-    p_values = np.full(len(n), math.nan)
-    for df in set(dfs.tolist()) - {0, -1}:  # (windows of one reference share their degrees of freedom)
-        rows = dfs == df
-        p_values[rows] = chi2_sfs(chi2s[rows], df)
+    js, tv, chi2s, dfs = mix_shifts(observed, ref)
+    tested = (dfs >= 1) & (chi2s < math.inf)  # a class the reference never saw but a window holds: p = 0
+    p_values = np.where(chi2s == math.inf, 0.0, math.nan)
+    p_values[tested] = chi2_sfs(chi2s[tested], dfs[tested])
     out = []
-    for size, js_i, tv_i, chi2, df, p_value in zip(n.tolist(), js.tolist(), tv.tolist(), chi2s.tolist(),
-                                                   dfs.tolist(), np.where(unseen, 0.0, p_values).tolist(),
-                                                   strict=True):
+    for size, js_i, tv_i, chi2, df, p_value in zip(observed.sum(axis=1).tolist(), js.tolist(), tv.tolist(),
+                                                   chi2s.tolist(), dfs.tolist(), p_values.tolist(), strict=True):
         if size == 0:
             out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
             continue

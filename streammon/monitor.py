@@ -29,7 +29,14 @@ from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
 from streammon.findings.alerts import active_since
-from streammon.findings.assemble import Pending, WindowCache, assemble_report, evaluate_pending, window_alerts
+from streammon.findings.assemble import (
+    Assembled,
+    Pending,
+    WindowCache,
+    assemble_report,
+    evaluate_pending,
+    window_alerts,
+)
 from streammon.findings.distortion import Policy
 from streammon.findings.expected import PriorBaselines, as_confusion, estimate_reports
 from streammon.findings.frozen import FrozenMap
@@ -162,6 +169,7 @@ class Monitor(Labelling):
         self._window_cache = WindowCache()  # unchanged windows are not evaluated again
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
+        self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         if pending is not None:
             journal = Journal(pending)
             if journal.truncated_to:
@@ -323,6 +331,9 @@ class Monitor(Labelling):
                        windows: dict[str, WindowReport]) -> Report:
         """The report from its window reports: alert conditions, their since-when, the alerts logged."""
         view = pending.view
+        last = self._last_report
+        if labelling is None and last is not None and last.holds_for(view, windows):
+            return last.report  # nothing new: the same conditions, the same alerts since the same samples
         conditions = window_alerts(view, windows, self._policy)
         lifetime_stats = None
         if labelling is not None:
@@ -341,6 +352,7 @@ class Monitor(Labelling):
             raised = [alert for key, alert in on.items() if key not in self._alerts_on]
             cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
             self._alerts_on = on
+            self._last_report = None if labelling is not None else Assembled(tuple(windows.values()), view, report)
         for alert in raised:
             ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
                               alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})

@@ -310,7 +310,8 @@ def test_a_scrape_after_a_change_the_totals_do_not_show_reads_it() -> None:
 
 
 def test_removing_a_model_frees_its_last_report() -> None:
-    """After remove(), the collector holds nothing of the model: the report its last scrape read is freed."""
+    """After remove(), the collector holds nothing of the model: the report its last scrape read is freed with the
+    monitor (which keeps its own last report, to return it again while nothing changes)."""
     monitor = Monitor([Cumulative()], reference={"a": 1, "b": 1})
     monitor.update_many(["a", "b"], ["a", "a"])
     collector = MonitorCollector({"m": monitor})
@@ -321,6 +322,7 @@ def test_removing_a_model_frees_its_last_report() -> None:
     held = [weakref.ref(o) for o in gc.get_objects() if isinstance(o, Report) and id(o) not in before]
     assert held  # the collector keeps the last report to tell whether the next one exports the same
     collector.remove("m")
+    del monitor
     gc.collect()
     assert all(ref() is None for ref in held)
 

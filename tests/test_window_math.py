@@ -91,6 +91,41 @@ def test_a_cached_report_equals_a_fresh_one_and_changes_with_the_counts() -> Non
     assert third.windows["cumulative"].n == first.windows["cumulative"].n + 1
 
 
+def test_a_monitor_read_again_with_nothing_new_returns_the_same_report(caplog: pytest.LogCaptureFixture) -> None:
+    """A report read with nothing new since the last one is that report; a new sample, a timed window's samples
+    expiring or a learned reference make a new one, equal to what a fresh monitor fed the same
+    samples reports; an alert is logged once, however often the unchanged report is read."""
+    from streammon import Timed
+
+    now = [0.0]
+    monitor = Monitor([Cumulative(), Timed(60, buckets=6)], warmup=100, clock=lambda: now[0])
+    twin = Monitor([Cumulative(), Timed(60, buckets=6)], warmup=100, clock=lambda: now[0])
+    rng = np.random.default_rng(4)
+    truth = rng.choice(["a", "b", "c"], 400, p=[0.7, 0.2, 0.1]).tolist()
+    preds = [t if rng.random() < 0.9 else "a" for t in truth]
+    twin.update_many(truth[:150], preds[:150])  # (at time 0, as the monitor's)
+    monitor.update_many(truth[:90], preds[:90])
+    first = monitor.report()
+    assert monitor.report() is first
+    monitor.update_many(truth[90:150], preds[90:150])  # the warm-up ends: a reference is learned
+    second = monitor.report()
+    assert second is not first and second.reference is not None and monitor.report() is second
+    now[0] = 30.0
+    assert monitor.report() is second  # time passed, nothing expired
+    now[0] = 95.0
+    third = monitor.report()  # the timed window's samples expired
+    assert third is not second and third.windows["timed_60s"].n == 0 and monitor.report() is third
+    assert _same_dict(twin.report().to_dict(), third.to_dict())
+    with caplog.at_level("INFO", logger="streammon.alerts"):
+        monitor.update_many(["c"] * 200, ["a"] * 200)  # class c is all wrong now; its mix moved too
+        fourth = monitor.report()
+        for _ in range(3):
+            assert monitor.report() is fourth
+    raised = [r for r in caplog.records if "alert raised" in r.getMessage()]
+    assert raised and len(raised) == len({(r.alert.kind, r.alert.window, r.alert.subject) for r in raised})
+    assert {a.kind for a in fourth.alerts} >= {"prior_shift"}
+
+
 def _window_dicts(windows: list[Any]) -> list[dict[str, Any]]:
     return [w.to_dict() for w in windows]
 
@@ -206,9 +241,10 @@ def test_the_compiled_loops_equal_their_python_source() -> None:
             np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-14)
         shifts = []
         for loop in (mix_shift.compiled(), mix_shift._mix_shifts):
-            out = np.empty(6), np.empty(6), np.empty(6), np.empty(6, dtype=np.int64)
+            out = np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty(6, dtype=np.int64)
             with np.errstate(all="ignore"):
-                loop(counts.sum(axis=2) + 1, priors, *out)
+                loop(counts.sum(axis=2), priors * (np.arange(6) % 3 > 0)[:, None], np.array([-1, -1, 0, 1, -1, 0]),
+                     *out)
             shifts.append(out)
         for fast, slow in zip(*shifts, strict=True):
             np.testing.assert_allclose(fast, slow, rtol=1e-12)

@@ -127,6 +127,28 @@ def evaluate_pending(pending: Sequence[Pending]) -> list[dict[str, WindowReport]
     return [{name: p.cached[name] for name, _, _ in p.view.windows} for p in pending]
 
 
+@dataclass(frozen=True)
+class Assembled:
+    """A report with what it was assembled from, returned again while those stay the same (a monitor read again
+    with nothing new: a scrape of an idle model)."""
+
+    windows: tuple[WindowReport, ...]
+    view: CountsView
+    report: Report
+
+    def holds_for(self, view: CountsView, windows: Mapping[str, WindowReport]) -> bool:
+        """Whether a report of ``view`` from ``windows`` is this one: the same window reports (by identity: the
+        window cache returns the same report while a window's counts stay), samples, lifetime counts, reference,
+        positive class and detector state."""
+        last = self.view
+        return (len(windows) == len(self.windows)
+                and all(a is b for a, b in zip(windows.values(), self.windows, strict=True))
+                and view.samples == last.samples and view.warmup_remaining == last.warmup_remaining
+                and view.reference is last.reference and view.positive == last.positive
+                and view.labels == last.labels and view.degraded == last.degraded and view.baseline == last.baseline
+                and view.lifetime.shape == last.lifetime.shape and bool((view.lifetime == last.lifetime).all()))
+
+
 def evaluate_view(view: CountsView, policy: Policy,
                   cache: WindowCache | None = None) -> tuple[dict[str, WindowReport], list[Condition]]:
     """Every window's report (from ``cache`` where its counts did not change), and the window alert conditions

@@ -22,7 +22,7 @@ import functools
 import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from streammon.counting.counts import ClassIndex, ConfusionCounts, IntMatrix
 from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
 from streammon.findings.reference import Reference
 from streammon.findings.report import Flag, WindowReport
-from streammon.findings.shift import PriorShift, prior_shifts
+from streammon.findings.shift import PriorShift, shifts_of
 from streammon.findings.window_table import (
     COMPETITIVENESS,
     CORRECTED,
@@ -49,6 +49,7 @@ from streammon.findings.window_table import (
 )
 from streammon.metrics import Confusion, catalog
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.mix_shift import mix_shifts
 from streammon.metrics.window_math import Coded, code_metrics, score_stack
 
 
@@ -64,7 +65,9 @@ def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Re
     >>> window_rrt(np.array([90, 10]), ("neg", "pos"), None, 1), window_rrt(np.array([5, 0, 20]), "abc", None, None)
     (9.0, 4.0)
     """
-    return window_rrts(np.asarray(true_counts)[None], _rrt_minority(tuple(labels), reference, positive))[0]
+    minority = _rrt_minority(tuple(labels), reference, positive)
+    counts = np.asarray(true_counts, dtype=np.float64)[None]
+    return float(mix_shifts(counts, np.zeros_like(counts), np.array([-1 if minority is None else minority])).rrt[0])
 
 
 def _rrt_minority(labels: tuple[Hashable, ...], reference: Reference | None, positive: int | None) -> int | None:
@@ -74,23 +77,6 @@ def _rrt_minority(labels: tuple[Hashable, ...], reference: Reference | None, pos
     if reference is not None and set(labels) == set(reference.labels):
         return labels.index(reference.minority)
     return positive
-
-
-def window_rrts(true_counts: IntMatrix, minority: int | Sequence[int | None] | None) -> list[float]:
-    """``window_rrt`` of each row of ``true_counts`` (W windows × K classes), ``minority`` from ``_rrt_minority``
-    (one for all rows, or one per row)."""
-    counts = true_counts.astype(np.float64)
-    minorities = [minority] * len(counts) if minority is None or isinstance(minority, int) else list(minority)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        present = counts > 0
-        ratios = counts.max(axis=1, initial=0.0) / np.where(present, counts, math.inf).min(axis=1, initial=math.inf)
-        named = [(i, m) for i, m in enumerate(minorities) if m is not None]
-        if named:  # binary: majority over the named minority, inf without it
-            rows, columns = np.array([i for i, _ in named]), np.array([m for _, m in named])
-            low, high = counts[rows, columns], counts[rows, 1 - columns]
-            ratios[rows] = np.where(low == 0, math.inf, high / low)
-    out: list[float] = np.where(counts.sum(axis=1) == 0, math.nan, ratios).tolist()
-    return out
 
 
 @functools.lru_cache(maxsize=16)
@@ -117,6 +103,13 @@ class Setting:
     minority: int | None
     index: ClassIndex  # of ``labels``, copied into each window's ConfusionCounts
     coded: Coded  # the wanted metrics with their parameters, as the scoring loop takes them
+    _stacks: dict[int, Stacked] = field(default_factory=dict, repr=False)  # Stacked.of W windows of this setting
+
+    @functools.cached_property
+    def keeps(self) -> np.ndarray:
+        """(metrics, 1): satisfies Condition 1 (its value at the reference mix is its value as read)."""
+        out: np.ndarray = ~self.violates
+        return out
 
     @functools.cached_property
     def reference_classes(self) -> int:
@@ -174,25 +167,25 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
         raise ValueError("evaluate_windows needs one setting per window, all of them stacking together")
     counts = np.stack([c for _, _, c in windows]).astype(np.int64, copy=False)
     matrices = counts.astype(np.float64)
-    sizes = counts.sum(axis=(1, 2))
     true_counts, predicted = counts.sum(axis=2), counts.sum(axis=1)
+    sizes = true_counts.sum(axis=1)
     present = true_counts > 0
-    with_reference = np.array([s.priors is not None for s in each], dtype=bool)
-    priors = _priors(each, len(setting.labels))
+    stacked = Stacked.of(each)
     scores, reweighted, recalls, precisions, at_reference_precision = _evaluate(
-        matrices, priors if with_reference.any() else None, setting)
-    weighted = (sizes > 0) & with_reference  # the windows that have values at a reference mix
-    corrected = _corrected(scores, reweighted, setting, present=present, priors=priors, weighted=weighted)
+        matrices, stacked.priors if stacked.any_reference else None, setting)
+    weighted = (sizes > 0) & stacked.with_reference  # the windows that have values at a reference mix
+    corrected = _corrected(scores, reweighted, setting, present=present, stacked=stacked, weighted=weighted)
     corrected_precision = np.where(weighted[:, None], at_reference_precision, math.nan)
     distortion = scores - corrected
+    mixes = mix_shifts(true_counts, stacked.reference_mix, stacked.minorities)
+    size_list = sizes.tolist()
     shifts: list[PriorShift | None] = [None] * len(windows)
-    if with_reference.any():
-        rows = np.flatnonzero(with_reference)
-        for i, shift in zip(rows.tolist(), prior_shifts(true_counts[rows], priors[rows], alpha=policy.shift_alpha,
-                                                         min_js=policy.shift_min_js), strict=True):
-            shifts[i] = shift
+    if stacked.any_reference:
+        shifts = [shift if has else None for shift, has in zip(
+            shifts_of(mixes, size_list, alpha=policy.shift_alpha, min_js=policy.shift_min_js),
+            stacked.with_reference.tolist(), strict=True)]
     n_present = present.sum(axis=1).tolist()
-    rrts = window_rrts(true_counts, [s.minority for s in each])
+    rrts = mixes.rrt.tolist()
     with np.errstate(divide="ignore", invalid="ignore"):
         mix = true_counts / sizes[:, None]
     table = WindowTable(
@@ -210,12 +203,12 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
     for w, ((name, kind, _), s) in enumerate(zip(windows, each, strict=True)):
         present_w = present[w].tolist()
         flags = _flags(w, scores, corrected, distortion, s, material=material[w], rrt=rrts[w], shift=shifts[w],
-                       n=int(sizes[w]), n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
+                       n=size_list[w], n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
         labels = s.labels
         reports.append(WindowReport(
             name=name,
             kind=kind,
-            n=int(sizes[w]),
+            n=size_list[w],
             labels=labels,
             confusion=ConfusionCounts.of_known(s.index, counts[w].copy()),
             counts=Deferred(table, w, COUNTS),
@@ -241,12 +234,40 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
     return reports
 
 
-def _priors(settings: Sequence[Setting], k: int) -> FloatArray:
-    """Each window's reference priors in class order, normalised (W × K; uniform for a window without one — its
-    values at the reference mix are set to NaN)."""
-    rows = [s.priors if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
-    out: FloatArray = np.array(rows, dtype=np.float64).reshape(len(settings), k)
-    return out
+@dataclass(frozen=True)
+class Stacked:
+    """What the settings of a stack of W windows give as arrays: whether each window has a reference, its priors
+    in class order (W × K, normalised; uniform for a window without one — its values at the reference mix are set
+    to NaN), the same with zero rows where there is no reference (``reference_mix``), which classes each reference
+    holds, RRT's minorities (−1: none)."""
+
+    with_reference: np.ndarray
+    any_reference: bool
+    priors: FloatArray
+    reference_mix: FloatArray
+    in_reference: np.ndarray
+    minorities: np.ndarray
+
+    @classmethod
+    def of(cls, settings: Sequence[Setting]) -> Stacked:
+        """The stack of ``settings`` (one per window): kept by the setting when all windows share one."""
+        first = settings[0]
+        same = all(s is first for s in settings)
+        if same and (kept := first._stacks.get(len(settings))) is not None:
+            return kept
+        k = len(first.labels)
+        with_reference = np.array([s.priors is not None for s in settings], dtype=bool)
+        rows = [s.priors if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
+        priors = np.array(rows, dtype=np.float64).reshape(len(settings), k)
+        stacked = cls(with_reference, bool(with_reference.any()), priors,
+                      np.where(with_reference[:, None], priors, 0.0), priors > 0,
+                      np.array([-1 if s.minority is None else s.minority for s in settings], dtype=np.int64))
+        for array in (stacked.with_reference, stacked.priors, stacked.reference_mix, stacked.in_reference,
+                      stacked.minorities):
+            array.setflags(write=False)  # shared by every report of the setting
+        if same:
+            first._stacks[len(settings)] = stacked
+        return stacked
 
 
 def _evaluate(matrices: FloatArray, priors: FloatArray | None,
@@ -269,17 +290,17 @@ def _evaluate(matrices: FloatArray, priors: FloatArray | None,
 
 
 def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setting, *, present: np.ndarray,
-               priors: FloatArray, weighted: np.ndarray) -> FloatArray:
-    """Every score (rows) of each window (columns) at its reference mix (``f_π``, ``priors``: W × K): NaN
-    without a reference (``weighted`` False) or samples.
+               stacked: Stacked, weighted: np.ndarray) -> FloatArray:
+    """Every score (rows) of each window (columns) at its reference mix (``f_π``): NaN without a reference
+    (``weighted`` False) or samples.
 
     Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
     recomputed (probed in the tests); the others are read from the reweighted matrix.
     """
     if reweighted is None:
         return np.full(scores.shape, math.nan)
-    same_classes = (present == (priors > 0)).all(axis=1) & weighted
-    out: FloatArray = np.where(~setting.violates & same_classes, scores, np.where(weighted, reweighted, math.nan))
+    same_classes = (present == stacked.in_reference).all(axis=1) & weighted
+    out: FloatArray = np.where(setting.keeps & same_classes, scores, np.where(weighted, reweighted, math.nan))
     return out
 
 

@@ -31,8 +31,8 @@ import numpy as np
 
 from streammon.findings.encode import json_float
 from streammon.metrics.confusion import FloatArray
-from streammon.metrics.mix_shift import mix_shifts
-from streammon.metrics.tails import chi2_sfs
+from streammon.metrics.mix_shift import MixShifts, mix_shifts
+from streammon.metrics.tails import chi2_tails
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_JS = 0.01
@@ -44,7 +44,8 @@ def js_divergence(p: FloatArray, q: FloatArray) -> float:
     >>> js_divergence(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
     1.0
     """
-    return float(mix_shifts(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None])[0][0])
+    return float(mix_shifts(np.asarray(p, dtype=np.float64)[None], np.asarray(q, dtype=np.float64)[None],
+                            np.array([-1])).js[0])
 
 
 @dataclass(frozen=True)
@@ -90,15 +91,18 @@ def prior_shifts(
     for all, or one per window (W, K)."""
     observed = np.asarray(counts, dtype=np.float64)
     ref = np.broadcast_to(np.asarray(reference, dtype=np.float64), observed.shape)
-    js, tv, chi2s, dfs = mix_shifts(observed, ref)
-    tested = (dfs >= 1) & (chi2s < math.inf)  # a class the reference never saw but a window holds: p = 0
-    p_values = np.where(chi2s == math.inf, 0.0, math.nan)
-    p_values[tested] = chi2_sfs(chi2s[tested], dfs[tested])
+    mix = mix_shifts(observed, ref, np.full(len(observed), -1, dtype=np.int64))
+    return shifts_of(mix, observed.sum(axis=1).tolist(), alpha=alpha, min_js=min_js)
+
+
+def shifts_of(mix: MixShifts, sizes: list[float], *, alpha: float, min_js: float) -> list[PriorShift]:
+    """The ``PriorShift`` of each window of ``mix`` (``sizes``: its samples) — a window with a reference."""
+    p_values = chi2_tails(mix.chi2, mix.df)  # inf (a class the reference never saw but the window holds): p = 0
     out = []
-    for size, js_i, tv_i, chi2, df, p_value in zip(observed.sum(axis=1).tolist(), js.tolist(), tv.tolist(),
-                                                   chi2s.tolist(), dfs.tolist(), p_values.tolist(), strict=True):
+    for size, js, tv, chi2, df, p_value in zip(sizes, mix.js.tolist(), mix.tv.tolist(), mix.chi2.tolist(),
+                                               mix.df.tolist(), p_values.tolist(), strict=True):
         if size == 0:
             out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
             continue
-        out.append(PriorShift(js_i, tv_i, chi2, df, p_value, bool(p_value < alpha and js_i >= min_js)))
+        out.append(PriorShift(js, tv, chi2, df, p_value, bool(p_value < alpha and js >= min_js)))
     return out

@@ -189,67 +189,95 @@ def test_reports_of_many_monitors_equal_their_own_reports() -> None:
         assert _same_dict(a.to_dict(), b.to_dict())
 
 
+def _random_windows(rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Six windows' counts (one empty, one without class 0), their priors (one lacking the last class) and which
+    have a reference."""
+    counts = rng.integers(0, 50, (6, k, k)) * (rng.random((6, k, k)) < 0.6)
+    counts[0] = 0
+    counts[2, 0] = 0
+    priors = rng.dirichlet(np.ones(k), 6)
+    priors[3, -1] = 0.0
+    priors /= priors.sum(axis=1, keepdims=True)
+    return counts.astype(np.int64), priors, np.arange(6) % 3 > 0
+
+
+def _numbers(counts: np.ndarray, priors: np.ndarray, has_reference: np.ndarray, coded: Any) -> dict[str, Any]:
+    from streammon.metrics.tails import log_gammas
+    from streammon.metrics.window_math import window_numbers
+
+    k = counts.shape[1]
+    keeps = np.array([catalog()[n].condition1 for n in coded.names])
+    minority = np.array([-1, 0, 1, -1, -1, 0]) if k == 2 else np.full(6, -1)
+    numbers = window_numbers(counts, coded, positive=1, priors=priors, has_reference=has_reference,
+                             minority=minority, keeps=keeps, log_gammas=log_gammas(k))
+    return {name: getattr(numbers, name) for name in numbers.__dataclass_fields__}
+
+
 def test_the_scoring_loop_knows_every_catalog_metric_and_scores_others_by_their_own_function() -> None:
     """Every catalog metric has a code in the compiled loop (none falls back to its own function on the read path);
     a metric without one — as one added to the catalog after the loop would be — is scored by ``MetricSpec.evaluate``
-    matrix by matrix, as read and reweighted, equal to what the loop gives it."""
+    matrix by matrix, as read, reweighted and prior-corrected, equal to what the loop gives it."""
     from dataclasses import replace
 
-    from streammon.metrics import stack_kernel
+    from streammon.metrics import compiled
     from streammon.metrics.window_math import code_metrics, score_stack
 
-    assert set(catalog()) == set(stack_kernel.METRICS)
+    assert set(catalog()) == set(compiled.METRICS)
     rng = np.random.default_rng(8)
-    counts = (rng.integers(0, 20, (5, 3, 3)) * (rng.random((5, 3, 3)) < 0.7)).astype(np.float64)
-    counts[1, 2] = 0  # an absent class: a NaN row at the mix
-    priors = np.tile([0.5, 0.3, 0.2], (5, 1))
-    names = [n for n, s in catalog().items() if s.kind == "multiclass" and n != "holder"] + ["holder"]
-    coded = code_metrics(names, lambda n: {"p": -0.5} if n == "holder" else {})
-    uncoded = replace(coded, codes=np.full(len(names), stack_kernel.UNKNOWN))
-    fast = score_stack(counts, coded, positive=0, priors=priors)
-    slow = score_stack(counts, uncoded, positive=0, priors=priors)
-    assert np.array_equal(np.isnan(fast.values), np.isnan(slow.values))
-    np.testing.assert_allclose(fast.values, slow.values, rtol=1e-12, atol=1e-12)
-    # window 1 lacks a class the mix has: scored as read, NaN at the mix (its rates there are unknown)
-    assert not np.isnan(fast.values[:, 1]).any() and np.isnan(fast.values[:, 5 + 1]).all()
+    for k in (2, 3, 6):
+        counts, priors, has_reference = _random_windows(rng, k)
+        names = [n for n, s in catalog().items() if s.applies_to(k) and (s.kind == "multiclass" or k == 2)]
+        coded = code_metrics(names, lambda n: {"p": -0.5} if n == "holder" else {})
+        uncoded = replace(coded, codes=np.full(len(names), compiled.UNKNOWN), unknown=True)
+        fast = score_stack(counts.astype(np.float64), coded, positive=0, priors=priors)
+        slow = score_stack(counts.astype(np.float64), uncoded, positive=0, priors=priors)
+        np.testing.assert_allclose(fast.values, slow.values, rtol=1e-12, atol=1e-12)  # (NaN where NaN)
+        # window 2 lacks class 0: its mean recall is read, and NaN at a mix that has class 0 (rates unknown there)
+        acsa = fast.values[names.index("acsa")]
+        assert not np.isnan(acsa[2]) and np.isnan(acsa[6 + 2])
+        fast_numbers = _numbers(counts, priors, has_reference, coded)
+        slow_numbers = _numbers(counts, priors, has_reference, uncoded)
+        for name in ("scores", "corrected", "distortion"):
+            np.testing.assert_allclose(fast_numbers[name], slow_numbers[name], rtol=1e-12, atol=1e-12)
 
 
-def test_the_compiled_loops_equal_their_python_source() -> None:
-    """The scoring, mix-shift and tail loops compiled by numba give what their Python source gives run as Python
-    (NumPy's arithmetic), to 1e-12 on random windows as read and reweighted (what coverage and mutation testing
-    run)."""
-    from streammon.metrics import mix_shift, stack_kernel, tails
+_UNCOMPILED = """
+import pickle, sys
+import numpy as np
+from tests.test_window_math import _numbers
+from streammon.metrics.window_math import code_metrics
+cases = pickle.loads(sys.stdin.buffer.read())
+out = [_numbers(counts, priors, has, code_metrics(names, lambda n: {"p": 2.5} if n == "holder" else {}))
+       for counts, priors, has, names in cases]
+sys.stdout.buffer.write(pickle.dumps(out))
+"""
+
+
+def test_the_compiled_loops_equal_their_python_source_run_as_python() -> None:
+    """Every number of random windows (as read, at the reference mix, prior-corrected; mix, RRT, prior-shift
+    statistics and p-values) compiled by numba equals what the same loops give run as Python under
+    ``NUMBA_DISABLE_JIT=1`` (NumPy's arithmetic; what coverage and mutation testing run), to 1e-12."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
     from streammon.metrics.window_math import code_metrics
 
     rng = np.random.default_rng(21)
+    cases = []
     for k in (2, 3, 9):
-        counts = (rng.integers(0, 50, (6, k, k)) * (rng.random((6, k, k)) < 0.6)).astype(np.float64)
-        counts[0] = 0
-        counts[2, 0] = 0
-        priors = rng.dirichlet(np.ones(k), 6)
-        priors[3, -1] = 0.0
-        priors /= priors.sum(axis=1, keepdims=True)
+        counts, priors, has_reference = _random_windows(rng, k)
         names = [n for n, s in catalog().items() if s.applies_to(k) and (s.kind == "multiclass" or k == 2)]
-        coded = code_metrics(names, lambda n: {"p": 2.5} if n == "holder" else {})
-        results = []
-        for loop in (stack_kernel.compiled(), stack_kernel._score_stack):
-            out = np.empty((len(names), 12)), np.empty((12, k)), np.empty((12, k))
-            with np.errstate(all="ignore"):
-                loop(counts, priors, True, coded.codes, coded.first, coded.second, 1, *out)
-            results.append(out)
-        for fast, slow in zip(*results, strict=True):
-            np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-14)
-        shifts = []
-        for loop in (mix_shift.compiled(), mix_shift._mix_shifts):
-            out = np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty(6, dtype=np.int64)
-            with np.errstate(all="ignore"):
-                loop(counts.sum(axis=2), priors * (np.arange(6) % 3 > 0)[:, None], np.array([-1, -1, 0, 1, -1, 0]),
-                     *out)
-            shifts.append(out)
-        for fast, slow in zip(*shifts, strict=True):
-            np.testing.assert_allclose(fast, slow, rtol=1e-12)
-    x, dfs = rng.exponential(20, 50), rng.integers(1, 40, 50)
-    compiled, python = np.empty(50), np.empty(50)
-    tails._compiled()(x, dfs, tails._log_gammas(40), compiled)
-    tails._tails(x, dfs, tails._log_gammas(40), python)
-    np.testing.assert_allclose(compiled, python, rtol=1e-12)
+        cases.append((counts, priors, has_reference, names))
+    compiled = [_numbers(c, p, h, code_metrics(n, lambda m: {"p": 2.5} if m == "holder" else {}))
+                for c, p, h, n in cases]
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", _UNCOMPILED], input=pickle.dumps(cases), capture_output=True,
+                          cwd=root, env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, timeout=300, check=True)
+    python = pickle.loads(done.stdout)  # our own child's answer
+    assert len(python) == len(compiled) == 3
+    for fast, slow in zip(compiled, python, strict=True):
+        for name in fast:
+            np.testing.assert_allclose(fast[name], slow[name], rtol=1e-12, atol=1e-14, err_msg=name)

@@ -30,7 +30,7 @@ from streammon.counting.counts import ClassIndex, ConfusionCounts, IntMatrix
 from streammon.findings.distortion import Policy, condition3_flags, type1_flags, type2_flags
 from streammon.findings.reference import Reference
 from streammon.findings.report import Flag, WindowReport
-from streammon.findings.shift import PriorShift, shifts_of
+from streammon.findings.shift import PriorShift, prior_shifts_of
 from streammon.findings.window_table import (
     COMPETITIVENESS,
     CORRECTED,
@@ -50,7 +50,8 @@ from streammon.findings.window_table import (
 from streammon.metrics import Confusion, catalog
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.mix_shift import mix_shifts
-from streammon.metrics.window_math import Coded, code_metrics, score_stack
+from streammon.metrics.tails import log_gammas
+from streammon.metrics.window_math import Coded, code_metrics, window_numbers
 
 
 def window_rrt(true_counts: IntMatrix, labels: Sequence[Hashable], reference: Reference | None,
@@ -107,8 +108,8 @@ class Setting:
 
     @functools.cached_property
     def keeps(self) -> np.ndarray:
-        """(metrics, 1): satisfies Condition 1 (its value at the reference mix is its value as read)."""
-        out: np.ndarray = ~self.violates
+        """(metrics,): satisfies Condition 1 (its value at the reference mix is its value as read)."""
+        out: np.ndarray = ~self.violates.reshape(-1)
         return out
 
     @functools.cached_property
@@ -166,44 +167,38 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
     if len(each) != len(windows) or not all(s is setting or s.stacks_with(setting) for s in each):
         raise ValueError("evaluate_windows needs one setting per window, all of them stacking together")
     counts = np.stack([c for _, _, c in windows]).astype(np.int64, copy=False)
-    matrices = counts.astype(np.float64)
     true_counts, predicted = counts.sum(axis=2), counts.sum(axis=1)
-    sizes = true_counts.sum(axis=1)
     present = true_counts > 0
     stacked = Stacked.of(each)
-    scores, reweighted, recalls, precisions, at_reference_precision = _evaluate(
-        matrices, stacked.priors if stacked.any_reference else None, setting)
-    weighted = (sizes > 0) & stacked.with_reference  # the windows that have values at a reference mix
-    corrected = _corrected(scores, reweighted, setting, present=present, stacked=stacked, weighted=weighted)
-    corrected_precision = np.where(weighted[:, None], at_reference_precision, math.nan)
-    distortion = scores - corrected
-    mixes = mix_shifts(true_counts, stacked.reference_mix, stacked.minorities)
-    size_list = sizes.tolist()
+    numbers = window_numbers(counts, setting.coded, positive=setting.positive or 0, priors=stacked.priors,
+                             has_reference=stacked.with_reference, minority=stacked.minorities, keeps=setting.keeps,
+                             log_gammas=log_gammas(len(setting.labels)))
+    scores, corrected, distortion, recalls = numbers.scores, numbers.corrected, numbers.distortion, numbers.recalls
+    size_list = true_counts.sum(axis=1).tolist()
     shifts: list[PriorShift | None] = [None] * len(windows)
     if stacked.any_reference:
         shifts = [shift if has else None for shift, has in zip(
-            shifts_of(mixes, size_list, alpha=policy.shift_alpha, min_js=policy.shift_min_js),
+            prior_shifts_of(numbers, size_list, alpha=policy.shift_alpha, min_js=policy.shift_min_js),
             stacked.with_reference.tolist(), strict=True)]
     n_present = present.sum(axis=1).tolist()
-    rrts = mixes.rrt.tolist()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mix = true_counts / sizes[:, None]
+    rrts = numbers.rrt.tolist()
     table = WindowTable(
         [s.labels for s in each], setting.wanted,
-        {COUNTS: true_counts, PREDICTED: predicted, PRIORS: mix, RECALL: recalls, PRECISION: precisions,
-         CORRECTED_PRECISION: corrected_precision},
+        {COUNTS: true_counts, PREDICTED: predicted, PRIORS: numbers.mixes, RECALL: recalls,
+         PRECISION: numbers.precisions, CORRECTED_PRECISION: numbers.corrected_precisions},
         {SCORES: scores, CORRECTED: corrected, DISTORTION: distortion},
-        correct=np.diagonal(matrices, axis1=1, axis2=2), totals=true_counts.astype(np.float64),
+        correct=np.diagonal(counts, axis1=1, axis2=2).astype(np.float64), totals=true_counts.astype(np.float64),
         confidence=policy.confidence, exponents=setting.exponents)
-    collapsed = (present & ~np.isnan(recalls) & (recalls <= policy.collapse_recall)).any(axis=1).tolist()
-    absent = (~present).tolist()
+    # a present class's recall collapsed (an absent class's recall is NaN: never <=)
+    collapsed = np.asarray((recalls <= policy.collapse_recall).any(axis=1)).tolist()
+    present_rows = present.tolist()
     # Type 1 candidates of every window at once: Condition-1 violators whose distortion is material (NaN is not)
     material = (setting.violates & (np.abs(distortion) > policy.type1_tolerance)).T.tolist()
     reports = []
     for w, ((name, kind, _), s) in enumerate(zip(windows, each, strict=True)):
-        present_w = present[w].tolist()
+        present_w = present_rows[w]
         flags = _flags(w, scores, corrected, distortion, s, material=material[w], rrt=rrts[w], shift=shifts[w],
-                       n=size_list[w], n_present=n_present[w], collapsed=matrices[w] if collapsed[w] else None)
+                       n=size_list[w], n_present=n_present[w], collapsed=counts[w] if collapsed[w] else None)
         labels = s.labels
         reports.append(WindowReport(
             name=name,
@@ -215,7 +210,7 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
             predicted=Deferred(table, w, PREDICTED),
             priors=Deferred(table, w, PRIORS),
             present=tuple(itertools.compress(labels, present_w)),
-            absent=tuple(itertools.compress(labels, absent[w])),
+            absent=tuple(label for label, here in zip(labels, present_w, strict=True) if not here),
             positive=None if s.positive is None else labels[s.positive],
             rrt=rrts[w],
             ir=math.nan if s.reference is None else s.reference.ir,
@@ -237,15 +232,12 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
 @dataclass(frozen=True)
 class Stacked:
     """What the settings of a stack of W windows give as arrays: whether each window has a reference, its priors
-    in class order (W × K, normalised; uniform for a window without one — its values at the reference mix are set
-    to NaN), the same with zero rows where there is no reference (``reference_mix``), which classes each reference
-    holds, RRT's minorities (−1: none)."""
+    in class order (W × K, normalised; uniform for a window without one, which is read only where there is one),
+    RRT's minorities (−1: none)."""
 
     with_reference: np.ndarray
     any_reference: bool
     priors: FloatArray
-    reference_mix: FloatArray
-    in_reference: np.ndarray
     minorities: np.ndarray
 
     @classmethod
@@ -260,48 +252,12 @@ class Stacked:
         rows = [s.priors if s.priors is not None else np.full(k, 1.0 / max(k, 1)) for s in settings]
         priors = np.array(rows, dtype=np.float64).reshape(len(settings), k)
         stacked = cls(with_reference, bool(with_reference.any()), priors,
-                      np.where(with_reference[:, None], priors, 0.0), priors > 0,
                       np.array([-1 if s.minority is None else s.minority for s in settings], dtype=np.int64))
-        for array in (stacked.with_reference, stacked.priors, stacked.reference_mix, stacked.in_reference,
-                      stacked.minorities):
+        for array in (stacked.with_reference, stacked.priors, stacked.minorities):
             array.setflags(write=False)  # shared by every report of the setting
         if same:
             first._stacks[len(settings)] = stacked
         return stacked
-
-
-def _evaluate(matrices: FloatArray, priors: FloatArray | None,
-              setting: Setting) -> tuple[FloatArray, FloatArray | None, FloatArray, FloatArray, FloatArray]:
-    """Every wanted score (rows) of each window (columns) as read and, given ``priors`` (each window's reference
-    mix), at that mix too — one stack of 2W matrices — with the recalls and precisions of each class as read and
-    the precisions at the mix (NaN without one)."""
-    windows, k = matrices.shape[:2]
-    if k == 1:
-        # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages
-        # over the classes present; what needs a second class stays NaN).
-        matrices = np.pad(matrices, ((0, 0), (0, 1), (0, 1)))
-        priors = None if priors is None else np.pad(priors, ((0, 0), (0, 1)))
-    scored = score_stack(matrices, setting.coded, positive=setting.positive or 0, priors=priors)
-    values = scored.values
-    scores, reweighted = values[:, :windows], None if priors is None else values[:, windows:]
-    at_reference_precision = (np.full((windows, k), math.nan) if priors is None
-                              else scored.precisions[windows:, :k])
-    return scores, reweighted, scored.recalls[:windows, :k], scored.precisions[:windows, :k], at_reference_precision
-
-
-def _corrected(scores: FloatArray, reweighted: FloatArray | None, setting: Setting, *, present: np.ndarray,
-               stacked: Stacked, weighted: np.ndarray) -> FloatArray:
-    """Every score (rows) of each window (columns) at its reference mix (``f_π``): NaN without a reference
-    (``weighted`` False) or samples.
-
-    Condition-1 metrics are invariant by theorem (seed 004) when the same classes are present: copied, not
-    recomputed (probed in the tests); the others are read from the reweighted matrix.
-    """
-    if reweighted is None:
-        return np.full(scores.shape, math.nan)
-    same_classes = (present == stacked.in_reference).all(axis=1) & weighted
-    out: FloatArray = np.where(setting.keeps & same_classes, scores, np.where(weighted, reweighted, math.nan))
-    return out
 
 
 def _flags(w: int, scores: FloatArray, corrected: FloatArray, distortion: FloatArray, setting: Setting, *,

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from streammon.findings.encode import json_float
 from streammon.metrics.confusion import FloatArray
-from streammon.metrics.mix_shift import MixShifts, mix_shifts
-from streammon.metrics.tails import chi2_tails
+from streammon.metrics.mix_shift import mix_shifts
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_JS = 0.01
@@ -92,15 +92,30 @@ def prior_shifts(
     observed = np.asarray(counts, dtype=np.float64)
     ref = np.broadcast_to(np.asarray(reference, dtype=np.float64), observed.shape)
     mix = mix_shifts(observed, ref, np.full(len(observed), -1, dtype=np.int64))
-    return shifts_of(mix, observed.sum(axis=1).tolist(), alpha=alpha, min_js=min_js)
+    return prior_shifts_of(mix, observed.sum(axis=1).tolist(), alpha=alpha, min_js=min_js)
 
 
-def shifts_of(mix: MixShifts, sizes: list[float], *, alpha: float, min_js: float) -> list[PriorShift]:
-    """The ``PriorShift`` of each window of ``mix`` (``sizes``: its samples) — a window with a reference."""
-    p_values = chi2_tails(mix.chi2, mix.df)  # inf (a class the reference never saw but the window holds): p = 0
+class _Shifts(Protocol):
+    """Per window: ``js``, ``tv``, ``chi2`` and its ``df`` and ``p_value`` (``WindowNumbers``, ``MixShifts``)."""
+
+    @property
+    def js(self) -> FloatArray: ...
+    @property
+    def tv(self) -> FloatArray: ...
+    @property
+    def chi2(self) -> FloatArray: ...
+    @property
+    def df(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def p_value(self) -> FloatArray: ...
+
+
+def prior_shifts_of(stats: _Shifts, sizes: list[int] | list[float], *, alpha: float,
+                    min_js: float) -> list[PriorShift]:
+    """The ``PriorShift`` of each window of ``stats`` (``sizes``: its samples) — a window with a reference."""
     out = []
-    for size, js, tv, chi2, df, p_value in zip(sizes, mix.js.tolist(), mix.tv.tolist(), mix.chi2.tolist(),
-                                               mix.df.tolist(), p_values.tolist(), strict=True):
+    for size, js, tv, chi2, df, p_value in zip(sizes, stats.js.tolist(), stats.tv.tolist(), stats.chi2.tolist(),
+                                               stats.df.tolist(), stats.p_value.tolist(), strict=True):
         if size == 0:
             out.append(PriorShift(math.nan, math.nan, math.nan, 0, math.nan, False))
             continue

@@ -1,5 +1,5 @@
 """Distribution tails the pure layer needs (numpy, numba and the standard library; scipy is not a runtime
-dependency).
+dependency). The series runs compiled (``streammon.metrics.compiled.chi2_tail``).
 
 >>> round(chi2_sf(3.841458820694124, 1), 6)
 0.05
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -48,53 +47,20 @@ def chi2_tails(x: npt.NDArray[np.float64], df: npt.NDArray[np.int64]) -> npt.NDA
     >>> chi2_tails(np.array([2.0, 2.0, math.inf]), np.array([2, 0, 0])).round(6).tolist()
     [0.367879, nan, 0.0]
     """
+    from streammon.metrics import compiled  # noqa: PLC0415 - imports numba: on first use, not with streammon
+
     x = np.ascontiguousarray(x, dtype=np.float64)
     dfs = np.ascontiguousarray(np.broadcast_to(np.asarray(df, dtype=np.int64), x.shape))
     out = np.empty(x.shape)
-    _compiled()(x.reshape(-1), dfs.reshape(-1), _log_gammas(max(int(dfs.max()), 1) if dfs.size else 1),
-                out.reshape(-1))
+    compiled.chi2_tails(x.reshape(-1), dfs.reshape(-1), log_gammas(int(dfs.max()) if dfs.size else 1),
+                        out.reshape(-1))
     return out
 
 
-def _tails(x: Any, dfs: Any, log_gammas: Any, out: Any) -> None:
-    """``chi2_sfs``' loop (numba takes its arrays positionally): ``log_gammas[i]`` is ``lgamma(i/2 + 1)``."""
-    for j in range(len(x)):
-        value = x[j]
-        df = dfs[j]
-        if np.isnan(value):
-            out[j] = math.nan
-            continue
-        if np.isinf(value):
-            out[j] = 0.0
-            continue
-        if df < 1:
-            out[j] = math.nan
-            continue
-        if value <= 0:
-            out[j] = 1.0
-            continue
-        half = value / 2
-        log_half = np.log(half)
-        total = 0.0
-        if df % 2 == 0:
-            for i in range(df // 2):
-                total += np.exp(i * log_half - log_gammas[2 * i] - half)
-        else:
-            for i in range(1, (df + 1) // 2):
-                total += np.exp((i - 0.5) * log_half - log_gammas[2 * i - 1] - half)
-            total += math.erfc(math.sqrt(half))
-        out[j] = min(1.0, total)
-
-
-@functools.cache
-def _compiled() -> Any:
-    """``_tails`` compiled by numba (once per process; the machine code is cached on disk where it can be)."""
-    import numba  # noqa: PLC0415 - heavy (~0.4 s): imported on first use, not with streammon
-
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(_tails)
-
-
 @functools.lru_cache(maxsize=64)
-def _log_gammas(df: int) -> npt.NDArray[np.float64]:
-    """``lgamma(i/2 + 1)`` for i = 0 … df: the series' constants up to ``df`` degrees of freedom."""
-    return np.array([math.lgamma(i / 2 + 1) for i in range(df + 1)])
+def log_gammas(df: int) -> npt.NDArray[np.float64]:
+    """``lgamma(i/2 + 1)`` for i = 0 … max(df, 1) (Python's ``math.lgamma``): the series' constants up to ``df``
+    degrees of freedom, read-only."""
+    out = np.array([math.lgamma(i / 2 + 1) for i in range(max(df, 1) + 1)])
+    out.setflags(write=False)
+    return out

@@ -3,7 +3,7 @@
 ``MetricSpec.evaluate`` computes one metric of one ``Confusion``; a report needs the whole
 catalog, twice (as read and at the reference mix), for every window. ``score_stack`` takes the W
 windows of a report as one (W, K, K) array and scores them, and their reweighting to each
-window's priors, in one compiled pass (``streammon.metrics.stack_kernel``), with each matrix's
+window's priors, in one compiled pass (``streammon.metrics.compiled``), with each matrix's
 recalls and precisions. Each metric follows the formula of its own function
 (``streammon.metrics.binary``, ``multiclass``; only the order of summation differs) and agrees
 with it to 1e-12 on random matrices, as read and reweighted with NaN rows
@@ -21,26 +21,35 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics import stack_kernel
 from streammon.metrics.confusion import Confusion, FloatArray
 from streammon.metrics.prior import reweight_stack
 from streammon.metrics.specs import spec
 
 _NO_PARAMS: Mapping[str, Any] = {}
 Params = Callable[[str], Mapping[str, Any]]
+UNKNOWN = -1  # the code of a metric the compiled loop does not know (``compiled.UNKNOWN``)
+
+
+def _compiled() -> ModuleType:
+    """``streammon.metrics.compiled``, imported on first use (it imports numba, ~0.2 s): not with streammon."""
+    from streammon.metrics import compiled  # noqa: PLC0415
+
+    return compiled
 
 
 @dataclass(frozen=True)
 class Coded:
-    """Metrics as the kernel takes them: ``names``, each one's ``codes`` (``stack_kernel.UNKNOWN`` for a metric it
-    does not know), its numeric parameters ``first``/``second`` (``holder``: p; ``iba``: α and squared as 0/1),
+    """Metrics as the compiled loop takes them: ``names``, each one's ``codes`` (``compiled.UNKNOWN`` for a metric
+    it does not know), its numeric parameters ``first``/``second`` (``holder``: p; ``iba``: α and squared as 0/1),
     and the parameters as given (for the metrics scored by their own function)."""
 
     names: tuple[str, ...]
@@ -48,6 +57,7 @@ class Coded:
     first: FloatArray
     second: FloatArray
     given: tuple[Mapping[str, Any], ...]
+    unknown: bool  # some metric has no code (it is scored by its own function)
 
 
 def code_metrics(names: Sequence[str], params: Params | None = None) -> Coded:
@@ -56,7 +66,8 @@ def code_metrics(names: Sequence[str], params: Params | None = None) -> Coded:
     (``MetricSpec.resolve_params``)."""
     names = tuple(names)
     given = tuple(_NO_PARAMS if params is None else params(name) for name in names)
-    codes = np.array([stack_kernel.CODES.get(name, stack_kernel.UNKNOWN) for name in names], dtype=np.int64)
+    known = _compiled().CODES
+    codes = np.array([known.get(name, UNKNOWN) for name in names], dtype=np.int64)
     first, second = np.zeros(len(names)), np.zeros(len(names))
     for row, (name, pairs) in enumerate(zip(names, given, strict=True)):
         metric = spec(name)
@@ -65,7 +76,7 @@ def code_metrics(names: Sequence[str], params: Params | None = None) -> Coded:
             first[row] = float(resolved["p"])
         elif name == "iba":
             first[row], second[row] = float(resolved["alpha"]), float(bool(resolved["squared"]))
-    return Coded(names, codes, first, second, given)
+    return Coded(names, codes, first, second, given, bool((codes == UNKNOWN).any()))
 
 
 @dataclass(frozen=True)
@@ -91,14 +102,82 @@ def score_stack(counts: FloatArray, metrics: Coded, *, positive: int = 1, priors
     values = np.empty((len(metrics.codes), n))
     recalls, precisions = np.empty((n, k)), np.empty((n, k))
     mix = np.zeros((windows, k)) if priors is None else priors
-    with np.errstate(all="ignore"):  # (only where the loop runs uncompiled: NaN and inf are its results)
-        stack_kernel.compiled()(counts, mix, priors is not None, metrics.codes, metrics.first, metrics.second,
+    with _compiled().quiet():
+        _compiled().score_stack(counts, mix, priors is not None, metrics.codes, metrics.first, metrics.second,
                                 positive, values, recalls, precisions)
-    for row in np.flatnonzero(metrics.codes == stack_kernel.UNKNOWN).tolist():  # a metric added after the kernel
+    for row in np.flatnonzero(metrics.codes == UNKNOWN).tolist() if metrics.unknown else []:  # (added later)
         metric, given = spec(metrics.names[row]), metrics.given[row]
         matrices = counts if priors is None else np.concatenate([counts, reweight_stack(counts, priors)])
         values[row] = [metric.evaluate(Confusion.of(m), positive=positive, **given) for m in matrices]
     return Scored(values, recalls, precisions)
+
+
+@dataclass(frozen=True)
+class WindowNumbers:
+    """Every number of W windows (``window_numbers``): per metric (metrics × W) ``scores``, ``corrected`` (at the
+    reference mix) and ``distortion``; per class (W × K) ``recalls``, ``precisions``, ``corrected_precisions`` and
+    ``mixes``; per window ``rrt``, ``js``, ``tv``, ``chi2``, ``p_value`` and ``df``."""
+
+    scores: FloatArray
+    corrected: FloatArray
+    distortion: FloatArray
+    recalls: FloatArray
+    precisions: FloatArray
+    corrected_precisions: FloatArray
+    mixes: FloatArray
+    rrt: FloatArray
+    js: FloatArray
+    tv: FloatArray
+    chi2: FloatArray
+    p_value: FloatArray
+    df: npt.NDArray[np.int64]
+
+
+def window_numbers(counts: npt.NDArray[np.int64], metrics: Coded, *, positive: int, priors: FloatArray,
+                   has_reference: npt.NDArray[np.bool_], minority: npt.NDArray[np.int64],
+                   keeps: npt.NDArray[np.bool_], log_gammas: FloatArray) -> WindowNumbers:
+    """Every number of the W windows ``counts`` (W, K, K): their scores on ``metrics`` as read, at each window's
+    reference ``priors`` (W × K, normalised) where ``has_reference`` (``keeps``: the metrics that satisfy
+    Condition 1, whose value there is the score when the same classes are present), per-class rates, mix, RRT
+    (``minority``: RRT's binary minority, −1 for none) and the chi-square test of the mix against the reference
+    (``log_gammas``: ``tails.log_gammas`` up to K). One compiled call (``compiled.window_numbers``); metrics
+    the loop does not know are scored by their own function."""
+    windows, k = counts.shape[0], counts.shape[1]
+    if k == 1:
+        # One class known so far: scored, as scikit-learn does, as K = 2 with the other class absent (averages
+        # over the classes present; what needs a second class stays NaN).
+        counts, priors = np.pad(counts, ((0, 0), (0, 1), (0, 1))), np.pad(priors, ((0, 0), (0, 1)))
+    compiled = _compiled()
+    per_metric = np.empty((3, len(metrics.codes), windows))
+    per_class = np.empty((4, windows, counts.shape[1]))
+    per_window = np.empty((5, windows))
+    df = np.empty(windows, dtype=np.int64)
+    with compiled.quiet():
+        compiled.window_numbers(counts, priors, has_reference, minority, keeps, metrics.codes, metrics.first,
+                                metrics.second, positive, log_gammas, per_metric, per_class, per_window, df)
+    if metrics.unknown:
+        _score_unknown(counts, metrics, positive, priors, has_reference, keeps, per_metric)
+    classes = per_class[:, :, :k]
+    return WindowNumbers(per_metric[0], per_metric[1], per_metric[2], classes[0], classes[1], classes[2], classes[3],
+                         per_window[0], per_window[1], per_window[2], per_window[3], per_window[4], df)
+
+
+def _score_unknown(counts: npt.NDArray[np.int64], metrics: Coded, positive: int, priors: FloatArray,  # noqa: PLR0917
+                   has_reference: npt.NDArray[np.bool_], keeps: npt.NDArray[np.bool_], per_metric: FloatArray) -> None:
+    """The rows of ``window_numbers``' metrics the compiled loop does not know: each by its own function."""
+    matrices = counts.astype(np.float64)
+    present, sizes = matrices.sum(axis=2) > 0, matrices.sum(axis=(1, 2))
+    at_mix = reweight_stack(matrices, priors)
+    same_classes = (present == (priors > 0)).all(axis=1)
+    for row in np.flatnonzero(metrics.codes == UNKNOWN).tolist():
+        metric, given = spec(metrics.names[row]), metrics.given[row]
+        for w, (m, reweighted) in enumerate(zip(matrices, at_mix, strict=True)):
+            score = metric.evaluate(Confusion.of(m), positive=positive, **given)
+            weighted = bool(has_reference[w]) and sizes[w] > 0
+            corrected = math.nan if not weighted else (
+                score if keeps[row] and same_classes[w] else metric.evaluate(Confusion.of(reweighted),
+                                                                             positive=positive, **given))
+            per_metric[:, row, w] = score, corrected, score - corrected
 
 
 def evaluate_stack(matrices: FloatArray, names: Sequence[str], *, positive: int = 1,

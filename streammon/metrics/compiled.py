@@ -77,7 +77,7 @@ def _pair_mean(a: float, b: float, p: float) -> float:
 
 
 @jit
-def _holder_limit(r: Any, present: Any, classes: int, any_nan: bool, smallest: float, largest: float,  # noqa: PLR0917
+def _holder_limit(r: Any, present: Any, classes: int, any_nan: bool, smallest: float, largest: float,  # noqa: PLR0912, PLR0917
                   p: float) -> float:
     """``holder_mean`` of the present recalls for p = 0, ±inf or |p| > 10 (min, max, the zero test, logs)."""
     if classes == 0 or any_nan or np.isnan(p):
@@ -89,9 +89,12 @@ def _holder_limit(r: Any, present: Any, classes: int, any_nan: bool, smallest: f
     if p <= 0 and smallest == 0:
         return 0.0
     size = np.float64(classes)
-    logs = np.where(present, np.log(np.where(present, r, 1.0)), 0.0)
     if p == 0:
-        return float(np.exp(logs.sum() / size))
+        logs = 0.0
+        for i in range(len(r)):
+            if present[i]:
+                logs += np.log(r[i])
+        return float(np.exp(logs / size))
     power = 0.0
     for i in range(len(r)):
         if present[i]:
@@ -103,11 +106,11 @@ def _holder_limit(r: Any, present: Any, classes: int, any_nan: bool, smallest: f
     top = -math.inf
     for i in range(len(r)):
         if present[i]:
-            top = max(top, p * logs[i])
+            top = max(top, p * np.log(r[i]))
     shifted = 0.0
     for i in range(len(r)):
         if present[i]:
-            shifted += np.exp(p * logs[i] - top)
+            shifted += np.exp(p * np.log(r[i]) - top)
     return float(np.exp((top + np.log(shifted / size)) / p))
 
 
@@ -119,9 +122,8 @@ def score_matrix(m: Any, codes: Any, first: Any, second: Any, positive: int,  # 
     ``precisions`` (K) each class's. ``scratch`` (5 × K floats) and ``present`` (K bools): working space."""
     k = m.shape[0]
     n_i, k_i, diag, r, columns = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
-    n_i[:] = 0.0
-    k_i[:] = 0.0
-    columns[:] = 0.0
+    for i in range(k):
+        n_i[i] = k_i[i] = columns[i] = 0.0
     for i in range(k):
         for c in range(k):
             n_i[i] += m[i, c]
@@ -408,9 +410,8 @@ def window_numbers(counts: Any, priors: Any, has_reference: Any, minority: Any, 
     metrics = len(codes)
     m = np.empty((k, k))
     observed = np.empty(k)
-    nothing = np.zeros(k)
-    at_mix = np.empty(metrics)
-    recalls_at_mix = np.empty(k)
+    reference, mix, recalls, precisions = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+    column, at_mix = np.empty(metrics), np.empty(metrics)
     scratch, present = np.empty((5, k)), np.empty(k, np.bool_)
     for w in range(windows):
         size = 0.0
@@ -420,26 +421,34 @@ def window_numbers(counts: Any, priors: Any, has_reference: Any, minority: Any, 
                 m[i, c] = counts[w, i, c]
                 observed[i] += m[i, c]
             size += observed[i]
-        score_matrix(m, codes, first, second, positive, per_metric[SCORES, :, w], per_class[RECALLS, w],
-                     per_class[PRECISIONS, w], scratch, present)
-        weighted = has_reference[w] and size > 0
-        if weighted:
-            same_classes = True
-            for i in range(k):
-                same_classes = same_classes and (observed[i] > 0) == (priors[w, i] > 0)
-            reweighted(counts[w], priors[w], m)
-            score_matrix(m, codes, first, second, positive, at_mix, recalls_at_mix,
-                         per_class[CORRECTED_PRECISIONS, w], scratch, present)
-            for row in range(metrics):
-                per_metric[CORRECTED, row, w] = (per_metric[SCORES, row, w] if keeps[row] and same_classes
-                                                 else at_mix[row])
-        else:
-            per_metric[CORRECTED, :, w] = math.nan
-            per_class[CORRECTED_PRECISIONS, w] = math.nan
+        score_matrix(m, codes, first, second, positive, column, recalls, precisions, scratch, present)
+        same_classes = True
+        for i in range(k):
+            per_class[RECALLS, w, i] = recalls[i]
+            per_class[PRECISIONS, w, i] = precisions[i]
+            per_class[CORRECTED_PRECISIONS, w, i] = math.nan
+            reference[i] = priors[w, i] if has_reference[w] else 0.0
+            same_classes = same_classes and (observed[i] > 0) == (reference[i] > 0)
         for row in range(metrics):
-            per_metric[DISTORTION, row, w] = per_metric[SCORES, row, w] - per_metric[CORRECTED, row, w]
-        rrt, js, tv, chi2, freedom = mix_shift(observed, priors[w] if has_reference[w] else nothing, minority[w],
-                                               per_class[MIXES, w])
-        per_window[RRT, w], per_window[JS, w], per_window[TV, w], per_window[CHI2, w] = rrt, js, tv, chi2
+            at_mix[row] = math.nan
+        if has_reference[w] and size > 0:  # values at the reference mix
+            reweighted(counts[w], priors[w], m)
+            score_matrix(m, codes, first, second, positive, at_mix, recalls, precisions, scratch, present)
+            for i in range(k):
+                per_class[CORRECTED_PRECISIONS, w, i] = precisions[i]
+            for row in range(metrics):
+                if keeps[row] and same_classes:
+                    at_mix[row] = column[row]
+        for row in range(metrics):
+            per_metric[SCORES, row, w] = column[row]
+            per_metric[CORRECTED, row, w] = at_mix[row]
+            per_metric[DISTORTION, row, w] = column[row] - at_mix[row]
+        rrt, js, tv, chi2, freedom = mix_shift(observed, reference, minority[w], mix)
+        for i in range(k):
+            per_class[MIXES, w, i] = mix[i]
+        per_window[RRT, w] = rrt
+        per_window[JS, w] = js
+        per_window[TV, w] = tv
+        per_window[CHI2, w] = chi2
         per_window[P_VALUE, w] = chi2_tail(chi2, freedom, log_gammas)
         df[w] = freedom

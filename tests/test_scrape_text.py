@@ -9,6 +9,7 @@ import math
 import urllib.request
 from collections.abc import Mapping
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -238,3 +239,22 @@ def test_the_kept_line_heads_are_dropped_and_made_again_right(monkeypatch: pytes
             monitor.update_many(["a", "b", f"c{i}"] * (step + 1), ["a", f"c{i}", "b"] * (step + 1))
         _assert_as_prometheus_client_writes(collector, monitors)
         assert len(text._PREFIXES) <= 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, max_value=999_999.99),
+                          st.floats(min_value=-1e-3, max_value=1e-3),
+                          st.integers(-10**6 + 1, 10**6 - 1).map(float),
+                          st.sampled_from([0.0, -0.0, 1e-4, -1e-4, 9.999999999999999e-05, 1e-05, 5e-324,
+                                           2.2250738585072014e-308, 999_999.9999999999, 0.1, 1 / 3])),
+                min_size=1, max_size=40))
+def test_bulk_float_text_is_python_repr(numbers: list[float]) -> None:
+    """The exposition writes a series' values in bulk (``plain_reprs``, through orjson); every value reads as
+    Python's ``repr`` — prometheus_client's ``floatToGoString`` below 10⁶ — digit for digit, whatever its size:
+    subnormals, the band below 10⁻⁴ where Python switches to an exponent, integers, negative zero."""
+    from streammon.export.text import plain_reprs
+
+    assert plain_reprs(numbers) == [repr(x) for x in numbers]
+    rng = np.random.default_rng(len(numbers))
+    many = (rng.standard_normal(5000) * 10.0 ** rng.integers(-12, 6, 5000)).clip(-999_999, 999_999).tolist()
+    assert plain_reprs(many) == [repr(x) for x in many]

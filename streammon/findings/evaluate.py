@@ -2,8 +2,8 @@
 
 The windows of one monitor share their classes, reference, positive class and policy (a ``Setting``, derived
 once and kept between reports by the caller); ``evaluate_windows`` computes every number of all of them
-together, as arrays over a (W, K, K) stack, and each report shows its window's numbers through read-only
-mappings (``streammon.findings.window_table``).
+together, in one compiled pass over a (W, K, K) stack (``streammon.metrics.window_math.window_numbers``), and
+each report shows its window's numbers through read-only mappings (``streammon.findings.window_table``).
 
 >>> from streammon.findings.reference import Reference
 >>> ref = Reference.of({"neg": 900, "pos": 100})
@@ -90,8 +90,9 @@ def scored_metrics(k: int, binary: bool) -> tuple[str, ...]:
 @dataclass(frozen=True, eq=False)
 class Setting:
     """What the windows of a report share and what stays fixed from one report to the next — classes,
-    reference, positive class, policy — with what is derived from them: the metrics scored, the reference
-    priors in class order, which metrics violate Condition 1, the Hölder exponents, RRT's minority."""
+    reference, positive class, policy — with what is derived from them: the metrics scored (and coded for the
+    compiled loop), the reference priors in class order, which metrics violate Condition 1, the Hölder exponents,
+    RRT's minority; and, kept as it is first asked for, the ``Stacked`` arrays of W windows of this setting."""
 
     labels: tuple[Hashable, ...]
     reference: Reference | None
@@ -160,8 +161,8 @@ def evaluate_window(
 def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
                      settings: Setting | Sequence[Setting]) -> list[WindowReport]:
     """The ``WindowReport`` of each ``(name, kind, K×K counts)``, computed together: the windows are one (W, K, K)
-    stack, so each quantity costs one array operation for all of them. ``settings``: one for all windows, or one
-    per window — windows of several monitors stack when their settings do (``Setting.stacks_with``)."""
+    stack whose numbers come from one compiled call. ``settings``: one for all windows, or one per window —
+    windows of several monitors stack when their settings do (``Setting.stacks_with``)."""
     each = [settings] * len(windows) if isinstance(settings, Setting) else list(settings)
     setting, policy = each[0], each[0].policy
     if len(each) != len(windows) or not all(s is setting or s.stacks_with(setting) for s in each):

@@ -119,8 +119,8 @@ class Tally:
         labels = self.index.labels
         return CountsView(
             labels=labels,
-            windows=tuple((w.name, w.kind, w.snapshot(now)[:k, :k].copy()) for w in self.windows),
-            lifetime=self.lifetime.snapshot(now)[:k, :k].copy(),
+            windows=tuple((w.name, w.kind, w.snapshot(now, k)) for w in self.windows),
+            lifetime=self.lifetime.snapshot(now, k),
             reference=self.reference,
             positive=self.positive_index(),
             samples=self.ingested,

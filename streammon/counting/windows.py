@@ -74,9 +74,9 @@ class Window:
     def ingest(self, batch: Batch) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def snapshot(self, now: float | None) -> IntMatrix:
-        """A copy of the counts (``capacity × capacity``) as of ``now``."""
-        return self._counts.copy()
+    def snapshot(self, now: float | None, size: int | None = None) -> IntMatrix:
+        """A copy of the counts as of ``now``: ``capacity × capacity``, or the first ``size`` classes'."""
+        return (self._counts if size is None else self._counts[:size, :size]).copy()
 
     def describe(self) -> dict[str, Any]:
         """The window's kind and parameters, for reports and exporters."""
@@ -358,10 +358,10 @@ class Timed(Window):
         for lo, hi in itertools.pairwise(bounds):
             self._add(int(ids[lo - start]), batch.count(self._capacity, lo, hi))  # the last expires what it pushed out
 
-    def snapshot(self, now: float | None) -> IntMatrix:
+    def snapshot(self, now: float | None, size: int | None = None) -> IntMatrix:
         if now is not None:
             self._expire(self._bucket_of(now))
-        return self._counts.copy()
+        return super().snapshot(now, size)
 
 
 def _ordered(x: float) -> int:

@@ -88,7 +88,7 @@ def _same_exports(old: Report, new: Report) -> bool:
     """Whether ``build_families`` reads the same from both reports (window reports, reference and label
     statistics compared by identity — frozen, and returned again by the monitor's window cache while their
     counts are unchanged; alerts by the labels they export, not by their since-when)."""
-    return (
+    return old is new or (  # (a monitor with nothing new returns the same report)
         old.labels == new.labels
         and old.reference is new.reference
         and old.label_stats is new.label_stats

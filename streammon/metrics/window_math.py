@@ -1,14 +1,15 @@
 """Every catalog metric of a stack of matrices at once (the read path's evaluator).
 
 ``MetricSpec.evaluate`` computes one metric of one ``Confusion``; a report needs the whole
-catalog, twice (as read and at the reference mix), for every window. ``score_stack`` takes the W
-windows of a report as one (W, K, K) array and scores them, and their reweighting to each
-window's priors, in one compiled pass (``streammon.metrics.compiled``), with each matrix's
-recalls and precisions. Each metric follows the formula of its own function
-(``streammon.metrics.binary``, ``multiclass``; only the order of summation differs) and agrees
-with it to 1e-12 on random matrices, as read and reweighted with NaN rows
-(tests/test_window_math.py); a metric the kernel does not know is scored by its own function,
-matrix by matrix.
+catalog, twice (as read and at the reference mix), for every window. ``window_numbers`` takes the
+W windows of a report as one (W, K, K) array and computes every number a report shows of them —
+scores as read, at each window's reference mix and prior-corrected, per-class rates, mix, RRT,
+the prior-shift test — in one compiled call (``streammon.metrics.compiled``); ``score_stack``
+scores a stack of matrices (``evaluate_stack``, ``evaluate_all``). Each metric follows the
+formula of its own function (``streammon.metrics.binary``, ``multiclass``; only the order of
+summation differs) and agrees with it to 1e-12 on random matrices, as read and reweighted with
+NaN rows (tests/test_window_math.py); a metric the compiled loop does not know is scored by its
+own function, matrix by matrix.
 
 >>> c = Confusion.of([[8, 2, 0], [1, 6, 3], [0, 0, 10]])
 >>> values = evaluate_all(c, ("acsa", "gmean", "mcc"), positive=0)

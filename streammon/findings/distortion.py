@@ -84,14 +84,12 @@ def type1_flags(
     if not mix_differs:
         return []
     flags = []
+    why = f" comes from the mix (RRT {rrt:.3g} vs IR {ir:.3g}), not from the model"  # (the same for every metric)
     for metric, d in distortion.items():
         if spec(metric).condition1 or math.isnan(d) or abs(d) <= tolerance:
             continue
-        reason = (
-            f"{metric} reads {scores[metric]:.3f} but would read {corrected[metric]:.3f} at the "
-            f"reference class mix: {d:+.3f} comes from the mix (RRT {rrt:.3g} vs IR {ir:.3g}), "
-            "not from the model"
-        )
+        reason = (f"{metric} reads {scores[metric]:.3f} but would read {corrected[metric]:.3f} at the "
+                  f"reference class mix: {d:+.3f}{why}")
         flags.append(Flag(metric, TYPE1, d, reason))
     return flags
 

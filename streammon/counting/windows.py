@@ -179,6 +179,9 @@ class Sliding(Window):
         if m == 0:
             return
         size = self.size
+        if m <= _FEW:  # a flush of a few per-sample updates: each sample in and the oldest out, one by one
+            self._ingest_few(batch)
+            return
         # (Mutation testing: `m > size`, `evict >= 0` and cells(None) for cells(0) are equivalent mutants: the
         # general path also replaces a whole ring, evicting nothing subtracts zero, and start None is 0.)
         if m >= size:
@@ -195,6 +198,25 @@ class Sliding(Window):
         self._head = (self._head + m) % size
         self._filled = min(size, self._filled + m)
         self._counts += batch.delta(self._capacity)
+
+    def _ingest_few(self, batch: Batch) -> None:
+        """``ingest`` of a batch of at most ``_FEW`` samples, sample by sample: the same ring and counts."""
+        true, pred = batch.indices()
+        ring, counts, stride, size = self._ring, self._counts, self._stride, self.size
+        head, filled = self._head, self._filled
+        for t, p in zip(true.tolist(), pred.tolist(), strict=True):
+            if filled == size:  # full: the sample at the head is the oldest, and leaves
+                old = int(ring[head])
+                counts[old // stride, old % stride] -= 1
+            else:
+                filled += 1
+            ring[head] = t * stride + p
+            counts[t, p] += 1
+            head = (head + 1) % size
+        self._head, self._filled = head, filled
+
+
+_FEW = 8  # samples up to which a sliding window takes a batch one sample at a time (array calls cost more)
 
 
 def _ring_read(ring: npt.NDArray[np.int32], start: int, n: int) -> npt.NDArray[np.int32]:

@@ -281,3 +281,60 @@ def test_the_compiled_loops_equal_their_python_source_run_as_python() -> None:
     for fast, slow in zip(compiled, python, strict=True):
         for name in fast:
             np.testing.assert_allclose(fast[name], slow[name], rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+def test_a_reports_prior_shift_rrt_and_corrected_values_equal_independent_recomputations() -> None:
+    """What the compiled call gives a report's windows, recomputed independently per window: the prior-shift test
+    equals scipy's chi-square goodness of fit and Jensen–Shannon distance; RRT a recount of the class sizes; each
+    value at the reference mix the metric's own function on ``reweight`` of the counts (a Condition-1 metric's
+    equal to its score when the same classes are present); the mix the class shares."""
+    from scipy import stats
+    from scipy.spatial import distance
+
+    from streammon.findings.evaluate import Setting, evaluate_windows
+    from streammon.findings.reference import Reference
+
+    rng = np.random.default_rng(33)
+    policy = Policy()
+    checked = 0
+    for k in (2, 3, 6):
+        labels = tuple(f"c{i}" for i in range(k))
+        weights = {label: int(rng.integers(1, 9)) for label in labels}
+        reference = Reference.of(weights)
+        setting = Setting.of(labels, reference, 1 if k == 2 else None, policy)
+        windows = []
+        for i in range(8):
+            counts = rng.integers(0, 40, (k, k)) * (rng.random((k, k)) < 0.8)
+            if i % 4 == 1:
+                counts[rng.integers(k)] = 0  # a class absent: not the same classes as the reference
+            windows.append((f"w{i}", "sliding", counts))
+        q = np.array([weights[label] for label in labels], dtype=float)
+        q /= q.sum()
+        for (_, _, counts), w in zip(windows, evaluate_windows(windows, setting), strict=True):
+            n_i = counts.sum(axis=1)
+            n = n_i.sum()
+            if n == 0:
+                continue
+            assert list(w.priors.values()) == pytest.approx((n_i / n).tolist(), abs=1e-15)
+            s = w.prior_shift
+            assert s is not None and s.df == k - 1
+            assert s.js == pytest.approx(distance.jensenshannon(n_i / n, q, base=2) ** 2, abs=1e-12)
+            expected = stats.chisquare(n_i, q * n)
+            assert s.chi2 == pytest.approx(expected.statistic, rel=1e-12)
+            assert s.p_value == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-300)
+            if k == 2:  # the reference's minority in the denominator
+                low = labels.index(reference.minority)
+                assert w.rrt == (math.inf if n_i[low] == 0 else n_i[1 - low] / n_i[low])
+            else:
+                assert w.rrt == n_i.max() / n_i[n_i > 0].min()
+            same = bool(((n_i > 0) == (q > 0)).all())
+            at_mix = reweight(counts, q)
+            for name, value in w.corrected.items():
+                metric = catalog()[name]
+                if metric.condition1 and same:
+                    assert _same(value, w.scores[name])
+                else:
+                    direct = metric.evaluate(Confusion.of(at_mix), positive=1, **policy.params(name))
+                    assert _same(value, direct), (name, counts.tolist())
+                checked += 1
+    assert checked > 300

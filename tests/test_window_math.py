@@ -338,3 +338,33 @@ def test_a_reports_prior_shift_rrt_and_corrected_values_equal_independent_recomp
                     assert _same(value, direct), (name, counts.tolist())
                 checked += 1
     assert checked > 300
+
+
+def test_loops_compile_in_memory_where_numba_cannot_write_its_cache(monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """Where numba has nowhere to write its cache (a read-only install, no writable home: ``njit(cache=True)``
+    raises), a loop is compiled without the disk cache and still computes; the fallback is logged once."""
+    import numba
+
+    from streammon.metrics import jitting
+
+    real = numba.njit
+    asked: list[bool] = []
+
+    def refusing(*args: Any, cache: bool = False, **options: Any) -> Any:
+        if options.get("nogil"):  # streammon's calls (numba's own, while compiling, pass through)
+            asked.append(cache)
+        if cache:
+            raise RuntimeError("cannot cache function 'twice': no locator available for file 'x.py'")
+        return real(*args, cache=False, **options)
+
+    def twice(x: float) -> float:
+        return 2.0 * x
+
+    monkeypatch.setattr(numba, "njit", refusing)
+    monkeypatch.setattr(jitting, "_told", [])
+    with caplog.at_level("WARNING", logger="streammon.compile"):
+        first, second = jitting.compiled(twice), jitting.compiled(twice, error_model="numpy")
+    assert first(21.0) == second(21.0) == 42.0
+    assert asked == [True, False, True, False]
+    assert len([r for r in caplog.records if "NUMBA_CACHE_DIR" in r.getMessage()]) == 1

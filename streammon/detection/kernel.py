@@ -51,6 +51,7 @@ from functools import cache
 from typing import Any
 
 from streammon.detection.bank import MEMBERS
+from streammon.metrics import jitting
 
 NOTHING, ALARM, RECOVERED, LEARNED, REFINED = 0, 1, 2, 3, 4
 LEARNING, WATCHING, DEGRADED, UNWATCHED = 0, 1, 2, 3
@@ -187,9 +188,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
 @cache
 def compiled() -> Any:
     """The scan compiled by numba (once per process; the machine code is cached on disk where it can be)."""
-    import numba  # noqa: PLC0415 - heavy (~0.4 s): imported on the first batch that detects, not with streammon
-
-    return numba.njit(cache=True, nogil=True)(_scan)
+    return jitting.compiled(_scan)  # (numba is imported there, on the first batch that detects)
 
 
 def scan(*args: Any) -> tuple[int, int, int, int]:

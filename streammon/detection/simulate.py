@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics import jitting
+
 
 def _passages(up: Any, down: Any, q: float, levels: Any, paths: int, seed: int, limit: float) -> Any:  # noqa: PLR0917 - compiled
     np.random.seed(seed)  # noqa: NPY002 - inside numba: the compiled code's own generator, seeded per call
@@ -47,9 +49,7 @@ def _passages(up: Any, down: Any, q: float, levels: Any, paths: int, seed: int, 
 
 @cache
 def _compiled() -> Any:
-    import numba  # noqa: PLC0415 - heavy: only simulations and the detector's first batch need it
-
-    return numba.njit(cache=True, nogil=True)(_passages)
+    return jitting.compiled(_passages)  # (numba is imported there: only simulations and the detector need it)
 
 
 def first_passages(up: npt.NDArray[np.float64], down: npt.NDArray[np.float64], *, q: float,

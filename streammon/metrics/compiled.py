@@ -13,7 +13,7 @@ RRT and chi-square test against its reference. The formulas are those of ``strea
 tests compare every value with its own function to 1e-12).
 
 This module imports numba (~0.2 s) and compiles on first call (a few seconds once; the machine code
-is cached on disk where it can be): the pure-Python modules import it on first use
+is cached on disk where it can be: ``streammon.metrics.jitting``): the pure-Python modules import it on first use
 (``streammon.metrics.window_math``, ``mix_shift``, ``tails``), never with ``streammon``. With
 ``NUMBA_DISABLE_JIT=1`` the same functions run as Python, for coverage and mutation testing.
 ``error_model="numpy"``: a division by zero gives inf or NaN as in NumPy, never an exception.
@@ -28,7 +28,13 @@ from typing import Any
 import numba
 import numpy as np
 
-jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+from streammon.metrics.jitting import compiled
+
+
+def jit(function: Any) -> Any:
+    """A loop of this module compiled (cached on disk where it can be: ``streammon.metrics.jitting``)."""
+    return compiled(function, error_model="numpy")
+
 
 
 def quiet() -> contextlib.AbstractContextManager[Any]:

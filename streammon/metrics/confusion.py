@@ -44,22 +44,11 @@ def safe_divide(numerator: float, denominator: float) -> float:
 def divide_arrays(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     """Element-wise ``numerator / denominator`` with NaN where the denominator is 0.
 
-    >>> divide_arrays(np.array([1.0, 0.0]), np.array([2.0, 0.0])).tolist()
-    [0.5, nan]
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return divide_quietly(numerator, denominator)
-
-
-def divide_quietly(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    """``divide_arrays`` for callers already inside ``np.errstate(divide="ignore", invalid="ignore")``: the read
-    path's many small divisions switch no floating-point state each.
-
-    >>> with np.errstate(divide="ignore", invalid="ignore"):
-    ...     divide_quietly(np.array([1.0, 0.0, 3.0]), np.array([2.0, 0.0, np.nan])).tolist()
+    >>> divide_arrays(np.array([1.0, 0.0, 3.0]), np.array([2.0, 0.0, np.nan])).tolist()
     [0.5, nan, nan]
     """
-    out: FloatArray = np.where(denominator == 0, math.nan, numerator / denominator)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = np.where(denominator == 0, math.nan, numerator / denominator)
     return out
 
 

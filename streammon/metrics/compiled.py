@@ -16,7 +16,9 @@ This module imports numba (~0.2 s) and compiles on first call (a few seconds onc
 is cached on disk where it can be: ``streammon.metrics.jitting``): the pure-Python modules import it on first use
 (``streammon.metrics.window_math``, ``mix_shift``, ``tails``), never with ``streammon``. With
 ``NUMBA_DISABLE_JIT=1`` the same functions run as Python, for coverage and mutation testing.
-``error_model="numpy"``: a division by zero gives inf or NaN as in NumPy, never an exception.
+``error_model="numpy"``: a division by zero gives inf or NaN as in NumPy, never an exception. The
+loops stay in one module on purpose: numba's disk cache of a function is invalidated when its own
+file changes, not when a jitted function it calls from another file does.
 """
 
 from __future__ import annotations

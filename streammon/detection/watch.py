@@ -102,6 +102,7 @@ class DegradationWatch:
         self._arrays: dict[str, Any] = {}
         self._scratch = np.empty(0, np.int64)  # the scan's per-code scratch space
         self._wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
+        self._identity = np.arange(0, dtype=np.intp)  # feed's code table where codes are class indices
         self._grow(max(given, default=-1) + 1)
         for cls, (correct, total) in given.items():
             if total > 0:
@@ -158,8 +159,10 @@ class DegradationWatch:
         added to on the way (``true · codes + pred``), so that nobody counts the batch twice."""
         n = len(true)
         self._grow(k)
-        if lut is None:
-            lut = np.arange(k, dtype=np.intp)
+        if lut is None:  # codes are indices: the identity table, kept between batches
+            if len(self._identity) != k:
+                self._identity = np.arange(k, dtype=np.intp)
+            lut = self._identity
         codes = len(lut)
         a = self._arrays
         if len(self._scratch) < 2 * codes:  # (kept between batches: a batch of one sample should not allocate)

@@ -220,6 +220,7 @@ def test_the_scoring_loop_knows_every_catalog_metric_and_scores_others_by_their_
     from dataclasses import replace
 
     from streammon.metrics import compiled
+    from streammon.metrics.prior import reweight_stack
     from streammon.metrics.window_math import code_metrics, score_stack
 
     assert set(catalog()) == set(compiled.METRICS)
@@ -229,8 +230,9 @@ def test_the_scoring_loop_knows_every_catalog_metric_and_scores_others_by_their_
         names = [n for n, s in catalog().items() if s.applies_to(k) and (s.kind == "multiclass" or k == 2)]
         coded = code_metrics(names, lambda n: {"p": -0.5} if n == "holder" else {})
         uncoded = replace(coded, codes=np.full(len(names), compiled.UNKNOWN), unknown=True)
-        fast = score_stack(counts.astype(np.float64), coded, positive=0, priors=priors)
-        slow = score_stack(counts.astype(np.float64), uncoded, positive=0, priors=priors)
+        stack = np.concatenate([counts.astype(np.float64), reweight_stack(counts.astype(np.float64), priors)])
+        fast = score_stack(stack, coded, positive=0)  # the windows as read, then at their priors
+        slow = score_stack(stack, uncoded, positive=0)
         np.testing.assert_allclose(fast.values, slow.values, rtol=1e-12, atol=1e-12)  # (NaN where NaN)
         # window 2 lacks class 0: its mean recall is read, and NaN at a mix that has class 0 (rates unknown there)
         acsa = fast.values[names.index("acsa")]

@@ -291,21 +291,16 @@ def reweighted(counts: Any, priors: Any, out: Any) -> None:
 
 
 @jit
-def score_stack(counts: Any, priors: Any, with_mix: bool, codes: Any, first: Any, second: Any,  # noqa: PLR0917
-                positive: int, scores: Any, recalls: Any, precisions: Any) -> None:
-    """Score W matrices ``counts`` (W, K, K) and, with ``with_mix``, each reweighted to its row of ``priors``
-    (W, K, normalised): matrix ``j`` of 2W is window ``j`` as read for ``j < W``, window ``j − W`` at its priors
-    after. Written: ``scores`` (M, W or 2W), ``recalls`` and ``precisions`` (W or 2W, K)."""
-    windows, k = counts.shape[0], counts.shape[1]
+def score_stack(matrices: Any, codes: Any, first: Any, second: Any, positive: int, scores: Any, recalls: Any,  # noqa: PLR0917
+                precisions: Any) -> None:
+    """Score N matrices (N, K, K; counts, or rates with NaN rows): ``scores`` (M, N), ``recalls`` and
+    ``precisions`` (N, K) written."""
+    k = matrices.shape[1]
     m = np.empty((k, k))
     column = np.empty(len(codes))
     scratch, present = np.empty((5, k)), np.empty(k, np.bool_)
-    for j in range(windows * 2 if with_mix else windows):
-        w = j % windows
-        if j < windows:
-            m[:, :] = counts[w]
-        else:
-            reweighted(counts[w], priors[w], m)
+    for j in range(matrices.shape[0]):
+        m[:, :] = matrices[j]
         score_matrix(m, codes, first, second, positive, column, recalls[j], precisions[j], scratch, present)
         scores[:, j] = column
 

@@ -35,22 +35,12 @@ def chi2_sfs(x: npt.NDArray[np.float64], df: int | npt.NDArray[np.int64]) -> npt
     >>> chi2_sfs(np.array([3.841458820694124, 5.991464547107979]), np.array([1, 2])).round(6).tolist()
     [0.05, 0.05]
     """
-    dfs = np.asarray(df, dtype=np.int64)
-    if dfs.size and dfs.min() < 1:
-        raise ValueError(f"df must be >= 1, got {int(dfs.min())}")
-    return chi2_tails(x, dfs)
-
-
-def chi2_tails(x: npt.NDArray[np.float64], df: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-    """``chi2_sfs`` without the check of ``df``: NaN where ``df`` < 1 (unless ``x`` is inf: 0, as for any ``df``).
-
-    >>> chi2_tails(np.array([2.0, 2.0, math.inf]), np.array([2, 0, 0])).round(6).tolist()
-    [0.367879, nan, 0.0]
-    """
     from streammon.metrics import compiled  # noqa: PLC0415 - imports numba: on first use, not with streammon
 
     x = np.ascontiguousarray(x, dtype=np.float64)
     dfs = np.ascontiguousarray(np.broadcast_to(np.asarray(df, dtype=np.int64), x.shape))
+    if dfs.size and dfs.min() < 1:
+        raise ValueError(f"df must be >= 1, got {int(dfs.min())}")
     out = np.empty(x.shape)
     compiled.chi2_tails(x.reshape(-1), dfs.reshape(-1), log_gammas(int(dfs.max()) if dfs.size else 1),
                         out.reshape(-1))

@@ -37,7 +37,6 @@ from streammon.metrics.specs import spec
 
 _NO_PARAMS: Mapping[str, Any] = {}
 Params = Callable[[str], Mapping[str, Any]]
-UNKNOWN = -1  # the code of a metric the compiled loop does not know (``compiled.UNKNOWN``)
 
 
 def _compiled() -> ModuleType:
@@ -67,8 +66,8 @@ def code_metrics(names: Sequence[str], params: Params | None = None) -> Coded:
     (``MetricSpec.resolve_params``)."""
     names = tuple(names)
     given = tuple(_NO_PARAMS if params is None else params(name) for name in names)
-    known = _compiled().CODES
-    codes = np.array([known.get(name, UNKNOWN) for name in names], dtype=np.int64)
+    compiled = _compiled()
+    codes = np.array([compiled.CODES.get(name, compiled.UNKNOWN) for name in names], dtype=np.int64)
     first, second = np.zeros(len(names)), np.zeros(len(names))
     for row, (name, pairs) in enumerate(zip(names, given, strict=True)):
         metric = spec(name)
@@ -77,7 +76,7 @@ def code_metrics(names: Sequence[str], params: Params | None = None) -> Coded:
             first[row] = float(resolved["p"])
         elif name == "iba":
             first[row], second[row] = float(resolved["alpha"]), float(bool(resolved["squared"]))
-    return Coded(names, codes, first, second, given, bool((codes == UNKNOWN).any()))
+    return Coded(names, codes, first, second, given, bool((codes == compiled.UNKNOWN).any()))
 
 
 @dataclass(frozen=True)
@@ -90,25 +89,21 @@ class Scored:
     precisions: FloatArray
 
 
-def score_stack(counts: FloatArray, metrics: Coded, *, positive: int = 1, priors: FloatArray | None = None) -> Scored:
-    """Score the W matrices ``counts`` (W, K, K; counts, or rates with NaN rows) on ``metrics`` and, given
-    ``priors`` (W × K, each row normalised), each matrix reweighted to its row too: N = W matrices, or 2W (the
-    reweighted after the W as read).
+def score_stack(matrices: FloatArray, metrics: Coded, *, positive: int = 1) -> Scored:
+    """Score the N matrices ``matrices`` (N, K, K; counts, or rates with NaN rows) on ``metrics``.
 
     Each value is ``spec(name).evaluate(Confusion.of(matrix), positive=positive, **params(name))``; like
     ``evaluate``, no applicability check: callers pass the names that apply to K.
     """
-    windows, k = counts.shape[0], counts.shape[1]
-    n = windows if priors is None else 2 * windows
+    n, k = matrices.shape[0], matrices.shape[1]
     values = np.empty((len(metrics.codes), n))
     recalls, precisions = np.empty((n, k)), np.empty((n, k))
-    mix = np.zeros((windows, k)) if priors is None else priors
-    with _compiled().quiet():
-        _compiled().score_stack(counts, mix, priors is not None, metrics.codes, metrics.first, metrics.second,
-                                positive, values, recalls, precisions)
-    for row in np.flatnonzero(metrics.codes == UNKNOWN).tolist() if metrics.unknown else []:  # (added later)
+    compiled = _compiled()
+    with compiled.quiet():
+        compiled.score_stack(matrices, metrics.codes, metrics.first, metrics.second, positive, values, recalls,
+                             precisions)
+    for row in np.flatnonzero(metrics.codes == compiled.UNKNOWN).tolist() if metrics.unknown else []:  # (later)
         metric, given = spec(metrics.names[row]), metrics.given[row]
-        matrices = counts if priors is None else np.concatenate([counts, reweight_stack(counts, priors)])
         values[row] = [metric.evaluate(Confusion.of(m), positive=positive, **given) for m in matrices]
     return Scored(values, recalls, precisions)
 
@@ -170,7 +165,7 @@ def _score_unknown(counts: npt.NDArray[np.int64], metrics: Coded, positive: int,
     present, sizes = matrices.sum(axis=2) > 0, matrices.sum(axis=(1, 2))
     at_mix = reweight_stack(matrices, priors)
     same_classes = (present == (priors > 0)).all(axis=1)
-    for row in np.flatnonzero(metrics.codes == UNKNOWN).tolist():
+    for row in np.flatnonzero(metrics.codes == _compiled().UNKNOWN).tolist():
         metric, given = spec(metrics.names[row]), metrics.given[row]
         for w, (m, reweighted) in enumerate(zip(matrices, at_mix, strict=True)):
             score = metric.evaluate(Confusion.of(m), positive=positive, **given)

@@ -18,6 +18,13 @@ four phases:
 >>> len(list(stream.samples(0, 50)))
 50
 
+The demo's degradation detector expects a false alarm on a class at most once a week of the demo's own
+traffic (``DetectorSettings.arl`` counts samples of one class; the default, 10⁶, would be every ~9 minutes at
+2,000 samples a second):
+
+>>> detector_for(2000.0).arl == 2000.0 * WEEK, detector_for(0.5).arl
+(True, 1000000.0)
+
 With late labels (``streammon demo --late-labels``), each sample is predicted at once under a
 key and ``LateLabels`` gives its label after a lognormal delay, or never:
 
@@ -35,10 +42,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from streammon.detection.baseline import DetectorSettings
+
 PHASES = ("steady", "mix_drift", "degradation", "new_class")
 REFERENCE = {"legit": 95_000, "fraud": 5_000}
 # The classifier's validation confusion matrix: the baseline of the degradation detector.
 VALIDATION = {"legit": {"legit": 18_050, "fraud": 950}, "fraud": {"fraud": 850, "legit": 150}}
+WEEK = 7 * 86_400.0  # seconds
+
+
+def detector_for(rate: float) -> DetectorSettings:
+    """Degradation detection for a demo of ``rate`` samples a second: an in-control run length of a week of that
+    traffic (at least the default 10⁶ class samples). A class that gets a share ``s`` of the traffic then raises a
+    false alert once in ``1/s`` weeks on average — about one a week over all classes together — so the steady
+    and mix-drift phases stay quiet."""
+    return DetectorSettings(arl=max(DetectorSettings.arl, rate * WEEK))
 
 
 @dataclass

@@ -11,7 +11,7 @@ import numpy as np
 
 from streammon.commands.common import alert_log, fail
 from streammon.counting.windows import Cumulative, Sliding, Timed
-from streammon.demo import PHASES, REFERENCE, VALIDATION, LateLabels, SyntheticStream
+from streammon.demo import PHASES, REFERENCE, VALIDATION, LateLabels, SyntheticStream, detector_for
 from streammon.export.server import serve
 from streammon.findings.report import Report, WindowReport
 from streammon.monitor import Monitor
@@ -69,7 +69,8 @@ def run_demo(*, port: int, addr: str, duration: float | None, rate: float, phase
     phase_seconds = phase_seconds or (duration / len(PHASES) if duration else DEFAULT_PHASE_SECONDS)
     duration = duration or phase_seconds * len(PHASES)  # the demo ends by itself after its four phases
     stream = SyntheticStream(phase_length=max(1, round(rate * phase_seconds)))
-    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION)
+    monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION,
+                      detector=detector_for(rate))
     try:
         server = serve(monitor, port=port, addr=addr, model="demo")
     except ValueError as error:
@@ -128,7 +129,7 @@ def write_demo_report(path: str, *, duration: float | None, rate: float, phase_s
     phase_length = max(1, round(rate * phase_seconds))
     stream = SyntheticStream(phase_length=phase_length)
     monitor = Monitor([Cumulative(), Timed(60, buckets=12), Sliding(2000)], reference=REFERENCE, baseline=VALIDATION,
-                      clock=lambda: 0.0)
+                      detector=detector_for(rate), clock=lambda: 0.0)
     replayer = Replayer(monitor, Every(None, every, f"{every:g}s"), timed=True)
     total, chunk = phase_length * len(PHASES), 100_000
     for start in range(0, total, chunk):

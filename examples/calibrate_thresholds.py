@@ -1,10 +1,17 @@
-"""Regenerate ``streammon/detection/offsets.py``: the bank's run-length offsets, by simulation (~10 min).
+"""Regenerate ``streammon/detection/offsets.py``: the bank's run lengths, by simulation (~15 min on 2 cores).
 
-For every recall on a grid (logit −2 … 7 in steps of 0.25) and every first member a baseline
-may leave (0 … 6), the bank at its in-control error rate is simulated (``first_passages``,
-``PATHS`` paths) up to thresholds where its average run length is ~10⁵ class samples. The offset
-``a = ln ARL(h) − h``, averaged over the top ``TOP`` of the simulated thresholds, is what
-``streammon.detection.thresholds`` reads: ``h = ln ARL₀ − a``.
+For every recall on a grid (logit −2 … 7 in steps of 0.25):
+
+1. **each member alone** at its in-control error rate (``first_passages``, ``MEMBER_PATHS`` paths):
+   its offset ``a_j = ln ARL_j(h) − h``, averaged over the thresholds ``h`` where its average run
+   length is ``ARL_LOW … ARL_TOP`` class samples (a CUSUM of log-likelihood ratios has ``ln ARL(h) ≈ h + a``
+   for large ``h``). Member ``j``'s threshold in the bank is ``s − a_j``: at level ``s`` every member
+   alone would raise a false alarm once in about ``e^s`` samples — equal shares of the false alarms;
+2. **the bank**, for every first member a baseline may leave (0 … 6): ``ln ARL(s)`` at each level
+   ``s`` of ``thresholds.LEVELS`` (``BANK_PATHS`` paths, first passages of ``max_j (S_j + a_j)``).
+
+``streammon.detection.thresholds`` interpolates both in the logit of the recall and solves
+``ln ARL(s) = ln ARL₀`` for the level.
 
     python examples/calibrate_thresholds.py [--jobs 2]
 """
@@ -20,28 +27,86 @@ import numpy as np
 
 from streammon.detection.bank import MEMBERS, Bank
 from streammon.detection.simulate import first_passages
-from streammon.detection.thresholds import LOGITS
+from streammon.detection.thresholds import LEVELS, LOGITS
 
-PATHS = 1000
-LEVELS = np.arange(4.0, 10.01, 0.25)
-TOP = 2.0  # the offset is averaged over thresholds within TOP of the highest simulated
+MEMBER_PATHS = 1000
+BANK_PATHS = 1000
+MEMBER_LEVELS = np.arange(1.0, 16.01, 0.5)  # a first, rough pass
+ARL_LOW, ARL_TOP = 3e4, 3e5  # a member's offset is averaged over the thresholds whose ARL lies between these
 
 
-def offset(p0: float, first: int, seed: int) -> float:
-    """ln ARL(h) − h of the bank for recall ``p0`` whose members start at ``first``, averaged over high h."""
+def member_offsets(p0: float, seed: int) -> list[float]:
+    """``ln ARL_j(h) − h`` of each member alone at recall ``p0`` (nan where the member is never used): a rough
+    estimate from few paths places the thresholds whose ARL is ``ARL_LOW … ARL_TOP``, then many paths there."""
+    bank = Bank.of(p0)
+    offsets = []
+    for j in range(MEMBERS):
+        if bank.down[j] <= 0:
+            offsets.append(math.nan)
+            continue
+        step = {"up": np.array([bank.up[j]]), "down": np.array([bank.down[j]]), "q": 1 - bank.p0}
+        rough = first_passages(**step, levels=MEMBER_LEVELS, paths=200, seed=seed + j, limit=2 * ARL_TOP)
+        arl = rough.mean(axis=0)
+        known = np.isfinite(arl) & (arl >= ARL_LOW / 10)
+        guess = float(np.mean(np.log(arl[known]) - MEMBER_LEVELS[known])) if known.any() else 0.0
+        levels = np.arange(math.log(ARL_LOW) - guess - 0.5, math.log(ARL_TOP) - guess + 0.51, 0.25)
+        arl = first_passages(**step, levels=levels, paths=MEMBER_PATHS, seed=seed + 100 + j,
+                             limit=20 * ARL_TOP).mean(axis=0)
+        band = (arl >= ARL_LOW) & (arl <= ARL_TOP)
+        offsets.append(float(np.mean(np.log(arl[band]) - levels[band])))
+    return offsets
+
+
+def bank_run_lengths(p0: float, first: int, offsets: list[float], seed: int) -> list[float]:
+    """``ln ARL(s)`` of the bank whose members start at ``first``, at every level of ``LEVELS``."""
     bank = Bank.of(p0)
     up, down = bank.arrays()
     up[:first], down[:first] = 0.0, 0.0
     if not (down > 0).any():
-        return math.nan
-    runs = first_passages(up, down, q=1 - bank.p0, levels=LEVELS, paths=PATHS, seed=seed)
-    top = LEVELS[-1] - TOP <= LEVELS
-    return float(np.mean(np.log(runs.mean(axis=0)[top]) - LEVELS[top]))
+        return [math.nan] * len(LEVELS)
+    lifts = np.nan_to_num(np.array(offsets))
+    runs = first_passages(up, down, q=1 - bank.p0, levels=np.array(LEVELS), paths=BANK_PATHS, seed=seed,
+                          offsets=lifts)
+    return np.log(runs.mean(axis=0)).tolist()
 
 
-def row(i: int) -> list[float]:
+def row(i: int) -> tuple[list[float], list[list[float]]]:
     p0 = 1 / (1 + math.exp(-LOGITS[i]))
-    return [offset(p0, first, seed=1000 * i + first) for first in range(MEMBERS)]
+    offsets = member_offsets(p0, seed=100_000 + 1000 * i)
+    return offsets, [bank_run_lengths(p0, first, offsets, seed=1000 * i + first) for first in range(MEMBERS)]
+
+
+def _numbers(values: list[float], indent: int) -> str:
+    """A tuple of numbers written over lines of at most 120 characters."""
+    cells = ["nan" if math.isnan(v) else f"{v:.4f}" for v in values]
+    lines, line = [], ""
+    for cell in cells:
+        if line and len(" " * indent) + len(line) + len(cell) + 2 > 118:
+            lines.append(line + ",")
+            line = ""
+        line = f"{line}, {cell}" if line else cell
+    lines.append(line)
+    pad = "\n" + " " * (indent + 1)
+    return "(" + pad.join(lines) + ")"
+
+
+def write(rows: list[tuple[list[float], list[list[float]]]]) -> None:
+    """``streammon/detection/offsets.py`` from each recall's member offsets and bank run lengths."""
+    members = ",\n".join(f"    {_numbers(offsets, 4)}" for offsets, _ in rows)
+    banks = ",\n".join("    (\n" + ",\n".join(f"        {_numbers(r, 8)}" for r in runs) + ",\n    )"
+                        for _, runs in rows)
+    text = f"MEMBER_OFFSETS: tuple[tuple[float, ...], ...] = (\n{members},\n)\n\n" + (
+        f"RUN_LENGTHS: tuple[tuple[tuple[float, ...], ...], ...] = (\n{banks},\n)\n")
+    target = Path(__file__).resolve().parents[1] / "streammon" / "detection" / "offsets.py"
+    target.write_text(
+        '"""Generated by examples/calibrate_thresholds.py — do not edit: run lengths of the CUSUM bank.\n\n'
+        "``MEMBER_OFFSETS``: one row per recall of ``thresholds.LOGITS``, one column per member: ``ln ARL(h) − h`` of\n"
+        f"the member alone ({MEMBER_PATHS} simulated paths, averaged over thresholds with ARL {ARL_LOW:.0e} … "
+        f"{ARL_TOP:.0e}).\n"
+        "``RUN_LENGTHS``: per recall, per first member in use (a baseline's size may leave out the smallest drops),\n"
+        f"``ln ARL(s)`` of the bank at each level of ``thresholds.LEVELS`` ({BANK_PATHS} simulated paths), member\n"
+        '``j`` crossing at ``s − MEMBER_OFFSETS[j]``.\n"""\n\n'
+        + ("from math import nan\n\n" if "nan" in text else "") + text)
 
 
 def main() -> None:
@@ -49,16 +114,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(row, range(len(LOGITS))))
-    lines = ",\n".join("    (" + ", ".join("nan" if math.isnan(v) else f"{v:.4f}" for v in r) + ")" for r in rows)
-    target = Path(__file__).resolve().parents[1] / "streammon" / "detection" / "offsets.py"
-    target.write_text(
-        '"""Generated by examples/calibrate_thresholds.py — do not edit: ln ARL(h) − h of the CUSUM bank.\n\n'
-        "One row per recall of ``thresholds.LOGITS``, one column per first member in use (a baseline's\n"
-        f"size may leave out the smallest drops); {PATHS} simulated paths per entry, thresholds up to\n"
-        f'{LEVELS[-1]:g} (run lengths ~10⁵), averaged over the top {TOP:g}.\n"""\n\n'
-        + ("from math import nan\n\n" if any(math.isnan(v) for r in rows for v in r) else "\n")
-        + f"OFFSETS: tuple[tuple[float, ...], ...] = (\n{lines},\n)\n")
+        write(list(pool.map(row, range(len(LOGITS)))))
 
 
 if __name__ == "__main__":

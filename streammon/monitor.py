@@ -46,7 +46,7 @@ from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
 from streammon.pending.schema import check_pending
-from streammon.state_schema import check_body
+from streammon.state_schema import UPGRADES, check_body
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
@@ -253,13 +253,13 @@ class Monitor(Labelling):
         With ``pending`` (the monitor's durable pending store), the journal's rows after the
         state file's mark are replayed: the one recovery path after a restart or a kill.
         """
-        return cls._from_body(state.read(path, max_bytes=max_bytes), clock, pending)
+        return cls._from_body(state.read(path, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending)
 
     @classmethod
     def loads(cls, data: str | bytes, *, clock: Callable[[], float] = time.time,
               max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None) -> Monitor:
         """A monitor restored from ``dumps`` text (see ``load``)."""
-        return cls._from_body(state.loads(data, max_bytes=max_bytes), clock, pending)
+        return cls._from_body(state.loads(data, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending)
 
     @classmethod
     def _from_body(cls, body: dict[str, Any], clock: Callable[[], float],

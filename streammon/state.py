@@ -32,14 +32,14 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 FORMAT = "streammon.monitor"
-VERSION = 2  # 2: the detector became a per-sample CUSUM bank with incidents
+VERSION = 3  # 2: the detector became a per-sample CUSUM bank with incidents; 3: each member its own threshold
 MAX_BYTES = 256 * 2**20  # the largest state file read unless ``max_bytes`` says otherwise
 MAX_DEPTH = 16  # a state file nests 8 levels deep (window → state → slots → bucket → row)
 
@@ -136,7 +136,11 @@ def nesting(data: bytes) -> int:
     return deepest
 
 
-def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+Upgrades = Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]]  # an older version's body → this version's
+
+
+def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES, upgrades: Upgrades | None = None
+         ) -> dict[str, Any]:
     """The declared state ``body`` of the state file at ``path`` (``loads``); reads at most ``max_bytes + 1`` bytes."""
     chunks: list[bytes] = []
     with open(path, "rb") as handle:
@@ -147,14 +151,16 @@ def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> dict[st
         while read <= max_bytes and (chunk := handle.read(min(max(size + 1 - read, 1 << 16), max_bytes + 1 - read))):
             chunks.append(chunk)
             read += len(chunk)
-    return loads(b"".join(chunks), max_bytes=max_bytes)
+    return loads(b"".join(chunks), max_bytes=max_bytes, upgrades=upgrades)
 
 
-def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES, upgrades: Upgrades | None = None) -> dict[str, Any]:
     """The declared state ``body`` of an intact state file; ``StateError`` for anything else.
 
     Bounded before parsing: at most ``max_bytes`` bytes of strict UTF-8, nested at most
-    ``MAX_DEPTH`` deep. What the body says is checked by ``streammon.state_schema``.
+    ``MAX_DEPTH`` deep. What the body says is checked by ``streammon.state_schema``. A file of an
+    older version is read where ``upgrades`` has a function for it, which makes its (intact) body
+    this version's.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -174,12 +180,15 @@ def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise StateError(f"not a streammon monitor state (format {document.get('format')!r})"
                          if isinstance(document, dict) else "not a streammon monitor state")
-    if document.get("version") != VERSION:
-        raise StateError(f"state version {document.get('version')!r} is not supported (this streammon reads {VERSION})")
+    version, upgrades = document.get("version"), upgrades or {}
+    upgrade = upgrades.get(version) if type(version) is int and version != VERSION else None
+    if version != VERSION and upgrade is None:
+        readable = ", ".join(map(str, sorted({*upgrades, VERSION})))
+        raise StateError(f"state version {version!r:.60} is not supported (this streammon reads {readable})")
     body = document.get("body")
     if not isinstance(body, dict) or document.get("sha256") != _digest(body):
         raise StateError("state file is corrupt or was modified: its checksum does not match")
-    return body
+    return body if upgrade is None else upgrade(body)
 
 
 class Saveable(Protocol):

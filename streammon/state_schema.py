@@ -36,6 +36,7 @@ from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
 from streammon.detection.bank import MEMBERS
+from streammon.detection.watch import ASSESS_SAMPLES
 from streammon.findings.report import (
     CLASS_SET_CHANGE,
     DEGRADATION,
@@ -324,20 +325,22 @@ def _watch(watch: Any, k: int, ingested: int, baseline_samples: int) -> None:
 
 def _watched_class(item: Any, where: str, ingested: int) -> None:
     """One class with a baseline: its bank's statistics, the counts they are as of, its open incident."""
-    saved = _fields(item, where, ("baseline", "source", "status", "threshold", "statistic", "run", "seen", "start",
+    saved = _fields(item, where, ("baseline", "source", "status", "thresholds", "statistic", "run", "seen", "start",
                                   "start_at", "recovery", "refining", "incident"))
     correct, total = _list(saved["baseline"], f"{where}.baseline", 2)
     _real(correct, f"{where}.baseline correct", 0.0, _real(total, f"{where}.baseline total", 0.0, MAX_COUNT,
                                                              open_low=True))
     if saved["source"] not in ("given", "learned"):
         raise StateError(f"{where}.source must be 'given' or 'learned', got {saved['source']!r:.60}")
-    if saved["status"] not in ("watching", "degraded", "unwatched"):
-        raise StateError(f"{where}.status must be 'watching', 'degraded' or 'unwatched', "
+    if saved["status"] not in ("watching", "degraded", "assessing", "unwatched"):
+        raise StateError(f"{where}.status must be 'watching', 'degraded', 'assessing' or 'unwatched', "
                          f"got {saved['status']!r:.60}")
-    if (saved["threshold"] is None) != (saved["status"] == "unwatched"):
-        raise StateError(f"{where}.threshold must be null exactly when the class is unwatched")
-    if saved["threshold"] is not None:
-        _real(saved["threshold"], f"{where}.threshold", 0.0, 1e300)
+    if (saved["thresholds"] is None) != (saved["status"] == "unwatched"):
+        raise StateError(f"{where}.thresholds must be null exactly when the class is unwatched")
+    if saved["thresholds"] is not None:  # (null for a member not in use)
+        for j, value in enumerate(_list(saved["thresholds"], f"{where}.thresholds", MEMBERS)):
+            if value is not None:
+                _real(value, f"{where}.thresholds[{j}]", 0.0, 1e300, open_low=True)
     seen = _int(saved["seen"], f"{where}.seen", 0, ingested)
     _int(saved["run"], f"{where}.run", 0, ingested - seen)
     _real(saved["recovery"], f"{where}.recovery", 0.0, 1e300)
@@ -351,12 +354,40 @@ def _watched_class(item: Any, where: str, ingested: int) -> None:
             raise StateError(f"{where}: only a watched class with a learned baseline refines it")
         right, counted = _list(saved["refining"], f"{where}.refining", 2)
         _int(right, f"{where}.refining right", 0, _int(counted, f"{where}.refining total", math.ceil(total), ingested))
-    incident = saved["incident"]
-    if (incident is None) != (saved["status"] != "degraded"):
-        raise StateError(f"{where}: an incident is open exactly while the class is degraded")
-    if incident is not None:
-        since, since_time, change_at, recall, samples = _list(incident, f"{where}.incident", 5)
-        _int(samples, f"{where}.incident samples", 1, seen)
-        _int(change_at, f"{where}.incident change point", 0, _int(since, f"{where}.incident since", 0, ingested))
-        _real(since_time, f"{where}.incident time", -MAX_TIME, MAX_TIME, nan=True)
-        _real(recall, f"{where}.incident recall", 0.0, 1.0)
+    _incident(saved["incident"], saved["status"], where, seen, ingested)
+
+
+def _incident(incident: Any, status: str, where: str, seen: int, ingested: int) -> None:
+    """An open incident: when and where it began, the recall since, and its assessment after the alarm."""
+    if (incident is None) != (status not in ("degraded", "assessing")):
+        raise StateError(f"{where}: an incident is open exactly while the class is degraded or assessing")
+    if incident is None:
+        return
+    since, since_time, change_at, recall, samples, right, counted = _list(incident, f"{where}.incident", 7)
+    assessing = status == "assessing"
+    done = _int(counted, f"{where}.incident assessed total", 0, ASSESS_SAMPLES - 1 if assessing else ASSESS_SAMPLES)
+    if not assessing and done not in (0, ASSESS_SAMPLES):  # (0: a file of version 2, no assessment)
+        raise StateError(f"{where}: a degraded class was assessed on {ASSESS_SAMPLES} samples, not {done}")
+    _int(right, f"{where}.incident assessed right", 0, done)
+    _int(samples, f"{where}.incident samples", 1, seen)
+    _int(change_at, f"{where}.incident change point", 0, _int(since, f"{where}.incident since", 0, ingested))
+    _real(since_time, f"{where}.incident time", -MAX_TIME, MAX_TIME, nan=True)
+    _real(recall, f"{where}.incident recall", 0.0, 1.0)
+
+
+def from_version_2(body: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 body as this version's: a class's one bank threshold becomes each member's (the same detector:
+    a member not in use never leaves 0); an open incident had no assessment (its recovery test armed at the
+    alarm). What the body says is checked afterwards, as for any file."""
+    watch = body.get("watch")
+    classes = watch.get("classes") if isinstance(watch, dict) else None
+    for item in classes.values() if isinstance(classes, dict) else ():
+        if isinstance(item, dict) and "threshold" in item and "thresholds" not in item:
+            h = item.pop("threshold")
+            item["thresholds"] = None if h is None else [h] * MEMBERS
+        if isinstance(item, dict) and isinstance(item.get("incident"), list):
+            item["incident"] = [*item["incident"], 0, 0]  # no assessment after the alarm: its recovery test was armed
+    return body
+
+
+UPGRADES = {2: from_version_2}  # older state files this streammon reads (streammon.state.loads)

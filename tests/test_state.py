@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from streammon import Cumulative, Monitor, Sliding, Timed
-from streammon.state import VERSION, Checkpointer, StateError, encode_label
+from streammon.detection.bank import MEMBERS
+from streammon.state import VERSION, Checkpointer, StateError, _digest, encode_label
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,6 +61,38 @@ def test_a_restored_monitor_reports_the_same_and_continues_exactly(tmp_path: Pat
     assert type(restored.report().labels[2]) is type(original.report().labels[2])  # labels keep their types
 
 
+def test_a_version_2_file_loads_as_the_detector_it_saved(tmp_path: Path) -> None:
+    """A state file of the previous version (one bank threshold per class) loads: every member of the class
+    crosses at that threshold, as it did when it was saved, and the restored monitor goes on like the original
+    with that threshold — the same reports and the same degradation alert through a drop."""
+    truth, preds, times = _stream(2, 4000)
+    original = _monitor()
+    original.update_many(truth[:3000], preds[:3000], t=times[:3000])
+    document = json.loads(original.dumps())
+    common = {}
+    for c, item in document["body"]["watch"]["classes"].items():
+        members = item.pop("thresholds")
+        common[int(c)] = None if members is None else max(h for h in members if h is not None)
+        item["threshold"] = common[int(c)]
+    assert any(h is not None for h in common.values())
+    document["version"], document["sha256"] = 2, _digest(document["body"])
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(document))
+    restored = Monitor.load(path)
+    watch = original._tally.watch
+    for c, h in common.items():
+        if h is not None:
+            assert restored._tally.watch._arrays["h"][c].tolist() == [h] * MEMBERS
+            watch._arrays["h"][c] = h  # the original, as a version-2 streammon ran it
+    assert json.loads(restored.dumps())["version"] == VERSION
+    _same_report(original.report(), restored.report())
+    drop = [y if y != "legit" or i % 2 else "fraud" for i, y in enumerate(truth[3000:])]  # legit's recall halves
+    for m in (original, restored):
+        m.update_many(truth[3000:], drop, t=times[3000:])
+    assert any(a.kind == "degradation" for a in original.report().alerts)
+    _same_report(original.report(), restored.report())
+
+
 def test_truncated_tampered_and_foreign_files_give_clear_errors(tmp_path: Path) -> None:
     """A cut file, a changed count, a stale checksum, another format or version: StateError saying which."""
     monitor = _monitor()
@@ -80,8 +113,6 @@ def test_truncated_tampered_and_foreign_files_give_clear_errors(tmp_path: Path) 
     # a consistent-looking forgery (checksum recomputed) whose counts disagree with the ring
     document = json.loads(text)
     document["body"]["windows"][1]["state"]["counts"][0][0] += 1
-    from streammon.state import _digest
-
     document["sha256"] = _digest(document["body"])
     path.write_text(json.dumps(document))
     with pytest.raises(StateError, match="do not match"):

@@ -25,23 +25,25 @@ second pass un-counts the samples after it, so that every count is as of the eve
 State arrays (K classes × M members where two-dimensional), all updated in place:
 
 - ``status``: 0 learning its baseline, 1 watching for degradation, 2 degraded (watching for
-  recovery), 3 not watched (no baseline can drop);
+  recovery), 3 not watched (no baseline can drop), 4 degraded and assessing how far (counting its
+  first samples after the alarm, before the recovery test is armed);
 - ``stat`` (K×M), ``up`` (K×M, |log-likelihood ratio| of a right sample), ``down`` (K×M, that of a
-  wrong one), ``h`` (K): the bank;
+  wrong one), ``h`` (K×M, each member's threshold; ``inf`` for a member not in use): the bank;
 - ``count`` (K): the class's samples so far; ``seen`` (K): its sample count at its last wrong sample
   (or at its last event);
 - ``start`` (K×M): the class sample count at which each member's current excursion began (its
   change-point estimate), ``start_at`` (K×M): the same as a stream index;
 - ``recovery`` (K), ``rec_up`` (K, added by a right sample), ``rec_down`` (K, added by a wrong one),
   ``rec_h`` (K): the recovery CUSUM of a degraded class, as of ``seen``;
-- ``learned`` (K×2): (right, total) of a class still learning its baseline, or watching with a
-  learned baseline that is still being refined, as of ``seen``; ``target`` (K): the total at which
-  the next baseline is due (``NEVER``: none).
+- ``learned`` (K×2): (right, total) of a class still learning its baseline, watching with a
+  learned baseline that is still being refined, or assessing, as of ``seen``; ``target`` (K): the
+  total at which the next baseline (or the assessment) is due (``NEVER``: none).
 
 Events: ``(NOTHING, n, -1, -1)`` — the batch is done; ``(ALARM, t, c, j)`` — member ``j`` of class ``c``
 crossed at batch offset ``t``; ``(RECOVERED, t, c, -1)``; ``(LEARNED, t, c, -1)`` — class ``c``'s
 baseline is complete with sample ``t``; ``(REFINED, t, c, -1)`` — a refined baseline of a watched
-class is due with sample ``t`` (its statistics are as of ``t``).
+class is due with sample ``t`` (its statistics are as of ``t``); ``(ASSESSED, t, c, -1)`` — class ``c``'s
+assessment after an alarm is complete with sample ``t``.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ from typing import Any
 from streammon.detection.bank import MEMBERS
 from streammon.metrics import jitting
 
-NOTHING, ALARM, RECOVERED, LEARNED, REFINED = 0, 1, 2, 3, 4
-LEARNING, WATCHING, DEGRADED, UNWATCHED = 0, 1, 2, 3
+NOTHING, ALARM, RECOVERED, LEARNED, REFINED, ASSESSED = 0, 1, 2, 3, 4, 5
+LEARNING, WATCHING, DEGRADED, UNWATCHED, ASSESSING = 0, 1, 2, 3, 4
 SEGMENT = 1 << 14  # samples per first pass: its buffers stay in cache
 NEVER = 1 << 62  # a horizon that is never reached
 PACK = 20  # a wrong sample found by the first pass: (its code's count in the segment) << PACK | its offset
@@ -79,7 +81,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
             c = lut[code]
             local[code] = 0
             stop_at[code] = NEVER
-            if status[c] == LEARNING or (status[c] == WATCHING and target[c] < NEVER):
+            if status[c] == LEARNING or status[c] == ASSESSING or (status[c] == WATCHING and target[c] < NEVER):
                 stop_at[code] = seen[c] + target[c] - learned[c, 1] - count[c]
             elif status[c] == DEGRADED:
                 # after j right samples the recovery statistic is recovery + j·rec_up; stop one sample early
@@ -113,7 +115,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
             s = status[c]
             if s == WATCHING:
                 k = float(number - seen[c] - 1)  # right samples since the last wrong one
-                highest = 0.0
+                above = -math.inf  # the largest excess of a statistic over its member's threshold
                 for j in range(MEMBERS):  # branch-free: an excursion starts where the statistic was at 0
                     value = stat[c, j] - k * up[c, j]
                     fresh = value <= 0.0
@@ -121,14 +123,14 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                     start_at[c, j] += fresh * (position + tw - start_at[c, j])
                     value = max(value, 0.0) + down[c, j]
                     stat[c, j] = value
-                    highest = max(highest, value)
+                    above = max(above, value - h[c, j])
                 if target[c] < NEVER:  # a learned baseline still refining: count this sample into it
                     learned[c, 0] += number - seen[c] - 1
                     learned[c, 1] += number - seen[c]
                 seen[c] = number
-                if highest >= h[c]:
+                if above >= 0.0:
                     crossed = 0
-                    while stat[c, crossed] < h[c]:
+                    while stat[c, crossed] < h[c, crossed]:
                         crossed += 1
                     event, at, cls, member = ALARM, tw, c, crossed
                     break
@@ -139,12 +141,12 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                 value = recovery[c] + (number - seen[c] - 1) * rec_up[c] + rec_down[c]
                 recovery[c] = value if value > 0.0 else 0.0
                 seen[c] = number
-            elif s == LEARNING:
+            elif s in (LEARNING, ASSESSING):
                 learned[c, 0] += number - seen[c] - 1
                 learned[c, 1] += number - seen[c]
                 seen[c] = number
                 if learned[c, 1] >= target[c]:
-                    event, at, cls = LEARNED, tw, c
+                    event, at, cls = LEARNED if s == LEARNING else ASSESSED, tw, c
                     break
             else:
                 seen[c] = number
@@ -160,12 +162,12 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
                         recovery[c] = value
                         seen[c] = number
                         event, at, cls = RECOVERED, stopped, c
-                elif s == LEARNING:
+                elif s in (LEARNING, ASSESSING):
                     learned[c, 0] += number - seen[c]
                     learned[c, 1] += number - seen[c]
                     seen[c] = number
                     if learned[c, 1] >= target[c]:
-                        event, at, cls = LEARNED, stopped, c
+                        event, at, cls = LEARNED if s == LEARNING else ASSESSED, stopped, c
                 elif s == WATCHING and learned[c, 1] + number - seen[c] >= target[c]:
                     learned[c, 0] += number - seen[c]
                     learned[c, 1] += number - seen[c]

@@ -7,8 +7,9 @@ each class gets, not their correctness, so it cannot raise a degradation alarm.
 **Watching.** Each class's in-control recall ``p0`` comes from its baseline (given counts, or
 its first ``baseline_samples`` samples; ``bank.baseline_recall``). Its bank of CUSUMs
 (``streammon.detection.bank``), one per size of drop, steps on every sample of the class; the
-alarm is the first member whose statistic reaches the bank's threshold ``h``, set for the
-average in-control run length ``arl`` (in samples of the class; ``thresholds``). The alarm
+alarm is the first member whose statistic reaches its threshold — each member its own, set
+together for the average in-control run length ``arl`` (in samples of the class), each member
+taking an equal share of the false alarms (``thresholds``). The alarm
 time is the sample at which the statistic crossed, whether the samples came one by one or in
 a batch (the scan is one compiled loop over the batch in stream order, ``kernel``).
 
@@ -57,13 +58,14 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.detection import kernel
-from streammon.detection.bank import MEMBERS, Bank, baseline_recall
+from streammon.detection.bank import MEMBERS, Bank, baseline_recall, learned_recall
 from streammon.detection.baseline import DetectorSettings
-from streammon.detection.thresholds import threshold
+from streammon.detection.thresholds import thresholds
 from streammon.metrics.intervals import wilson
 
-STATUS_NAMES = ("learning", "watching", "degraded", "unwatched")
-RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bound is one-sided 99 %
+STATUS_NAMES = ("learning", "watching", "degraded", "unwatched", "assessing")
+RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bounds are one-sided 99 %
+ASSESS_SAMPLES = 200  # class samples after an alarm that tell how far the recall fell, before recovery is watched
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
 
 
@@ -97,6 +99,7 @@ class DegradationWatch:
         self.baseline: dict[int, tuple[float, float]] = {}
         self.source: dict[int, str] = {}
         self.open: dict[int, Incident] = {}
+        self.assessed: dict[int, tuple[int, int]] = {}  # (right, total) after the alarm of an open incident
         self.closed: deque[tuple[int, Incident, int]] = deque(maxlen=CLOSED_KEPT)  # (class, incident, cleared at)
         self._k = 0
         self._arrays: dict[str, Any] = {}
@@ -115,7 +118,7 @@ class DegradationWatch:
         if k <= self._k:
             return
         shapes = {"status": (np.int8, ()), "stat": (np.float64, (MEMBERS,)), "up": (np.float64, (MEMBERS,)),
-                  "down": (np.float64, (MEMBERS,)), "h": (np.float64, ()), "count": (np.int64, ()),
+                  "down": (np.float64, (MEMBERS,)), "h": (np.float64, (MEMBERS,)), "count": (np.int64, ()),
                   "seen": (np.int64, ()), "start": (np.int64, (MEMBERS,)), "start_at": (np.int64, (MEMBERS,)),
                   "recovery": (np.float64, ()), "rec_up": (np.float64, ()), "rec_down": (np.float64, ()),
                   "rec_h": (np.float64, ()), "learned": (np.int64, (2,)), "target": (np.int64, ())}
@@ -129,18 +132,19 @@ class DegradationWatch:
         self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
 
-    def _start(self, cls: int, correct: float, total: float, source: str, h: float | None = None, *,
+    def _start(self, cls: int, correct: float, total: float, source: str, h: list[float] | None = None, *,
                restart: bool = True) -> None:
-        """Watch ``cls`` from baseline counts (``h``: a saved threshold, else the table's); ``restart=False`` keeps
+        """Watch ``cls`` from baseline counts (``h``: saved thresholds, else the tables'); ``restart=False`` keeps
         the statistics (a refined baseline: the same members, re-tuned — evidence of a change under way stays)."""
         self.baseline[cls], self.source[cls] = (correct, total), source
-        p0 = baseline_recall(correct, total)
+        young = source == "learned" and total < self.settings.refine_until  # (to be refined again)
+        p0 = learned_recall(correct, total) if young else baseline_recall(correct, total)
         bank = Bank.of(p0, total)
         self.banks[cls] = bank
         a = self._arrays
         a["up"][cls], a["down"][cls] = bank.arrays()
         if bank.watching:
-            a["h"][cls] = threshold(bank.p0, first=bank.first, arl=self.settings.arl) if h is None else h
+            a["h"][cls] = thresholds(bank, arl=self.settings.arl) if h is None else h
             a["status"][cls] = kernel.WATCHING
         else:
             a["status"][cls] = kernel.UNWATCHED
@@ -183,6 +187,9 @@ class DegradationWatch:
             elif event in (kernel.LEARNED, kernel.REFINED):
                 right, total = (int(v) for v in a["learned"][cls])
                 self._start(cls, right, total, "learned", restart=event == kernel.LEARNED)
+            elif event == kernel.ASSESSED:
+                self.assessed[cls] = (int(a["learned"][cls, 0]), int(a["learned"][cls, 1]))
+                self._watch_recovery(cls)
             t += 1
         self.position += n
 
@@ -198,16 +205,30 @@ class DegradationWatch:
         wrong = min(max(round((float(a["stat"][cls, member]) + length * up) / (up + down)), 0), length)
         recall = (length - wrong) / length
         self.open[cls] = Incident(bank.p0, at, at_time, int(a["start_at"][cls, member]), recall, length)
-        self._watch_recovery(cls)
+        self._assess(cls)
+
+    def _assess(self, cls: int, right: int = 0, total: int = 0) -> None:
+        """Count the class's first ``ASSESS_SAMPLES`` samples after the alarm (``right``/``total`` so far)."""
+        a = self._arrays
+        a["status"][cls] = kernel.ASSESSING
+        a["learned"][cls] = right, total
+        a["target"][cls] = ASSESS_SAMPLES  # (a baseline still being refined stops here: it must not learn the drop)
+        a["seen"][cls] = a["count"][cls]
+        a["stat"][cls] = 0.0
 
     def _watch_recovery(self, cls: int) -> None:
+        """Arm the recovery test: ``middle`` between ``p0`` and a cautious degraded recall — the higher of the
+        alarming excursion's and the assessment's 99 % Wilson upper bounds, at most the smallest drop watched."""
         a, incident = self._arrays, self.open[cls]
         p0, recall = incident.baseline, min(incident.recall_after, incident.baseline)
         upper = wilson(recall * incident.samples, incident.samples, RECOVERY_CONFIDENCE)[1]
+        right, total = self.assessed.get(cls, (0, 0))
+        if total:  # (none in a state file of version 2, whose recovery test was armed at the alarm)
+            upper = max(upper, wilson(right, total, RECOVERY_CONFIDENCE)[1])
         bank = self.banks[cls]
         middle = (p0 + min(upper, 1 - bank.q1[bank.first])) / 2
         a["status"][cls] = kernel.DEGRADED
-        a["target"][cls] = kernel.NEVER  # a baseline still being refined stops here: it must not learn the drop
+        a["target"][cls] = kernel.NEVER
         a["rec_up"][cls] = math.log(p0 / middle)  # a right sample: evidence of recovery
         a["rec_down"][cls] = math.log((1 - p0) / (1 - middle))  # a wrong one: against it
         a["rec_h"][cls] = math.log(self.settings.recovery_arl)
@@ -221,6 +242,7 @@ class DegradationWatch:
     def _recovered(self, cls: int, at: int) -> None:
         a = self._arrays
         self.closed.append((cls, self.open.pop(cls), at))
+        self.assessed.pop(cls, None)
         a["status"][cls] = kernel.WATCHING
         a["recovery"][cls] = 0.0
         a["stat"][cls] = 0.0
@@ -260,14 +282,17 @@ class DegradationWatch:
             incident = self.open.get(cls)
             classes[str(cls)] = {
                 "baseline": list(self.baseline[cls]), "source": self.source[cls], "status": STATUS_NAMES[status],
-                "threshold": None if status == kernel.UNWATCHED else float(a["h"][cls]),
+                "thresholds": None if status == kernel.UNWATCHED else [
+                    float(h) if math.isfinite(h) else None for h in a["h"][cls].tolist()],
                 "statistic": a["stat"][cls].tolist(),
                 "run": int(a["count"][cls] - a["seen"][cls]),
                 "seen": int(a["seen"][cls]), "start": a["start"][cls].tolist(), "start_at": a["start_at"][cls].tolist(),
                 "recovery": float(a["recovery"][cls]),
-                "refining": a["learned"][cls].tolist() if a["target"][cls] < kernel.NEVER else None,
-                "incident": None if incident is None else [incident.since, incident.since_time, incident.change_at,
-                                                           incident.recall_after, incident.samples],
+                "refining": a["learned"][cls].tolist() if status == kernel.WATCHING and a["target"][cls] < kernel.NEVER
+                else None,
+                "incident": None if incident is None else [
+                    incident.since, incident.since_time, incident.change_at, incident.recall_after, incident.samples,
+                    *(a["learned"][cls].tolist() if status == kernel.ASSESSING else self.assessed[cls])],
             }
         return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes}
 
@@ -282,8 +307,9 @@ class DegradationWatch:
         for c, saved in state["classes"].items():
             cls = int(c)
             correct, total = saved["baseline"]
-            h = saved["threshold"]
-            self._start(cls, float(correct), float(total), str(saved["source"]), h=None if h is None else float(h))
+            h = saved["thresholds"]
+            self._start(cls, float(correct), float(total), str(saved["source"]),
+                        h=None if h is None else [math.inf if v is None else float(v) for v in h])
             a["status"][cls] = STATUS_NAMES.index(saved["status"])
             a["stat"][cls], a["seen"][cls] = saved["statistic"], saved["seen"]
             a["count"][cls] = saved["seen"] + saved["run"]
@@ -293,10 +319,15 @@ class DegradationWatch:
             else:
                 a["target"][cls] = kernel.NEVER
             if saved["incident"] is not None:
-                since, since_time, change_at, recall, samples = saved["incident"]
+                since, since_time, change_at, recall, samples, right, total = saved["incident"]
                 self.open[cls] = Incident(self.banks[cls].p0, int(since), float(since_time), int(change_at),
                                           float(recall), int(samples))
-                self._watch_recovery(cls)
+                if saved["status"] == "assessing":
+                    self._assess(cls, int(right), int(total))
+                else:
+                    self.assessed[cls] = (int(right), int(total))
+                    self._watch_recovery(cls)
+                a["seen"][cls] = saved["seen"]  # (as saved: the run of right samples since is still to apply)
             a["recovery"][cls] = saved["recovery"]
 
 

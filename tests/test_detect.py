@@ -291,8 +291,9 @@ def test_update_and_update_many_raise_the_same_degradation_alerts() -> None:
 
 
 def test_a_saved_detector_continues_exactly(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Saved mid-excursion, mid-assessment after the alarm and mid-incident (recovery watched), loaded, fed the
-    rest: the same detector state and alerts as never stopping."""
+    """Saved mid-excursion, mid-assessment after the alarm and mid-incident (recovery watched, before and after the
+    recall came back), loaded, fed the rest: the same detector state, alerts and clearing sample as never
+    stopping."""
     rng = np.random.default_rng(6)
     truth, preds = _binary(rng, 70_000, 0.2, np.r_[np.full(30_000, 0.8), np.full(20_000, 0.55), np.full(20_000, 0.8)])
     settings = DetectorSettings(baseline_samples=800)
@@ -305,7 +306,7 @@ def test_a_saved_detector_continues_exactly(tmp_path) -> None:  # type: ignore[n
         return [(a.subject, a.since_sample, a.change_at, a.recall_after) for a in m.report().alerting("degradation")]
 
     statuses = set()
-    for cut in (alert.since_sample - 50, alert.since_sample + 1, alert.since_sample + 300, 45_000):
+    for cut in (alert.since_sample - 50, alert.since_sample + 1, alert.since_sample + 300, 45_000, 52_000, 55_000):
         part = Monitor([Cumulative()], reference=REFERENCE, detector=settings)
         part.update_many(truth[:cut], preds[:cut])
         statuses.add(part.tally.watch.state()["classes"]["1"]["status"])
@@ -314,6 +315,8 @@ def test_a_saved_detector_continues_exactly(tmp_path) -> None:  # type: ignore[n
         loaded.update_many(truth[cut:], preds[cut:])
         assert loaded.tally.watch.state() == whole.tally.watch.state(), cut
         assert fields(loaded) == fields(whole), cut
+        assert [(c, i.since, at) for c, i, at in loaded.tally.watch.closed] == [  # cleared at the same sample
+            (c, i.since, at) for c, i, at in whole.tally.watch.closed], cut
     assert statuses == {"watching", "assessing", "degraded"}
     assert len(whole.tally.watch.closed) == 1  # the incident cleared once the recall came back
 

@@ -319,13 +319,13 @@ class DegradationWatch:
             else:
                 a["target"][cls] = kernel.NEVER
             if saved["incident"] is not None:
-                since, since_time, change_at, recall, samples, right, total = saved["incident"]
+                since, since_time, change_at, recall, samples, right_after, after = saved["incident"]
                 self.open[cls] = Incident(self.banks[cls].p0, int(since), float(since_time), int(change_at),
                                           float(recall), int(samples))
                 if saved["status"] == "assessing":
-                    self._assess(cls, int(right), int(total))
+                    self._assess(cls, int(right_after), int(after))
                 else:
-                    self.assessed[cls] = (int(right), int(total))
+                    self.assessed[cls] = (int(right_after), int(after))
                     self._watch_recovery(cls)
                 a["seen"][cls] = saved["seen"]  # (as saved: the run of right samples since is still to apply)
             a["recovery"][cls] = saved["recovery"]

@@ -84,13 +84,18 @@ def first_member(p0: float, baseline_samples: float) -> int:
     return MEMBERS
 
 
+def clip_recall(p: float) -> float:
+    """``p`` within ``RECALL_LIMITS`` (a recall of 0 or 1 would make an LLR infinite)."""
+    return min(max(p, RECALL_LIMITS[0]), RECALL_LIMITS[1])
+
+
 def baseline_recall(right: float, total: float) -> float:
     """The in-control recall from baseline counts: the Jeffreys posterior mean ``(right + ½)/(total + 1)``, clipped.
 
     >>> round(baseline_recall(80, 100), 4), baseline_recall(0, 0)
     (0.797, 0.5)
     """
-    return min(max((right + 0.5) / (total + 1.0), RECALL_LIMITS[0]), RECALL_LIMITS[1])
+    return clip_recall((right + 0.5) / (total + 1.0))
 
 
 def learned_recall(right: float, total: float) -> float:
@@ -101,7 +106,7 @@ def learned_recall(right: float, total: float) -> float:
     (0.7994, 0.7905)
     """
     p = baseline_recall(right, total)
-    return min(max(p - YOUNG_Z * math.sqrt(p * (1 - p) / (total + 1.0)), RECALL_LIMITS[0]), RECALL_LIMITS[1])
+    return clip_recall(p - YOUNG_Z * math.sqrt(p * (1 - p) / (total + 1.0)))
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,7 @@ class Bank:
     @classmethod
     def of(cls, p0: float, baseline_samples: float = math.inf) -> Bank:
         """The bank for in-control recall ``p0`` learned from ``baseline_samples`` samples."""
-        p0 = min(max(p0, RECALL_LIMITS[0]), RECALL_LIMITS[1])
+        p0 = clip_recall(p0)
         q0, first = 1 - p0, first_member(p0, baseline_samples)
         q1, up, down = [], [], []
         for j, ratio in enumerate(ODDS_RATIOS):

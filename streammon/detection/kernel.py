@@ -81,7 +81,7 @@ def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes i
             c = lut[code]
             local[code] = 0
             stop_at[code] = NEVER
-            if status[c] == LEARNING or status[c] == ASSESSING or (status[c] == WATCHING and target[c] < NEVER):
+            if status[c] in (LEARNING, ASSESSING) or (status[c] == WATCHING and target[c] < NEVER):
                 stop_at[code] = seen[c] + target[c] - learned[c, 1] - count[c]
             elif status[c] == DEGRADED:
                 # after j right samples the recovery statistic is recovery + j·rec_up; stop one sample early

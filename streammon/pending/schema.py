@@ -25,7 +25,7 @@ from streammon.pending.keys import check_key
 from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
 from streammon.pending.sides import STATUSES
 from streammon.state import StateError
-from streammon.state_schema import MAX_COUNT, _fields, _int, _list, _real
+from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _real
 
 PENDING = ("records", "side", "mark", "pred_t", "repeated", "max_pending", "label_ttl")
 MAX_PENDING = 2**31 - 1

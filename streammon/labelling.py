@@ -377,15 +377,20 @@ class Labelling(Intake):
 
     def _replay(self, journal: Journal, after: int) -> None:
         """Apply the journal's rows after ``after`` (validated again, not journalled again)."""
+        rows = journal.replay(after)  # holds the journal's lock while it runs: closed below if a row is refused
         self._journal = None
         try:
-            for kind, keys, labels, times, _ in journal.replay(after):
+            for kind, keys, labels, times, _ in rows:
                 if kind == PREDICT:
                     self.predict_many(keys, labels, times)
                 elif kind == LABEL:
                     self.label_many(keys, labels, times)
                 else:
                     raise ValueError(f"pending store {journal.path} holds a row of unknown kind {kind!r}")
+        except BaseException:
+            rows.close()
+            journal.close()
+            raise
         finally:
             self._journal = journal
 

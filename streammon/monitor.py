@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict, replace
@@ -170,6 +171,7 @@ class Monitor(Labelling):
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
+        self._save_lock = threading.Lock()
         if pending is not None:
             journal = Journal(pending)
             if journal.truncated_to:
@@ -216,10 +218,28 @@ class Monitor(Labelling):
         journal then drops the rows it covers: a kill at any moment leaves a state file and a
         journal that ``Monitor.load(path, pending=...)`` joins without loss or double count.
         """
-        text, mark = self._dumps()
-        state.write_atomically(path, text)
-        if self._journal is not None:
-            self._journal.truncate(mark)
+        with self._save_lock:  # saves are ordered: a later save's snapshot, file and truncation follow this one's
+            text, mark = self._dumps()
+            state.write_atomically(path, text)
+            if self._journal is not None:
+                self._journal.truncate(mark)
+
+    def close(self) -> None:
+        """Close the durable pending store (a no-op without one), so that another monitor may open it.
+
+        Every acknowledged call is committed already: closing loses nothing, and a monitor that is
+        never closed releases the store when it is garbage-collected or its process ends.
+        ``Monitor`` is also a context manager that closes on exit.
+        """
+        with self._save_lock, self._lock:
+            if self._journal is not None:
+                self._journal.close()
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def dumps(self) -> str:
         """The monitor's whole state as state-file text (what ``save`` writes)."""

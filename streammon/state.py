@@ -201,8 +201,10 @@ class Checkpointer:
     """Save a monitor to ``path`` every ``every`` seconds in a background thread, and once more on ``stop()``.
 
     For exporter processes: restart with ``Monitor.load(path)`` and lose at most ``every``
-    seconds of counts. A failed save is logged (logger ``streammon.state``, ERROR), kept in
-    ``last_error`` and retried next time; it never stops the thread or the service. The
+    seconds of counts. A failed save — whatever it raised, the journal's ``sqlite3.Error`` included — is
+    logged (logger ``streammon.state``, ERROR), kept in ``last_error`` and retried next time; it never
+    stops the thread or the service. Saves of one monitor are ordered (``Monitor.save``), so a
+    checkpoint and a save of the application's never overtake each other. The
     last save, on ``stop()``, raises if it fails (counts since the previous save are lost),
     except when leaving a ``with`` block that is already raising: then it is only logged.
 
@@ -227,7 +229,7 @@ class Checkpointer:
     def _save(self) -> None:
         try:
             self.monitor.save(self.path)
-        except (OSError, ValueError, TypeError) as exc:
+        except Exception as exc:  # any failure (a full disk, a locked journal): logged, kept, retried next time
             log.error("checkpoint: saving the monitor to %s failed (%d saves so far): %s", self.path, self.saves, exc,
                       exc_info=exc)
             self.last_error = exc

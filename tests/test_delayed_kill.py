@@ -35,7 +35,7 @@ def matches(db: Path, state: Path, done: list[tuple[str, list[object], list[str]
     except AssertionError:
         return False
     finally:
-        monitor._journal.close()
+        monitor.close()
     return True
 
 

@@ -67,6 +67,7 @@ def run(events: list[Any], m: Monitor, oracle: Oracle, state: Path | None = None
                 m = Monitor.loads(m.dumps())
             else:
                 m.save(state)
+                m.close()  # one journal, one writer: the restarted monitor opens it after this one let go
                 m = Monitor.load(state, pending=m._journal.path if m._journal else None)
         else:
             if kind in ("predict", "label"):
@@ -104,7 +105,7 @@ def test_a_durable_store_reopened_gives_the_same_counts(tmp_path_factory: Any, e
     m = Monitor([Cumulative(), Sliding(3)], max_pending=max_pending, label_ttl=5.0, pending=db)
     oracle = Oracle(max_pending, 5.0)
     m, now = run(events, m, oracle, state)
-    m._journal.close()
+    m.close()
     again = Monitor.load(state, pending=db) if state.exists() else Monitor(
         [Cumulative(), Sliding(3)], max_pending=max_pending, label_ttl=5.0, pending=db)
     check_against(again, oracle, now, 3)

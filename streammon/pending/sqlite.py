@@ -4,19 +4,32 @@ Each accepted ``predict``/``predict_many``/``label``/``label_many`` call appends
 rows (kind, key, label, time — times resolved, so replaying needs no clock) in one transaction,
 committed before the call returns: an acknowledged call (one that returned) survives ``kill -9``
 of the process (WAL mode, ``synchronous=NORMAL``; pass ``synchronous="FULL"`` to survive a power
-loss too, at the cost of an fsync per call). ``Monitor.save`` records the last journal row in
-the state file, then deletes the rows it covers (``truncate``); on restart the rows after the
-state file's mark are replayed through the same code that accepted them, so nothing acknowledged
-is lost and nothing is counted twice. Errors are logged on the ``streammon.pending`` logger and
-raised; a failed append changes nothing (it is rolled back before the monitor counts anything).
+loss too, at the cost of an fsync per call). Labels come back with their type (``True`` stays a
+bool, not ``1``). ``Monitor.save`` records the last journal row in the state file, then deletes
+the rows it covers (``truncate``); on restart the rows after the state file's mark are replayed
+through the same code that accepted them, so nothing acknowledged is lost and nothing is counted
+twice (``docs/explanation/durability.md`` says why, step by step).
+
+One journal has one writer. Opening takes an exclusive ``flock`` on the database file, which
+the OS releases when the process dies: a second opener — another worker process, or a restart
+while the old process still runs — is refused at once (``JournalBusy``), never on the prediction
+path. Every use of the connection holds the journal's own lock, so an append and a truncation
+never interleave their transactions whichever threads they come from. A database that is not a
+streammon journal (other tables, renamed or extra columns) is refused before anything is written.
+Errors are logged on the ``streammon.pending`` logger and raised; a failed append changes nothing
+(it is rolled back before the monitor counts anything).
 
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "pending.sqlite")
 >>> j = Journal(path)
->>> j.append(PREDICT, ["a", 2], ["fraud", "legit"], [1.0, 2.0]), j.append(LABEL, ["a"], ["fraud"], [5.0])
+>>> j.append(PREDICT, ["a", 2], ["fraud", True], [1.0, 2.0]), j.append(LABEL, ["a"], ["fraud"], [5.0])
 (2, 3)
 >>> [(kind, keys, labels) for kind, keys, labels, _, _ in j.replay(after=1)]
-[(1, [2], ['legit']), (2, ['a'], ['fraud'])]
+[(1, [2], [True]), (2, ['a'], ['fraud'])]
+>>> Journal(path)
+Traceback (most recent call last):
+...
+streammon.pending.sqlite.JournalBusy: the pending store ... is open in another monitor ...
 >>> j.truncate(3); j.truncated_to, j.last_id
 (3, 3)
 >>> j.close()
@@ -24,110 +37,204 @@ raised; a failed append changes nothing (it is rolled back before the monitor co
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+import threading
+import weakref
+from collections.abc import Generator, Sequence
 from typing import Any
 
 logger = logging.getLogger("streammon.pending")
 
 FORMAT = "streammon.pending"
-VERSION = 1
+VERSION = 2  # 2: a column says which labels are bools (version 1 stored True as 1); upgraded on open
 PREDICT = 1
 LABEL = 2
 REPLAY_CHUNK = 1 << 16
+TRUNCATE_CHUNK = 1 << 14  # rows deleted per transaction: appends wait at most one chunk's deletion
 
+_OPS_COLUMNS = ("id", "kind", "key", "label", "t", "label_bool")
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value)",
-    "CREATE TABLE IF NOT EXISTS ops (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, key NOT NULL, "
-    "label NOT NULL, t REAL NOT NULL)",
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value)",
+    "CREATE TABLE ops (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, key NOT NULL, label NOT NULL, "
+    "t REAL NOT NULL, label_bool INTEGER NOT NULL DEFAULT 0)",
 )
 
 
+class JournalBusy(ValueError):
+    """The journal is open in another monitor, of this process or another: one journal has one writer."""
+
+
 class Journal:
-    """An append-only SQLite log of accepted predict/label rows since the last checkpoint."""
+    """An append-only SQLite log of accepted predict/label rows since the last checkpoint (one writer)."""
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL") -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._owner = _lock_file(self.path)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
-            for statement in _SCHEMA:
-                self._db.execute(statement)
-            meta = dict(self._db.execute("SELECT name, value FROM meta").fetchall())
-            if not meta:
-                self._db.executemany("INSERT INTO meta VALUES (?, ?)",
-                                     [("format", FORMAT), ("version", VERSION), ("truncated_to", 0)])
-                meta = {"format": FORMAT, "version": VERSION, "truncated_to": 0}
-            if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-                raise ValueError(f"{self.path} is not a streammon pending store (format {meta.get('format')!r}, "
-                                 f"version {meta.get('version')!r})")
-            truncated = meta.get("truncated_to")
-            if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
-                raise ValueError(f"{self.path}: truncated_to must be an int >= 0, got {truncated!r}")
-            self.truncated_to = truncated
-            top = self._db.execute("SELECT max(id) FROM ops").fetchone()[0]
         except sqlite3.Error as exc:
+            os.close(self._owner)
+            raise ValueError(f"cannot open the pending store {self.path}: {exc}") from exc
+        try:
+            self.truncated_to, top = self._open(synchronous)
+        except (sqlite3.Error, ValueError) as exc:
+            self._db.close()
+            os.close(self._owner)
+            if isinstance(exc, ValueError):
+                raise
             logger.error("cannot open the pending store %s: %r", self.path, exc)
             raise ValueError(f"cannot open the pending store {self.path}: {exc}") from exc
-        self.last_id = max(truncated, top or 0)
+        self.last_id = max(self.truncated_to, top)
+        self._closer = weakref.finalize(self, _release, self._db, self._owner)  # a monitor dropped unclosed
+
+    def _open(self, synchronous: str) -> tuple[int, int]:
+        """Check (or create) the schema; the truncation mark and the highest row id."""
+        db = self._db
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("BEGIN")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.executemany("INSERT INTO meta VALUES (?, ?)",
+                           [("format", FORMAT), ("version", VERSION), ("truncated_to", 0)])
+            db.execute("COMMIT")
+        elif tables != {"meta", "ops"}:
+            raise ValueError(f"{self.path} is not a streammon pending store: it holds the tables {sorted(tables)}, "
+                             "expected meta and ops (point pending= at a file of its own)")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+        version = meta.get("version")
+        if meta.get("format") != FORMAT or version not in (1, VERSION):
+            raise ValueError(f"{self.path} is not a streammon pending store (format {meta.get('format')!r:.60}, "
+                             f"version {version!r:.60}; this streammon reads version 1 and {VERSION})")
+        columns = tuple(row[1] for row in db.execute("PRAGMA table_info(ops)"))
+        expected = _OPS_COLUMNS if version == VERSION else _OPS_COLUMNS[:-1]
+        if columns != expected:
+            raise ValueError(f"{self.path} is not a streammon pending store of version {version}: its ops table has "
+                             f"the columns {list(columns)}, expected {list(expected)}")
+        if version == 1:  # bools were stored as ints: they stay so, new rows say which labels are bools
+            db.execute("BEGIN")
+            db.execute("ALTER TABLE ops ADD COLUMN label_bool INTEGER NOT NULL DEFAULT 0")
+            db.execute("UPDATE meta SET value = ? WHERE name = 'version'", (VERSION,))
+            db.execute("COMMIT")
+        truncated = meta.get("truncated_to")
+        if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
+            raise ValueError(f"{self.path}: truncated_to must be an int >= 0, got {truncated!r:.60}")
+        top = db.execute("SELECT max(id) FROM ops").fetchone()[0]
+        return truncated, top or 0
 
     def append(self, kind: int, keys: Sequence[Any], labels: Sequence[Any], times: Sequence[float]) -> int:
         """Write and commit one call's rows; the id of its last row. Nothing is written on error."""
-        first = self.last_id + 1
-        rows = zip(range(first, first + len(keys)), [kind] * len(keys), keys, labels, times, strict=True)
-        try:
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT INTO ops VALUES (?, ?, ?, ?, ?)", rows)
-            self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            logger.error("pending store %s: append of %d rows failed: %r", self.path, len(keys), exc)
+        flags = [type(label) is bool for label in labels]
+        with self._lock:
+            if not self._closer.alive:
+                raise ValueError(f"the pending store {self.path} is closed (Monitor.close): nothing was recorded")
+            first = self.last_id + 1
+            rows = zip(range(first, first + len(keys)), [kind] * len(keys), keys, labels, times, flags, strict=True)
+            try:
+                self._db.execute("BEGIN")
+                self._db.executemany("INSERT INTO ops VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except (sqlite3.Error, ValueError, OverflowError) as exc:
+                logger.error("pending store %s: append of %d rows failed: %r", self.path, len(keys), exc)
+                self._roll_back()
+                raise
+            self.last_id = first + len(keys) - 1
+            return self.last_id
+
+    def _roll_back(self) -> None:
+        """Undo an open transaction and read back where the rows end (caller holds the lock)."""
+        with contextlib.suppress(sqlite3.Error):
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
-            raise
-        self.last_id = first + len(keys) - 1
-        return self.last_id
+            top = self._db.execute("SELECT max(id) FROM ops").fetchone()[0]
+            self.last_id = max(self.truncated_to, top or 0)
 
     def truncate(self, upto: int) -> None:
-        """Delete the rows up to ``upto`` (a checkpoint now holds them)."""
-        upto = min(upto, self.last_id)
-        if upto <= self.truncated_to:
-            return
-        try:
-            self._db.execute("BEGIN")
-            self._db.execute("DELETE FROM ops WHERE id <= ?", (upto,))
-            self._db.execute("UPDATE meta SET value = ? WHERE name = 'truncated_to'", (upto,))
-            self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            logger.error("pending store %s: truncate to %d failed: %r", self.path, upto, exc)
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-        self.truncated_to = upto
+        """Delete the rows up to ``upto`` (a state file now holds them), ``TRUNCATE_CHUNK`` rows a transaction.
 
-    def replay(self, after: int) -> Iterator[tuple[int, list[Any], list[Any], list[float], int]]:
+        The mark ``truncated_to`` advances with each chunk's deletion, in its transaction: a crash
+        between chunks leaves a journal whose rows up to the mark are gone and after it are whole.
+        Appends go on between chunks.
+        """
+        while self._truncate_chunk(upto):
+            pass
+
+    def _truncate_chunk(self, upto: int) -> bool:
+        """Delete the next chunk of rows up to ``upto``; whether rows up to it remain."""
+        with self._lock:
+            upto = min(upto, self.last_id)
+            if upto <= self.truncated_to:
+                return False
+            step = min(upto, self.truncated_to + TRUNCATE_CHUNK)
+            try:
+                self._db.execute("BEGIN")
+                self._db.execute("DELETE FROM ops WHERE id <= ?", (step,))
+                self._db.execute("UPDATE meta SET value = ? WHERE name = 'truncated_to'", (step,))
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                logger.error("pending store %s: truncate to %d failed: %r", self.path, step, exc)
+                self._roll_back()
+                raise
+            self.truncated_to = step
+            return step < upto
+
+    def replay(self, after: int) -> Generator[tuple[int, list[Any], list[Any], list[float], int], None, None]:
         """The rows after ``after``, as runs of one kind: ``(kind, keys, labels, times, last id)``."""
-        cursor = self._db.execute("SELECT id, kind, key, label, t FROM ops WHERE id > ? ORDER BY id", (after,))
-        run: tuple[int, list[Any], list[Any], list[float]] | None = None
-        last = after
-        while rows := cursor.fetchmany(REPLAY_CHUNK):
-            for row_id, kind, key, label, t in rows:
-                if run is not None and (run[0] != kind or len(run[1]) >= REPLAY_CHUNK):
-                    yield (*run, last)
-                    run = None
-                if run is None:
-                    run = (kind, [], [], [])
-                run[1].append(key)
-                run[2].append(label)
-                run[3].append(t)
-                last = row_id
-        if run is not None:
-            yield (*run, last)
+        with self._lock:
+            cursor = self._db.execute("SELECT id, kind, key, label, t, label_bool FROM ops WHERE id > ? ORDER BY id",
+                                      (after,))
+            chunks = iter(lambda: cursor.fetchmany(REPLAY_CHUNK), [])
+            run: tuple[int, list[Any], list[Any], list[float]] | None = None
+            last = after
+            for rows in chunks:
+                for row_id, kind, key, label, t, is_bool in rows:
+                    if run is not None and (run[0] != kind or len(run[1]) >= REPLAY_CHUNK):
+                        yield (*run, last)
+                        run = None
+                    if run is None:
+                        run = (kind, [], [], [])
+                    run[1].append(key)
+                    run[2].append(bool(label) if is_bool else label)
+                    run[3].append(t)
+                    last = row_id
+            if run is not None:
+                yield (*run, last)
 
     def close(self) -> None:
-        """Close the database (every acknowledged row is committed already)."""
-        self._db.close()
+        """Close the database (every acknowledged row is committed already) and let another monitor open it."""
+        with self._lock:
+            self._closer()
+
+
+def _release(db: sqlite3.Connection, owner: int) -> None:
+    """Close the connection, then the descriptor holding the ``flock`` (SQLite's own POSIX locks go first:
+    closing another descriptor of the file would drop them)."""
+    db.close()
+    os.close(owner)
+
+
+def _lock_file(path: str) -> int:
+    """A descriptor of ``path`` (created if missing) holding an exclusive ``flock``; ``JournalBusy`` if taken."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise ValueError(f"cannot open the pending store {path}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise JournalBusy(
+            f"the pending store {path} is open in another monitor (this process or another): a journal has one "
+            "writer. Close the other monitor first; to share predictions and late labels across worker processes, "
+            "send them to one `streammon serve`") from exc
+    return fd

@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--n", type=int, default=100_000)
     args = parser.parse_args()
-    print(f"| measure | base | this | this ÷ base |\n|---|---|---|---|")
+    print("| measure | base | this | this ÷ base |\n|---|---|---|---|")
     for what, scale in SETS.items():
         n = max(1000, int(args.n * scale))
         sides: dict[str, dict[str, list[float]]] = {"base": {}, "this": {}}

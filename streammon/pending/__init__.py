@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from streammon.pending.keys import MAX_KEY_LENGTH, check_key, check_keys
 from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, PendingRecords, Settled
-from streammon.pending.sqlite import Journal
+from streammon.pending.sqlite import Journal, JournalBusy
 
 __all__ = [
     "DEFAULT_LABEL_TTL",
     "DEFAULT_MAX_PENDING",
     "MAX_KEY_LENGTH",
     "Journal",
+    "JournalBusy",
     "PendingRecords",
     "Settled",
     "check_key",

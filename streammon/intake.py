@@ -34,9 +34,11 @@ from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
+from streammon.pending.sqlite import Journal
 from streammon.tally import Tally
 
 FLUSH_EVERY = 4096
+MAX_BATCH_ID = 200  # characters of an idempotency key
 
 
 class Intake:
@@ -54,6 +56,7 @@ class Intake:
         self._fast_t = -math.inf  # the clock time the lock-free path read last (see _catch_up)
         self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
+        self._journal: Journal | None = None  # with one, every accepted call is committed to it first
 
     @property
     def tally(self) -> Tally:
@@ -142,7 +145,7 @@ class Intake:
         ends = [w.bucket_end(t) for w in self._tally.windows if isinstance(w, Timed)]
         return min([*ends, math.nextafter(MAX_TIME, math.inf)]) if ends else math.inf
 
-    def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None, *, batch_id: str | None = None) -> None:
         """Count a batch: two equal-length 1-D sequences or arrays of labels.
 
         Lists, tuples, NumPy arrays, pandas Series/Index, polars Series and pyarrow
@@ -156,7 +159,12 @@ class Intake:
         full before anything is counted; an empty batch is a no-op. Labels are encoded before
         the lock is taken (again under it only if another thread added classes meanwhile), so a
         large or hostile batch does not hold up reports and scrapes.
+
+        With a durable journal (``pending=``) the batch is committed to it, as one row, before it is
+        counted; ``batch_id`` (e.g. an HTTP ``Idempotency-Key``) is recorded in the same transaction,
+        and a batch whose id the journal remembers is not counted again (see ``Monitor.accepted``).
         """
+        batch_id = self._check_batch_id(batch_id)
         encode = _Encoder(y_true, y_pred)
         size = encode.size
         times = None if t is None or np.ndim(t) == 0 else as_times(t, size)
@@ -178,6 +186,13 @@ class Intake:
                 check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
             true_codes, pred_codes, lut, new = encoded
+            if self._journal is not None:
+                if batch_id is not None and self._journal.accepted(batch_id) is not None:
+                    return  # a retried batch: counted once already
+                recorded = batch_times if batch_times is not None or not math.isfinite(last) else last
+                self._journal.append_samples(
+                    (*index.labels, *new), true_codes if lut is None else lut[true_codes],
+                    pred_codes if lut is None else lut[pred_codes], recorded, t is None, batch_id)
             self._tally.register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True
@@ -185,6 +200,26 @@ class Intake:
             self._last_t = last
             self._open_until = -math.inf  # the next update finds its bucket anew
             self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut))
+
+    def _check_batch_id(self, batch_id: Any) -> str | None:
+        """A batch id as given (a str of 1 to 200 printable ASCII characters), or None; checked before anything."""
+        if batch_id is None:
+            return None
+        if type(batch_id) is not str or not 0 < len(batch_id) <= MAX_BATCH_ID or not batch_id.isascii() \
+                or not batch_id.isprintable():
+            raise ValueError(f"batch_id {batch_id!r:.80} must be a str of 1 to {MAX_BATCH_ID} printable ASCII "
+                             "characters")
+        if self._journal is None:
+            raise ValueError("batch_id needs a durable journal (Monitor(..., pending=path)): the ids of recent "
+                             "batches are remembered there")
+        return batch_id
+
+    def accepted(self, batch_id: str) -> int | None:
+        """The size of the batch of id ``batch_id`` if the journal remembers it (one of its last
+        ``streammon.pending.sqlite.MAX_REMEMBERED``), else None: a retry of it will not be counted again."""
+        checked = self._check_batch_id(batch_id)
+        assert self._journal is not None and checked is not None
+        return self._journal.accepted(checked)
 
     def _catch_up(self) -> None:
         """Move ``_last_t`` up to the time the lock-free path read last (caller holds the lock).

@@ -49,7 +49,7 @@ from streammon.pending import Journal, PendingRecords, check_key, check_keys
 from streammon.pending.keys import KEY_INT_BOUND, MAX_KEY_LENGTH
 from streammon.pending.memory import ORPHAN
 from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
-from streammon.pending.sqlite import LABEL, PREDICT
+from streammon.pending.sqlite import LABEL, PREDICT, SAMPLES
 from streammon.tally import Tally
 
 
@@ -60,7 +60,7 @@ class Labelling(Intake):
                  journal: Journal | None) -> None:
         super().__init__(tally, clock)
         self._records = records
-        self._journal = journal
+        self._use_journal(journal)
         self._side_windows: LabelSide | None = None  # made by the first predict or label (see _side)
         self._pred_t = -math.inf  # the latest prediction time (never decreases)
         self._repeated = 0
@@ -134,11 +134,26 @@ class Labelling(Intake):
             if len(self._p_codes) >= FLUSH_EVERY:
                 self._flush()
 
-    def predict_many(self, keys: Any, y_pred: Any, t: Any = None) -> None:
+    def _use_journal(self, journal: Journal | None) -> None:
+        """Attach (or detach, None) the durable journal. With one, ``update`` takes the journalled path below (the
+        lock-free one is the class's ``update``, which this instance attribute shadows: no test on the hot path)."""
+        self._journal = journal
+        if journal is None:
+            self.__dict__.pop("update", None)
+        else:
+            self.update = self._update_durably  # type: ignore[method-assign]
+
+    def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+        """``update`` with a journal: the sample is committed first, as a batch of one (a commit per call)."""
+        self.update_many([y_true], [y_pred], t=None if t is None else [t])
+
+    def predict_many(self, keys: Any, y_pred: Any, t: Any = None, *, batch_id: str | None = None) -> None:
         """Record a batch of predictions: keys and predicted labels of equal length; ``t`` as in ``update_many``.
 
         Validated in full before anything is recorded (store included); keys already pending are repeats.
+        ``batch_id`` as in ``update_many``: a batch the journal remembers is not recorded again.
         """
+        batch_id = self._check_batch_id(batch_id)
         keys = check_keys(keys)
         preds = as_label_array(y_pred, "y_pred")
         if len(keys) != len(preds):
@@ -162,7 +177,9 @@ class Labelling(Intake):
             codes, _, lut, new = encoded
             idx = (codes if lut is None else lut[codes]).tolist()
             if self._journal is not None:
-                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps)
+                if batch_id is not None and self._journal.accepted(batch_id) is not None:
+                    return  # a retried batch: recorded once already
+                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps, batch_id)
             self._tally.register(new)
             self._accept(keys, idx, stamps)
 
@@ -241,12 +258,13 @@ class Labelling(Intake):
             if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:
                 self._flush()
 
-    def label_many(self, keys: Any, y_true: Any, t: Any = None) -> None:
+    def label_many(self, keys: Any, y_true: Any, t: Any = None, *, batch_id: str | None = None) -> None:
         """Labels of earlier predictions, in arrival order: each joined as ``label`` would join it.
 
         Validated in full before anything is joined (store included); orphans and duplicates are
-        counted and the rest of the batch goes on.
+        counted and the rest of the batch goes on. ``batch_id`` as in ``update_many``.
         """
+        batch_id = self._check_batch_id(batch_id)
         keys = check_keys(keys)
         truth = as_label_array(y_true, "y_true")
         if len(keys) != len(truth):
@@ -266,7 +284,9 @@ class Labelling(Intake):
                 check_times(times, self._last_t)
                 stamps = times.tolist()
             if self._journal is not None:
-                self._journal.append(LABEL, keys, _plain(truth, index, None, []), stamps)
+                if batch_id is not None and self._journal.accepted(batch_id) is not None:
+                    return  # a retried batch: joined once already
+                self._journal.append(LABEL, keys, _plain(truth, index, None, []), stamps, batch_id)
             self._join(keys, truth, stamps)
             if t is None:
                 self._clock_driven = True
@@ -378,13 +398,16 @@ class Labelling(Intake):
     def _replay(self, journal: Journal, after: int) -> None:
         """Apply the journal's rows after ``after`` (validated again, not journalled again)."""
         rows = journal.replay(after)  # holds the journal's lock while it runs: closed below if a row is refused
-        self._journal = None
+        self._use_journal(None)
         try:
-            for kind, keys, labels, times, _ in rows:
+            for kind, first, second, times, _ in rows:
                 if kind == PREDICT:
-                    self.predict_many(keys, labels, times)
+                    self.predict_many(first, second, times)
                 elif kind == LABEL:
-                    self.label_many(keys, labels, times)
+                    self.label_many(first, second, times)
+                elif kind == SAMPLES:
+                    self.update_many(first.y_true, first.y_pred, first.t)
+                    self._clock_driven = self._clock_driven or first.clocked
                 else:
                     raise ValueError(f"pending store {journal.path} holds a row of unknown kind {kind!r}")
         except BaseException:
@@ -392,7 +415,7 @@ class Labelling(Intake):
             journal.close()
             raise
         finally:
-            self._journal = journal
+            self._use_journal(journal)
 
 
 def _plain(labels: np.ndarray, index: Any, idx: list[int] | None, new: list[Any]) -> list[Any]:

@@ -384,3 +384,116 @@ def test_overlapping_saves_are_ordered(tmp_path: Path, paused: Callable[[str], P
     assert recovered(db, tmp_path / "other.json", probe) == recount(calls, probe)
     with pytest.raises(streammon.state.StateError, match="load the newer state file"):
         Monitor.load(state, pending=db)
+
+
+# -- labelled samples and batch ids ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("calls", [
+    [("update_many", ([True, False, True], [True, True, False]), {"t": [1.0, 2.0, 2.0]}),
+     ("update_many", ([False, False], [True, False]), {"t": 3.0}), ("update", (True, False), {"t": 4.0})],
+    [("update_many", ([1.0, 2.0], [2.0, 2.0]), {}), ("update", (2.0, 1.0), {}),
+     ("update_many", (np.array([3, 1]), np.array([1, 1])), {"t": 5000.0})],
+    [("update_many", (np.array(["a", "b"]), np.array(["b", "b"])), {}), ("update", ("a", "a"), {}),
+     ("update", ("b", "a"), {"t": 5000.0})],
+])
+def test_update_many_and_update_are_journalled_and_replayed_exactly(tmp_path: Path, calls: list[Any]) -> None:
+    """With a journal, update_many batches (per-sample times, one time, the clock) and single updates survive a
+    restart without a state file: every window equals an in-memory monitor fed the same calls, classes keep their
+    types (bools, floats, ints, strs), and a save then truncates the sample rows like the others."""
+    db, state = tmp_path / "pending.sqlite", tmp_path / "state.json"
+
+    def build(pending: Path | None) -> Monitor:
+        clock = iter(np.arange(1000.0, 2000.0, 0.5).tolist())
+        return Monitor([Cumulative(), Sliding(5), streammon.Timed(60, buckets=6)], pending=pending,
+                       clock=lambda: next(clock))
+
+    m, reference = build(db), build(None)
+    for method, args, kwargs in calls:
+        getattr(m, method)(*args, **kwargs)
+        getattr(reference, method)(*args, **kwargs)
+    expected = {name: c.to_dict() for name, c in reference.counts().items()}
+    assert {name: c.to_dict() for name, c in m.counts().items()} == expected
+    m.close()
+    with build(db) as again:
+        assert again.labels == reference.labels
+        assert [type(x) for x in again.labels] == [type(x) for x in reference.labels]
+        assert {name: c.to_dict() for name, c in again.counts().items()} == expected
+        again.save(state)
+        assert again._journal is not None and again._journal.truncated_to == again._journal.last_id
+        again.update_many(reference.labels[:1], reference.labels[:1], t=9000.0)
+    with Monitor.load(state, pending=db) as loaded:
+        assert loaded.samples == reference.samples + 1
+
+
+def test_a_batch_id_counts_a_retried_batch_once_across_restarts(tmp_path: Path) -> None:
+    """update_many / predict_many / label_many with the same batch_id count once, also after a restart from the
+    journal and after a save truncated the batch's rows; accepted() reports the first batch's size."""
+    db, state = tmp_path / "pending.sqlite", tmp_path / "state.json"
+    with new_monitor(db) as m:
+        for _ in range(2):
+            m.update_many(["a", "b"], ["a", "a"], t=1.0, batch_id="s-1")
+            m.predict_many(["k1", "k2", "k3"], ["a", "b", "a"], t=2.0, batch_id="p-1")
+        assert m.accepted("s-1") == 2 and m.accepted("p-1") == 3 and m.accepted("nope") is None
+        m.save(state)
+    with Monitor.load(state, pending=db) as m:
+        m.update_many(["a", "b"], ["a", "a"], t=3.0, batch_id="s-1")
+        for _ in range(2):
+            m.label_many(["k1", "k2"], ["a", "a"], t=4.0, batch_id="l-1")
+        stats = m.report().windows["cumulative"].label_stats
+        assert m.samples == 4
+        assert (stats.predictions, stats.labelled, stats.duplicates) == (3, 2, 0)
+    with Monitor.load(state, pending=db) as m:  # the label batch replayed from the journal, its id remembered
+        m.label_many(["k1", "k2"], ["a", "a"], t=5.0, batch_id="l-1")
+        assert m.report().windows["cumulative"].label_stats.labelled == 2
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 201, "é", "a\nb", 7, b"x"])
+def test_a_bad_batch_id_is_refused_before_anything_changes(tmp_path: Path, bad: Any) -> None:
+    """batch_id must be a short printable ASCII str, and needs a journal; a bad one changes nothing."""
+    with new_monitor(tmp_path / "pending.sqlite") as m:
+        with pytest.raises(ValueError, match="batch_id"):
+            m.update_many(["a"], ["a"], t=1.0, batch_id=bad)
+        assert m.samples == 0
+    with pytest.raises(ValueError, match="needs a durable journal"):
+        new_monitor(None).predict_many(["k"], ["a"], batch_id="b-1")
+
+
+def test_killed_between_acknowledged_sample_batches_recovers_each_once(tmp_path: Path) -> None:
+    """A real process feeding update_many batches with batch ids is SIGKILLed after a random acknowledged batch;
+    the restart recounts exactly the acknowledged batches (or one more, in flight), and resending the unsure one with
+    its id never counts it twice."""
+    db = tmp_path / "pending.sqlite"
+    script = (
+        "import sys\nimport numpy as np\nfrom streammon import Monitor, Cumulative\n"
+        f"m = Monitor([Cumulative()], pending={str(db)!r})\n"
+        "for i in range(10_000):\n"
+        "    rng = np.random.default_rng(i)\n"
+        "    m.update_many(rng.choice(['a', 'b'], 50), rng.choice(['a', 'b'], 50), t=float(i), batch_id=f'b{i}')\n"
+        "    print(i, flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert child.stdout is not None
+    target = int(np.random.default_rng(3).integers(20, 200))
+    acked = -1
+    while acked < target:
+        acked = int(child.stdout.readline())
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    acked = max([acked, *(int(line) for line in child.stdout.read().split())])
+    child.stdout.close()
+
+    def expected(batches: int) -> dict[Any, Any]:
+        ref = Monitor([Cumulative()])
+        for i in range(batches):
+            rng = np.random.default_rng(i)
+            ref.update_many(rng.choice(["a", "b"], 50), rng.choice(["a", "b"], 50), t=float(i))
+        return ref.counts()["cumulative"].to_dict()
+
+    with Monitor([Cumulative()], pending=db) as m:
+        got = m.counts()["cumulative"].to_dict()
+        assert got in (expected(acked + 1), expected(acked + 2))
+        for i in range(acked + 1, acked + 3):  # the client resends what it is unsure of
+            rng = np.random.default_rng(i)
+            m.update_many(rng.choice(["a", "b"], 50), rng.choice(["a", "b"], 50), t=float(i), batch_id=f"b{i}")
+        assert m.counts()["cumulative"].to_dict() == expected(acked + 3)

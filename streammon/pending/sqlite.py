@@ -39,13 +39,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+
+from streammon.state import decode_label, encode_label
 
 logger = logging.getLogger("streammon.pending")
 
@@ -53,19 +59,39 @@ FORMAT = "streammon.pending"
 VERSION = 2  # 2: a column says which labels are bools (version 1 stored True as 1); upgraded on open
 PREDICT = 1
 LABEL = 2
+SAMPLES = 3
+MAX_REMEMBERED = 100_000  # batch ids (Idempotency-Key) remembered: a retry after this many newer batches counts again
 REPLAY_CHUNK = 1 << 16
 TRUNCATE_CHUNK = 1 << 14  # rows deleted per transaction: appends wait at most one chunk's deletion
 
 _OPS_COLUMNS = ("id", "kind", "key", "label", "t", "label_bool")
-_SCHEMA = (
-    "CREATE TABLE meta (name TEXT PRIMARY KEY, value)",
-    "CREATE TABLE ops (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, key NOT NULL, label NOT NULL, "
-    "t REAL NOT NULL, label_bool INTEGER NOT NULL DEFAULT 0)",
-)
-
-
+_SAMPLES_COLUMNS = ("id", "classes", "y_true", "y_pred", "t", "times", "clocked")
+_SEEN_COLUMNS = ("batch", "id", "accepted")
+_SCHEMA = {
+    "meta": "CREATE TABLE meta (name TEXT PRIMARY KEY, value)",
+    "ops": "CREATE TABLE ops (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, key NOT NULL, label NOT NULL, "
+           "t REAL NOT NULL, label_bool INTEGER NOT NULL DEFAULT 0)",
+    # a batch of labelled samples, one row: its classes (typed JSON) and two int32 columns of indices into them
+    "samples": "CREATE TABLE samples (id INTEGER PRIMARY KEY, classes TEXT NOT NULL, y_true BLOB NOT NULL, "
+               "y_pred BLOB NOT NULL, t REAL, times BLOB, clocked INTEGER NOT NULL)",
+    # the ids of recent batches (HTTP Idempotency-Key), written in the batch's own transaction
+    "seen": "CREATE TABLE seen (batch TEXT PRIMARY KEY, id INTEGER NOT NULL, accepted INTEGER NOT NULL)",
+}
+_COLUMNS = {"meta": ("name", "value"), "ops": _OPS_COLUMNS, "samples": _SAMPLES_COLUMNS, "seen": _SEEN_COLUMNS}
 _INSERT = "INSERT INTO ops (id, kind, key, label, t) VALUES (?, ?, ?, ?, ?)"
 _INSERT_TYPED = "INSERT INTO ops (id, kind, key, label, t, label_bool) VALUES (?, ?, ?, ?, ?, ?)"
+_REPLAY = ("SELECT id, kind, key, label, t, label_bool, NULL, NULL FROM ops WHERE id > ? "
+           "UNION ALL SELECT id, 3, classes, y_true, t, clocked, y_pred, times FROM samples WHERE id > ? ORDER BY id")
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A journalled ``update_many`` batch: the labels as object arrays, its time(s), and whether the clock gave it."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    t: float | np.ndarray | None
+    clocked: bool
 
 
 class JournalBusy(ValueError):
@@ -99,20 +125,21 @@ class Journal:
         self._closer = weakref.finalize(self, _release, self._db, self._owner)  # a monitor dropped unclosed
 
     def _open(self, synchronous: str) -> tuple[int, int]:
-        """Check (or create) the schema; the truncation mark and the highest row id."""
+        """Check (or create) the schema, upgrading version 1; the truncation mark and the highest row id."""
         db = self._db
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("BEGIN")
-            for statement in _SCHEMA:
+            for statement in _SCHEMA.values():
                 db.execute(statement)
             db.executemany("INSERT INTO meta VALUES (?, ?)",
                            [("format", FORMAT), ("version", VERSION), ("truncated_to", 0)])
             db.execute("COMMIT")
-        elif tables != {"meta", "ops"}:
+            tables = set(_SCHEMA)
+        if not tables <= set(_SCHEMA) or not {"meta", "ops"} <= tables:
             raise ValueError(f"{self.path} is not a streammon pending store: it holds the tables {sorted(tables)}, "
-                             "expected meta and ops (point pending= at a file of its own)")
+                             f"expected {', '.join(_SCHEMA)} (point pending= at a file of its own)")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={synchronous}")
         meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
@@ -120,49 +147,92 @@ class Journal:
         if meta.get("format") != FORMAT or version not in (1, VERSION):
             raise ValueError(f"{self.path} is not a streammon pending store (format {meta.get('format')!r:.60}, "
                              f"version {version!r:.60}; this streammon reads version 1 and {VERSION})")
-        columns = tuple(row[1] for row in db.execute("PRAGMA table_info(ops)"))
-        expected = _OPS_COLUMNS if version == VERSION else _OPS_COLUMNS[:-1]
-        if columns != expected:
-            raise ValueError(f"{self.path} is not a streammon pending store of version {version}: its ops table has "
-                             f"the columns {list(columns)}, expected {list(expected)}")
-        if version == 1:  # bools were stored as ints: they stay so, new rows say which labels are bools
+        expected = dict(_COLUMNS)
+        if version == 1:
+            expected = {"meta": _COLUMNS["meta"], "ops": _OPS_COLUMNS[:-1]}
+        for table in sorted(tables | set(expected)):
+            columns = tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
+            if columns != expected.get(table):
+                raise ValueError(f"{self.path} is not a streammon pending store of version {version}: its {table} "
+                                 f"table has the columns {list(columns)}, expected {list(expected.get(table, ()))}")
+        if version == 1:  # bools were stored as ints: they stay so; new rows say which labels are bools
             db.execute("BEGIN")
             db.execute("ALTER TABLE ops ADD COLUMN label_bool INTEGER NOT NULL DEFAULT 0")
+            db.execute(_SCHEMA["samples"])
+            db.execute(_SCHEMA["seen"])
             db.execute("UPDATE meta SET value = ? WHERE name = 'version'", (VERSION,))
             db.execute("COMMIT")
         truncated = meta.get("truncated_to")
         if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
             raise ValueError(f"{self.path}: truncated_to must be an int >= 0, got {truncated!r:.60}")
-        top = db.execute("SELECT max(id) FROM ops").fetchone()[0]
+        top = db.execute("SELECT max(m) FROM (SELECT max(id) AS m FROM ops UNION ALL SELECT max(id) FROM samples)"
+                         ).fetchone()[0]
         return truncated, top or 0
 
-    def append(self, kind: int, keys: Sequence[Any], labels: Sequence[Any], times: Sequence[float]) -> int:
-        """Write and commit one call's rows; the id of its last row. Nothing is written on error."""
+    def append(self, kind: int, keys: Sequence[Any], labels: Sequence[Any], times: Sequence[float],
+               batch: str | None = None) -> int:
+        """Write and commit one predict/label call's rows (and its batch id); the id of its last row.
+
+        Nothing is written on error.
+        """
         typed = bool in set(map(type, labels))  # rare: the column is left to its default otherwise (faster)
+        columns: list[Sequence[Any]] = [[kind] * len(keys), keys, labels, times]
+        if typed:  # ints, not bools: sqlite3 binds an exact int without its adapter lookup
+            columns.append([int(type(label) is bool) for label in labels])
+
+        def write(first: int) -> int:
+            self._db.executemany(_INSERT_TYPED if typed else _INSERT,
+                                 zip(range(first, first + len(keys)), *columns, strict=True))
+            return len(keys)
+
+        return self._commit(write, batch, len(keys))
+
+    def append_samples(self, classes: Sequence[Hashable], y_true: np.ndarray, y_pred: np.ndarray,
+                       t: float | np.ndarray | None, clocked: bool, batch: str | None = None) -> int:
+        """Write and commit one ``update_many`` batch as one row (``y_true``/``y_pred``: indices into ``classes``,
+        ``t``: one time, one per sample, or None); the row's id."""
+        row = (json.dumps([encode_label(label) for label in classes]), np.asarray(y_true, "<i4").tobytes(),
+               np.asarray(y_pred, "<i4").tobytes(), t if isinstance(t, float) else None,
+               None if t is None or isinstance(t, float) else np.asarray(t, "<f8").tobytes(), int(clocked))
+
+        def write(first: int) -> int:
+            self._db.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", (first, *row))
+            return 1
+
+        return self._commit(write, batch, len(y_true))
+
+    def _commit(self, write: Any, batch: str | None, accepted: int) -> int:
+        """Run ``write(first id)`` (which returns the rows it wrote) and record ``batch``, in one transaction."""
         with self._lock:
             if not self._closer.alive:
                 raise ValueError(f"the pending store {self.path} is closed (Monitor.close): nothing was recorded")
             first = self.last_id + 1
-            columns = [range(first, first + len(keys)), [kind] * len(keys), keys, labels, times]
-            if typed:  # ints, not bools: sqlite3 binds an exact int without its adapter lookup
-                columns.append([int(type(label) is bool) for label in labels])
             try:
                 self._db.execute("BEGIN")
-                self._db.executemany(_INSERT_TYPED if typed else _INSERT, zip(*columns, strict=True))
+                rows = write(first)
+                if batch is not None:
+                    self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (batch, first + rows - 1, accepted))
                 self._db.execute("COMMIT")
             except (sqlite3.Error, ValueError, OverflowError) as exc:
-                logger.error("pending store %s: append of %d rows failed: %r", self.path, len(keys), exc)
+                logger.error("pending store %s: append of %d rows failed: %r", self.path, accepted, exc)
                 self._roll_back()
                 raise
-            self.last_id = first + len(keys) - 1
+            self.last_id = first + rows - 1
             return self.last_id
+
+    def accepted(self, batch: str) -> int | None:
+        """How many rows the batch of id ``batch`` brought, if it is one of the last ``MAX_REMEMBERED``."""
+        with self._lock:
+            found = self._db.execute("SELECT accepted FROM seen WHERE batch = ?", (batch,)).fetchone()
+        return None if found is None else int(found[0])
 
     def _roll_back(self) -> None:
         """Undo an open transaction and read back where the rows end (caller holds the lock)."""
         with contextlib.suppress(sqlite3.Error):
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
-            top = self._db.execute("SELECT max(id) FROM ops").fetchone()[0]
+            top = self._db.execute("SELECT max(m) FROM (SELECT max(id) AS m FROM ops UNION ALL "
+                                   "SELECT max(id) FROM samples)").fetchone()[0]
             self.last_id = max(self.truncated_to, top or 0)
 
     def truncate(self, upto: int) -> None:
@@ -185,6 +255,9 @@ class Journal:
             try:
                 self._db.execute("BEGIN")
                 self._db.execute("DELETE FROM ops WHERE id <= ?", (step,))
+                self._db.execute("DELETE FROM samples WHERE id <= ?", (step,))
+                self._db.execute("DELETE FROM seen WHERE id <= (SELECT id FROM seen ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                                 (MAX_REMEMBERED,))
                 self._db.execute("UPDATE meta SET value = ? WHERE name = 'truncated_to'", (step,))
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
@@ -194,23 +267,27 @@ class Journal:
             self.truncated_to = step
             return step < upto
 
-    def replay(self, after: int) -> Generator[tuple[int, list[Any], list[Any], list[float], int], None, None]:
-        """The rows after ``after``, as runs of one kind: ``(kind, keys, labels, times, last id)``."""
+    def replay(self, after: int) -> Generator[tuple[int, Any, Any, Any, int], None, None]:
+        """The rows after ``after`` in order, predictions and labels as runs of one kind ``(kind, keys, labels,
+        times, last id)``, a batch of samples as ``(SAMPLES, Samples, None, None, its id)``."""
         with self._lock:
-            cursor = self._db.execute("SELECT id, kind, key, label, t, label_bool FROM ops WHERE id > ? ORDER BY id",
-                                      (after,))
+            cursor = self._db.execute(_REPLAY, (after, after))
             chunks = iter(lambda: cursor.fetchmany(REPLAY_CHUNK), [])
             run: tuple[int, list[Any], list[Any], list[float]] | None = None
             last = after
             for rows in chunks:
-                for row_id, kind, key, label, t, is_bool in rows:
+                for row_id, kind, key, label, t, flag, y_pred, times in rows:
                     if run is not None and (run[0] != kind or len(run[1]) >= REPLAY_CHUNK):
                         yield (*run, last)
                         run = None
+                    if kind == SAMPLES:
+                        yield SAMPLES, _samples(key, label, y_pred, t, times, flag), None, None, row_id
+                        last = row_id
+                        continue
                     if run is None:
                         run = (kind, [], [], [])
                     run[1].append(key)
-                    run[2].append(bool(label) if is_bool else label)
+                    run[2].append(bool(label) if flag else label)
                     run[3].append(t)
                     last = row_id
             if run is not None:
@@ -220,6 +297,15 @@ class Journal:
         """Close the database (every acknowledged row is committed already) and let another monitor open it."""
         with self._lock:
             self._closer()
+
+
+def _samples(classes: str, y_true: bytes, y_pred: bytes, t: float | None, times: bytes | None,
+             clocked: int) -> Samples:
+    """A ``samples`` row back as labels (checked again when replayed through ``update_many``)."""
+    labels = np.empty(0, dtype=object)
+    labels = np.array([decode_label(item) for item in json.loads(classes)] or labels, dtype=object)
+    return Samples(labels[np.frombuffer(y_true, "<i4")], labels[np.frombuffer(y_pred, "<i4")],
+                   t if times is None else np.frombuffer(times, "<f8"), bool(clocked))
 
 
 def _release(db: sqlite3.Connection, owner: int) -> None:

@@ -192,7 +192,7 @@ class Intake:
                 recorded = batch_times if batch_times is not None or not math.isfinite(last) else last
                 self._journal.append_samples(
                     (*index.labels, *new), true_codes if lut is None else lut[true_codes],
-                    pred_codes if lut is None else lut[pred_codes], recorded, t is None, batch_id)
+                    pred_codes if lut is None else lut[pred_codes], recorded, clocked=t is None, batch=batch_id)
             self._tally.register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True

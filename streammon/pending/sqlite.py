@@ -188,7 +188,7 @@ class Journal:
         return self._commit(write, batch, len(keys))
 
     def append_samples(self, classes: Sequence[Hashable], y_true: np.ndarray, y_pred: np.ndarray,
-                       t: float | np.ndarray | None, clocked: bool, batch: str | None = None) -> int:
+                       t: float | np.ndarray | None, *, clocked: bool, batch: str | None = None) -> int:
         """Write and commit one ``update_many`` batch as one row (``y_true``/``y_pred``: indices into ``classes``,
         ``t``: one time, one per sample, or None); the row's id."""
         row = (json.dumps([encode_label(label) for label in classes]), np.asarray(y_true, "<i4").tobytes(),
@@ -281,7 +281,7 @@ class Journal:
                         yield (*run, last)
                         run = None
                     if kind == SAMPLES:
-                        yield SAMPLES, _samples(key, label, y_pred, t, times, flag), None, None, row_id
+                        yield SAMPLES, _samples(key, label, y_pred, t, times=times, clocked=flag), None, None, row_id
                         last = row_id
                         continue
                     if run is None:
@@ -299,7 +299,7 @@ class Journal:
             self._closer()
 
 
-def _samples(classes: str, y_true: bytes, y_pred: bytes, t: float | None, times: bytes | None,
+def _samples(classes: str, y_true: bytes, y_pred: bytes, t: float | None, *, times: bytes | None,
              clocked: int) -> Samples:
     """A ``samples`` row back as labels (checked again when replayed through ``update_many``)."""
     labels = np.empty(0, dtype=object)

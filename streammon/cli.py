@@ -6,6 +6,8 @@
 - ``streammon rules`` — print the PromQL recording and alerting rules (YAML); ``--profile demo``
   and the flags below set windows, thresholds and ``for:`` durations (``streammon rules -h``).
 - ``streammon dashboard`` — print the Grafana dashboard (JSON).
+- ``streammon serve CONFIG`` — run the server that worker processes and other languages send batches to
+  (``streammon.serve``); SIGTERM stops it gracefully.
 - ``streammon report STATE_FILE`` — load a state file written by ``Monitor.save`` (or a
   ``Checkpointer``) and print its report as read now: one line per window and the active
   alerts, or with ``--json`` the JSON of ``Report.to_dict()``.
@@ -34,6 +36,7 @@ from streammon.commands.demo import MAX_RATE, run_demo, write_demo_report
 from streammon.commands.replay import add_join_flags, run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
+from streammon.commands.serve import add_serve_parser, run_serve
 from streammon.demo import LateLabels
 from streammon.export.grafana import render_dashboard
 from streammon.export.rules import PROFILES, render_rules
@@ -78,6 +81,7 @@ def _run(argv: Sequence[str] | None) -> int:
     rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
     add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
+    add_serve_parser(sub)
     report = sub.add_parser("report", help="print the report of a saved monitor (a state file)",
                             description="Load a state file written by Monitor.save or a Checkpointer and print its "
                                         "report as read now (timed windows of a clock-driven monitor move on to now).")
@@ -109,8 +113,8 @@ def _run(argv: Sequence[str] | None) -> int:
     replaying.add_argument("--html", metavar="PATH", help="write the HTML report (one self-contained page; needs "
                            "the report extra: pip install 'streammon[report]')")
     args = parser.parse_args(argv)
-    if args.command == "replay":
-        return run_replay(args, replaying)
+    if args.command in ("replay", "serve"):
+        return run_replay(args, replaying) if args.command == "replay" else run_serve(args.config)
     if args.command == "demo" and args.html:
         return write_demo_report(args.html, duration=args.duration, rate=args.rate,
                                  phase_seconds=args.phase_seconds, every=args.every)
@@ -118,8 +122,8 @@ def _run(argv: Sequence[str] | None) -> int:
         late = LateLabels(delay=args.label_delay, never=args.unlabelled_share) if args.late_labels else None
         return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
                         phase_seconds=args.phase_seconds, every=args.every, late=late)
-    if args.command == "report":
-        return run_report(args.state_file, as_json=args.json)
+    if args.command in ("report", "dashboard"):
+        return run_report(args.state_file, as_json=args.json) if args.command == "report" else _dashboard()
     if args.command == "rules":
         overrides = {field: getattr(args, field) for field in RULE_FLAGS if getattr(args, field) is not None}
         try:
@@ -131,6 +135,10 @@ def _run(argv: Sequence[str] | None) -> int:
             rules.error(str(error))
         sys.stdout.write(render_rules(settings))
         return 0
+    return 1  # pragma: no cover - argparse knows every command
+
+
+def _dashboard() -> int:
     sys.stdout.write(render_dashboard())
     return 0
 

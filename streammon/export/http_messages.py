@@ -77,8 +77,9 @@ def call_app(app: WSGIApp, environ: dict[str, Any]) -> tuple[str, list[tuple[str
     return str(status), list(headers), body
 
 
-def http_response(status: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
+def http_response(status: str, headers: list[tuple[str, str]], body: bytes, *, keep_alive: bool = False) -> bytes:
     kept = [f"{name}: {value}" for name, value in headers
             if name.lower() not in ("content-length", "connection", "transfer-encoding")]
-    lines = [f"HTTP/1.1 {status}", *kept, f"Content-Length: {len(body)}", "Connection: close"]
+    lines = [f"HTTP/1.1 {status}", *kept, f"Content-Length: {len(body)}",
+             "Connection: keep-alive" if keep_alive else "Connection: close"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body

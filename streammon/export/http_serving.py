@@ -3,10 +3,14 @@
 The accept loop only accepts. Each connection gets its own thread, which does the TLS handshake and reads the
 request under one deadline (``request_timeout``, from accept to the end of the headers: a client that sends
 nothing, or dribbles a byte a second, is cut off all the same), caps the request head (``max_header_bytes``),
-answers once (``Connection: close``) and sends the answer under a second deadline (``write_timeout``). At most
-``max_connections`` are held. When one more arrives, the oldest connection still waiting for its request is
-closed to make room (idle and slow clients are the oldest); when every held connection is already being answered,
-the newcomer is closed at once. ``stop()`` shuts every held socket down, so it returns at once.
+reads its body under a second deadline (``body_timeout``) and a cap (``max_body_bytes``, 0 by default: no body;
+``Content-Length`` or chunked, a gzip body bounded after decompression too: 413 beyond), answers, and sends the
+answer under a third deadline (``write_timeout``). With ``keep_alive`` seconds > 0 an HTTP/1.1 client may send
+its next request on the same connection within that time (the deadlines start again); otherwise each answer
+closes it (``Connection: close``). At most ``max_connections`` are held. When one more arrives, the oldest
+connection still waiting for its request is closed to make room (idle and slow clients are the oldest); when
+every held connection is already being answered, the newcomer is closed at once. ``stop()`` shuts every held
+socket down, so it returns at once.
 
 Rejections (timeouts, failed handshakes, malformed or oversized requests, 4xx/5xx answers, the bound) are logged
 on the ``"streammon.server"`` logger at INFO; reaching the bound also logs a WARNING, at most once a minute.
@@ -24,6 +28,7 @@ b'hello'
 from __future__ import annotations
 
 import contextlib
+import io
 import ipaddress
 import logging
 import math
@@ -34,6 +39,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,15 +69,21 @@ class Limits:
     request_timeout: float = 5.0
     write_timeout: float = 10.0
     max_header_bytes: int = 8192
+    max_body_bytes: int = 0
+    body_timeout: float = 30.0
+    keep_alive: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("max_connections", "max_header_bytes"):
+        for name in ("max_connections", "max_header_bytes", "max_body_bytes"):
             count = getattr(self, name)
             if isinstance(count, bool) or not isinstance(count, int):
                 raise TypeError(f"{name}={count!r}: expected an int")
-            if count < 1:
-                raise ValueError(f"{name}={count!r}: expected an int >= 1")
-        for name in ("request_timeout", "write_timeout"):
+            if count < (0 if name == "max_body_bytes" else 1):
+                raise ValueError(f"{name}={count!r}: expected an int >= {int(name != 'max_body_bytes')}")
+        keep = self.keep_alive
+        if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not 0 <= keep < math.inf:
+            raise ValueError(f"keep_alive={keep!r}: expected a finite number of seconds >= 0 (0: close each time)")
+        for name in ("request_timeout", "write_timeout", "body_timeout"):
             seconds = getattr(self, name)
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
                 raise TypeError(f"{name}={seconds!r}: expected a number of seconds")
@@ -137,6 +149,31 @@ class BoundedServer:
             if self._stopped:
                 return
             self._stopped = True
+        self._close(grace)
+
+    def drain(self, grace: float = 10.0) -> None:
+        """Stop accepting, close the connections waiting for a request, let those being answered finish (up to
+        ``grace`` seconds), then cut what is left: a graceful shutdown (SIGTERM) answers what is in flight."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._waker.send(b"x")
+        self._thread.join(timeout=grace)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            with self._lock:
+                held = list(self._held.values())
+            for connection in held:
+                if not connection.answering:
+                    connection.abort()
+            if not any(connection.answering for connection in held):
+                break
+            time.sleep(0.01)
+        self._close(min(grace, 1.0))
+
+    def _close(self, grace: float) -> None:
+        with self._lock:
             held, self._held = list(self._held.values()), {}
         self._waker.send(b"x")
         self._thread.join(timeout=grace)
@@ -254,36 +291,55 @@ class BoundedServer:
                 raise Rejected("", f"no TLS handshake within request_timeout={self.limits.request_timeout}s") from None
             except ssl.SSLError as error:
                 raise Rejected("", f"TLS handshake failed: {error.reason or error}") from None
-        head = self._read_head(connection.sock, deadline)
-        environ = request_environ(head, connection.peer, "https" if self._tls else "http", self.port)
-        with self._lock:
-            if id(connection) not in self._held:
+        buffer, first = bytearray(), True
+        while True:
+            try:
+                head = self._read_head(connection.sock, deadline, buffer)
+            except Rejected as rejected:
+                if not first and not buffer and not rejected.status:
+                    return  # a kept-alive client closed between requests: not a rejection
+                raise
+            first = False
+            environ = request_environ(head, connection.peer, "https" if self._tls else "http", self.port)
+            body = read_body(connection.sock, environ, buffer, self.limits, time.monotonic() + self.limits.body_timeout)
+            environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+            with self._lock:
+                if id(connection) not in self._held:
+                    return
+                connection.answering = True
+            status, headers, answer = call_app(self._app, environ)
+            failed = not status[:1].isdigit() or int(status[:3]) >= 400
+            if failed:
+                logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
+                            environ["PATH_INFO"], status)
+            keep = self.limits.keep_alive > 0 and not failed and _wants_keep_alive(environ)
+            self._send(connection.sock, http_response(status, headers, answer, keep_alive=keep),
+                       self.limits.write_timeout)
+            if not keep:
                 return
-            connection.answering = True
-        status, headers, body = call_app(self._app, environ)
-        if not status[:1].isdigit() or int(status[:3]) >= 400:
-            logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
-                        environ["PATH_INFO"], status)
-        self._send(connection.sock, http_response(status, headers, body), self.limits.write_timeout)
+            with self._lock:
+                if id(connection) not in self._held:
+                    return
+                connection.answering = False  # idle until its next request: may make room for a newcomer
+            deadline = time.monotonic() + self.limits.keep_alive
+            if not buffer and not _readable(connection.sock, self.limits.keep_alive):
+                return  # idle for keep_alive seconds: closed quietly
+            deadline += self.limits.request_timeout
 
-    def _read_head(self, sock: socket.socket, deadline: float) -> bytes:
-        limit, buffer, scanned = self.limits.max_header_bytes, bytearray(), 0
+    def _read_head(self, sock: socket.socket, deadline: float, buffer: bytearray) -> bytes:
+        """The next request head; ``buffer`` keeps what was read after it (the body's first bytes, a next request)."""
+        limit, scanned = self.limits.max_header_bytes, 0
         while (end := _HEAD_END.search(buffer, max(scanned - 3, 0))) is None:
             if len(buffer) > limit:
                 raise Rejected("431 Request Header Fields Too Large", f"request head over max_header_bytes={limit}")
             scanned = len(buffer)
-            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-            try:
-                chunk = sock.recv(65536)
-            except TimeoutError:
-                raise Rejected("408 Request Timeout",
-                                f"no complete request within request_timeout={self.limits.request_timeout}s") from None
-            if not chunk:
-                raise Rejected("", "closed before sending a complete request")
-            buffer += chunk
+            buffer += _receive(sock, deadline, "408 Request Timeout",
+                               f"no complete request within request_timeout={self.limits.request_timeout}s")
         if end.start() > limit:
             raise Rejected("431 Request Header Fields Too Large", f"request head over max_header_bytes={limit}")
-        return bytes(buffer[: end.start()])
+        head = bytes(buffer[: end.start()])
+        del buffer[: end.end()]
+        return head
 
     def _send(self, sock: socket.socket, data: bytes, timeout: float) -> None:
         deadline, view = time.monotonic() + timeout, memoryview(data)
@@ -293,6 +349,121 @@ class BoundedServer:
                 view = view[sock.send(view) :]
             except TimeoutError:
                 raise Rejected("", f"answer not read within {timeout}s ({len(view)} bytes left)") from None
+
+
+def _receive(sock: socket.socket, deadline: float, status: str, reason: str) -> bytes:
+    """Up to 64 KiB from ``sock`` before ``deadline``; ``Rejected(status, reason)`` when it passes, or the client
+    closed."""
+    sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+    try:
+        chunk = sock.recv(65536)
+    except TimeoutError:
+        raise Rejected(status, reason) from None
+    if not chunk:
+        raise Rejected("", "closed before sending a complete request")
+    return chunk
+
+
+def _readable(sock: socket.socket, timeout: float) -> bool:
+    """Whether a kept-alive connection sends something (a next request, or its close) within ``timeout`` seconds."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    with selectors.DefaultSelector() as selector:
+        selector.register(sock, selectors.EVENT_READ)
+        return bool(selector.select(timeout))
+
+
+def _wants_keep_alive(environ: dict[str, Any]) -> bool:
+    tokens = {token.strip().lower() for token in str(environ.get("HTTP_CONNECTION", "")).split(",")}
+    if environ["SERVER_PROTOCOL"] == "HTTP/1.0":
+        return "keep-alive" in tokens
+    return "close" not in tokens
+
+
+def read_body(sock: socket.socket, environ: dict[str, Any], buffer: bytearray, limits: Limits,
+              deadline: float) -> bytes:
+    """The request's body, decompressed (``Content-Encoding: gzip``), at most ``limits.max_body_bytes``; what follows
+    it stays in ``buffer``. ``Rejected`` with 400, 411, 413, 415 or 501 for what cannot be taken.
+
+    A ``Content-Length`` over the cap is refused before a byte of the body is read; so is anything once the
+    compressed or decompressed bytes pass it. ``Expect: 100-continue`` is answered when the body will be read.
+    """
+    cap = limits.max_body_bytes
+    encoding = str(environ.get("HTTP_TRANSFER_ENCODING", "")).strip().lower()
+    length_field = environ.get("CONTENT_LENGTH")
+    if encoding and encoding != "chunked":
+        raise Rejected("501 Not Implemented", f"Transfer-Encoding {encoding[:40]!r}: only chunked is understood")
+    if encoding and length_field is not None:
+        raise Rejected("400 Bad Request", "both Content-Length and Transfer-Encoding: refused (request smuggling)")
+    if not encoding and length_field is None:
+        return b""
+    if length_field is not None:
+        if not str(length_field).isdigit() or len(str(length_field)) > 18:
+            raise Rejected("400 Bad Request", f"Content-Length {str(length_field)[:40]!r} is not a byte count")
+        length = int(str(length_field))
+        if length > cap:
+            raise Rejected("413 Content Too Large", f"a body of {length} bytes, over max_body_bytes={cap}")
+        if length == 0:
+            return b""
+    coding = str(environ.get("HTTP_CONTENT_ENCODING", "identity")).strip().lower()
+    if coding not in ("identity", "gzip", "x-gzip"):
+        raise Rejected("415 Unsupported Media Type", f"Content-Encoding {coding[:40]!r}: send gzip or identity")
+    if str(environ.get("HTTP_EXPECT", "")).strip().lower() == "100-continue" and not buffer:
+        sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+        sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+    reason = f"body not received within body_timeout={limits.body_timeout}s"
+    raw = _read_exact(sock, buffer, length, deadline, reason) if length_field is not None else \
+        _read_chunked(sock, buffer, cap, deadline, reason)
+    return raw if coding == "identity" else _gunzip(raw, cap)
+
+
+def _gunzip(raw: bytes, cap: int) -> bytes:
+    """A gzip body decompressed, refused (413) as soon as it passes ``cap`` bytes: never inflated beyond."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflate.decompress(raw, cap + 1)
+    except zlib.error as error:
+        raise Rejected("400 Bad Request", f"the gzip body is corrupt: {error}") from None
+    if len(out) > cap or inflate.unconsumed_tail:
+        raise Rejected("413 Content Too Large", f"the body decompresses to over max_body_bytes={cap}")
+    if not inflate.eof:
+        raise Rejected("400 Bad Request", "the gzip body is truncated")
+    return out
+
+
+def _read_exact(sock: socket.socket, buffer: bytearray, length: int, deadline: float, reason: str) -> bytes:
+    while len(buffer) < length:
+        buffer += _receive(sock, deadline, "408 Request Timeout", reason)
+    body = bytes(buffer[:length])
+    del buffer[:length]
+    return body
+
+
+def _read_chunked(sock: socket.socket, buffer: bytearray, cap: int, deadline: float, reason: str) -> bytes:
+    body = bytearray()
+    while True:
+        while (end := buffer.find(b"\r\n")) < 0:
+            if len(buffer) > 1024:
+                raise Rejected("400 Bad Request", "a chunk size line over 1,024 bytes")
+            buffer += _receive(sock, deadline, "408 Request Timeout", reason)
+        size_field = bytes(buffer[:end]).split(b";", 1)[0].strip()
+        if not size_field or len(size_field) > 15 or any(c not in b"0123456789abcdefABCDEF" for c in size_field):
+            raise Rejected("400 Bad Request", f"bad chunk size {size_field[:20]!r}")
+        size = int(size_field, 16)
+        del buffer[: end + 2]
+        if size == 0:  # the last chunk: skip the trailer up to its blank line
+            while (end := buffer.find(b"\r\n")) != 0:
+                if end > 0:
+                    del buffer[: end + 2]
+                    continue
+                if len(buffer) > 8192:
+                    raise Rejected("400 Bad Request", "a chunked trailer over 8,192 bytes")
+                buffer += _receive(sock, deadline, "408 Request Timeout", reason)
+            del buffer[:2]
+            return bytes(body)
+        if len(body) + size > cap:
+            raise Rejected("413 Content Too Large", f"a chunked body over max_body_bytes={cap}")
+        body += _read_exact(sock, buffer, size + 2, deadline, reason)[:size]
 
 
 def _linger(sock: socket.socket) -> None:

@@ -1,0 +1,195 @@
+"""The server's HTTP API, a WSGI app on the exporter's bounded HTTP core (``streammon.export.http_serving``).
+
+==================================  ===============================================================================
+``POST /v1/models/{model}/samples``      ``{"y_true": [...], "y_pred": [...], "t": ...}`` → ``{"accepted": n}``
+``POST /v1/models/{model}/predictions``  ``{"keys": [...], "y_pred": [...], "t": ...}``
+``POST /v1/models/{model}/labels``       ``{"keys": [...], "y_true": [...], "t": ...}``
+``GET /v1/models/{model}/report``        ``Report.to_dict()`` as JSON
+``GET /v1/models``                       ``{"models": [...]}``
+``GET /metrics``                         the exporter's exposition of every model, and the server's own series
+``GET /healthz``                         200 ``{"status": "ok"}`` once batches are accepted, 503 before
+==================================  ===============================================================================
+
+A batch is answered ``200 {"accepted": n}`` only after it is committed to the model's journal and counted; a bad
+one gets ``400 {"error": ...}`` naming the field, the position and what was expected, and nothing of it is
+counted; an unknown model ``404``, a wrong method ``405``, a missing or wrong token ``401`` (every path but
+``/healthz`` needs ``Authorization: Bearer TOKEN`` when the server has a token), a body over ``max_body_bytes``
+``413`` (gzip bodies bounded after decompression too). ``Idempotency-Key: ID`` (1 to 200 printable ASCII
+characters) makes a retried batch count once: the journal remembers the last 100,000 ids, with their batches, so
+this holds across restarts too; the answer to a retry says ``"replayed": true``. ``Streammon-Dropped: N`` on a
+batch reports rows a client dropped (its buffer was full): exported as ``streammon_client_dropped_total``.
+JSON is read and written with orjson (fast, strict: no NaN literals, integers within 64 bits).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hmac
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import orjson
+from prometheus_client import CollectorRegistry
+from prometheus_client import generate_latest as text_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+
+from streammon.export.prometheus import MonitorCollector
+from streammon.serve.batches import BadBatch, locate, parse
+from streammon.serve.hub import Hub
+
+logger = logging.getLogger("streammon.serve")
+
+KINDS = ("samples", "predictions", "labels")
+MAX_DROPPED = 2**40
+
+
+def _json(start_response: Callable[..., Any], status: str, body: dict[str, Any],
+          headers: list[tuple[str, str]] | None = None) -> Iterable[bytes]:
+    start_response(status, [("Content-Type", "application/json"), *(headers or [])])
+    return [orjson.dumps(body)]
+
+
+class Api:
+    """The WSGI app of a server over ``hub``; ``ready`` is set once the hub's monitors are open."""
+
+    def __init__(self, hub: Hub | None, *, token: str | None, distortion_prone: bool = False) -> None:
+        self.hub = hub
+        self.token = None if token is None else f"Bearer {token}".encode()
+        self.ready = threading.Event()
+        self._collector: MonitorCollector | None = None
+        self._distortion_prone = distortion_prone
+        self.batches = {kind: 0 for kind in KINDS}  # accepted batches per kind (served as a counter)
+        self.rejected = 0
+        self._lock = threading.Lock()
+
+    def attach(self, hub: Hub) -> None:
+        """Serve ``hub`` from now on (answers 503 until then)."""
+        self.hub = hub
+        self._collector = MonitorCollector(hub.monitors, distortion_prone=self._distortion_prone)
+        self.ready.set()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path, method = environ["PATH_INFO"], environ["REQUEST_METHOD"]
+        if path == "/healthz":
+            if not self.ready.is_set():
+                return _json(start_response, "503 Service Unavailable", {"status": "starting"})
+            return _json(start_response, "200 OK", {"status": "ok"})
+        if self.token is not None and not hmac.compare_digest(
+                str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1"), self.token):
+            return _json(start_response, "401 Unauthorized", {"error": "a valid Authorization: Bearer token is "
+                         "needed"}, [("WWW-Authenticate", 'Bearer realm="streammon"')])
+        if not self.ready.is_set() or self.hub is None or self._collector is None:
+            return _json(start_response, "503 Service Unavailable", {"error": "starting: replaying the journals"},
+                         [("Retry-After", "1")])
+        if path == "/metrics":
+            return self._metrics(environ, start_response, method)
+        parts = path.split("/")
+        if path == "/v1/models":
+            return _json(start_response, "200 OK", {"models": list(self.hub.monitors)})
+        if len(parts) != 5 or parts[:3] != ["", "v1", "models"] or parts[4] not in (*KINDS, "report"):
+            return _json(start_response, "404 Not Found", {"error": f"no such path {path[:200]!r}: see "
+                         "/v1/models/{model}/samples|predictions|labels|report, /metrics, /healthz"})
+        model, what = parts[3], parts[4]
+        monitor = self.hub.monitors.get(model)
+        if monitor is None:
+            return _json(start_response, "404 Not Found", {"error": f"unknown model {model[:100]!r}: this server "
+                         f"has {', '.join(self.hub.monitors)}"})
+        if what == "report":
+            if method != "GET":
+                return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
+            return _json(start_response, "200 OK", monitor.report().to_dict())
+        if method != "POST":
+            return _json(start_response, "405 Method Not Allowed", {"error": "use POST"}, [("Allow", "POST")])
+        return self._batch(environ, start_response, model, what)
+
+    def _batch(self, environ: dict[str, Any], start_response: Callable[..., Any], model: str,
+               kind: str) -> Iterable[bytes]:
+        assert self.hub is not None
+        monitor = self.hub.monitors[model]
+        body = environ["wsgi.input"].read()
+        key = environ.get("HTTP_IDEMPOTENCY_KEY")
+        dropped = environ.get("HTTP_STREAMMON_DROPPED")
+        try:
+            if dropped is not None and (not dropped.isdigit() or int(dropped) > MAX_DROPPED):
+                raise BadBatch(f"Streammon-Dropped must be a count of rows, got {dropped[:40]!r}")
+            fields = parse(body, kind)
+            if key is not None:
+                seen = monitor.accepted(key)
+                if seen is not None:
+                    return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
+            first, second = fields[("y_true" if kind == "samples" else "keys")], fields[
+                "y_pred" if kind in ("samples", "predictions") else "y_true"]
+            try:
+                if kind == "samples":
+                    monitor.update_many(first, second, fields["t"], batch_id=key)
+                elif kind == "predictions":
+                    monitor.predict_many(first, second, fields["t"], batch_id=key)
+                else:
+                    monitor.label_many(first, second, fields["t"], batch_id=key)
+            except (TypeError, ValueError) as exc:
+                if str(exc).startswith("batch_id"):
+                    raise BadBatch(f"Idempotency-Key: {exc}") from None
+                raise BadBatch(locate(fields, kind, exc)) from None
+        except BadBatch as exc:
+            with self._lock:
+                self.rejected += 1
+            return _json(start_response, "400 Bad Request", {"error": str(exc)})
+        if dropped:
+            self.hub.count_dropped(model, int(dropped))
+        with self._lock:
+            self.batches[kind] += 1
+        return _json(start_response, "200 OK", {"accepted": len(first)})
+
+    def _metrics(self, environ: dict[str, Any], start_response: Callable[..., Any],
+                 method: str) -> Iterable[bytes]:
+        assert self._collector is not None and self.hub is not None
+        if method != "GET":
+            return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
+        _, content_type = choose_encoder(str(environ.get("HTTP_ACCEPT") or ""))
+        openmetrics = "openmetrics" in content_type
+        body = self._collector.exposition(openmetrics=openmetrics)
+        own = self._own_series(openmetrics)
+        body = body[: -len(b"# EOF\n")] + own + b"# EOF\n" if openmetrics else body + own
+        headers = [("Content-Type", content_type)]
+        if gzip_accepted(str(environ.get("HTTP_ACCEPT_ENCODING") or "")):
+            body = gzip.compress(body, compresslevel=1)
+            headers.append(("Content-Encoding", "gzip"))
+        start_response("200 OK", headers)
+        return [body]
+
+    def _own_series(self, openmetrics: bool) -> bytes:
+        """The server's own counters, written by prometheus_client in the scrape's format."""
+        assert self.hub is not None
+        with self._lock:
+            batches, rejected = dict(self.batches), self.rejected
+        with self.hub._lock:
+            dropped = dict(self.hub.dropped)
+        families = [CounterMetricFamily("streammon_client_dropped",
+                                        "Rows the clients dropped (buffer full) and reported.", labels=["model"]),
+                    CounterMetricFamily("streammon_server_batches", "Batches the server accepted, by kind.",
+                                        labels=["kind"]),
+                    CounterMetricFamily("streammon_server_rejected", "Batches the server refused (400).")]
+        for model, n in dropped.items():
+            families[0].add_metric([model], n)
+        for kind, n in batches.items():
+            families[1].add_metric([kind], n)
+        families[2].add_metric([], rejected)
+        registry = CollectorRegistry()
+        registry.register(_Fixed(list(families)))
+        if openmetrics:
+            return bytes(openmetrics_latest(registry))[: -len(b"# EOF\n")]  # type: ignore[no-untyped-call]
+        return text_latest(registry)
+
+
+class _Fixed:
+    """A collector of ready families (for one exposition)."""
+
+    def __init__(self, families: Sequence[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.families)

@@ -1,0 +1,104 @@
+"""The JSON bodies of the server's batch paths, checked before anything is counted.
+
+``samples``: ``{"y_true": [...], "y_pred": [...], "t": [...]}``; ``predictions``: ``{"keys": [...], "y_pred":
+[...], "t": [...]}``; ``labels``: ``{"keys": [...], "y_true": [...], "t": [...]}``. ``t`` is optional: one number
+of seconds for the batch, or one per row; labels are JSON strings, integers, whole floats or booleans; keys are
+strings or integers. An empty batch is accepted (0). A body that is not such an object raises ``BadBatch`` naming
+the field, the position and what was expected; the monitor's own checks (label rules, times that never decrease)
+then judge the rows, and a refusal of theirs is located to its first row by ``locate``.
+
+>>> parse(b'{"y_true": ["a", "b"], "y_pred": ["a", "a"]}', "samples")
+{'y_true': ['a', 'b'], 'y_pred': ['a', 'a'], 't': None}
+>>> parse(b'{"keys": ["k1"], "y_pred": [null]}', "predictions")
+Traceback (most recent call last):
+...
+streammon.serve.batches.BadBatch: y_pred[0]: null is not a class label: expected a string, an integer, ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from streammon.counting.classes import check_label
+from streammon.pending.keys import check_key
+
+FIELDS = {"samples": ("y_true", "y_pred"), "predictions": ("keys", "y_pred"), "labels": ("keys", "y_true")}
+_JSON_NAMES: dict[type, str] = {type(None): "null", bool: "a boolean", dict: "an object", list: "an array",
+                                 str: "a string", int: "an integer", float: "a number"}
+
+
+class BadBatch(ValueError):
+    """A batch that cannot be counted; nothing of it was."""
+
+
+def parse(body: bytes, kind: str) -> dict[str, Any]:
+    """The checked fields of a batch body of ``kind`` (samples, predictions, labels); ``t`` None if absent."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadBatch(f"the body is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise BadBatch(f"the body must be a JSON object with {', '.join(FIELDS[kind])} and optionally t, "
+                       f"got {_JSON_NAMES.get(type(document), 'a value')}")
+    names = (*FIELDS[kind], "t")
+    unknown = sorted(set(document) - set(names))
+    if unknown:
+        raise BadBatch(f"unknown field {unknown[0]!r:.60}: a {kind} batch has {', '.join(names)}")
+    out: dict[str, Any] = {}
+    for name in FIELDS[kind]:
+        if name not in document:
+            raise BadBatch(f"{name} is missing: a {kind} batch has {', '.join(FIELDS[kind])} (and optionally t)")
+        column = document[name]
+        if not isinstance(column, list):
+            raise BadBatch(f"{name} must be an array, got {_JSON_NAMES.get(type(column), 'a value')}")
+        out[name] = column
+    first, second = FIELDS[kind]
+    if len(out[first]) != len(out[second]):
+        raise BadBatch(f"{first} and {second} must have the same length, got {len(out[first])} and "
+                       f"{len(out[second])}")
+    t = document.get("t")
+    if isinstance(t, list):
+        if len(t) != len(out[first]):
+            raise BadBatch(f"t must have one time per row ({len(out[first])}), got {len(t)}")
+    elif t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+        raise BadBatch(f"t must be a number of seconds or an array of them, got {_JSON_NAMES.get(type(t), 'a value')}")
+    out["t"] = t
+    _check_types(out, kind)
+    return out
+
+
+def _check_types(fields: dict[str, Any], kind: str) -> None:
+    """JSON types of every row, first: cheap, and the message names the position."""
+    for name in FIELDS[kind]:
+        allowed = (str, int) if name == "keys" else (str, int, float, bool)
+        if not all(type(value) in allowed for value in fields[name]):
+            position, value = next((i, v) for i, v in enumerate(fields[name]) if type(v) not in allowed)
+            expected = "a string or an integer" if name == "keys" else \
+                "a string, an integer, a whole float or a boolean"
+            what = "key" if name == "keys" else "class label"
+            raise BadBatch(f"{name}[{position}]: {_name(value)} is not a {what}: expected {expected}")
+    t = fields["t"]
+    if isinstance(t, list) and not all(type(value) in (int, float) for value in t):
+        position, value = next((i, v) for i, v in enumerate(t) if type(v) not in (int, float))
+        raise BadBatch(f"t[{position}]: {_name(value)} is not a time: expected a number of seconds")
+
+
+def _name(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), "a value")
+
+
+def locate(fields: dict[str, Any], kind: str, error: Exception) -> str:
+    """The monitor's refusal of a checked batch, with the first row it concerns when one can be found."""
+    message = str(error)
+    if message.startswith("t[") or message.startswith("t "):
+        return message
+    for name in FIELDS[kind]:
+        check = check_key if name == "keys" else check_label
+        for position, value in enumerate(fields[name]):
+            try:
+                check(value)
+            except (TypeError, ValueError) as exc:
+                return f"{name}[{position}]: {exc}"
+    return message

@@ -8,9 +8,12 @@ import contextlib
 import gzip
 import http.client
 import logging
+import os
 import selectors
 import socket
 import ssl
+import subprocess
+import sys
 import time
 from base64 import b64encode
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +25,8 @@ import pytest
 from streammon import Monitor, Sliding
 from streammon.export.http_serving import BoundedServer, Limits, listen
 from streammon.export.server import MetricsServer, serve
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PROMETHEUS_HEADERS = {  # what Prometheus 2.x sends with every scrape
     "Accept": "application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,"
@@ -348,3 +353,39 @@ def test_rejections_are_logged_on_streammon_server_without_handlers(caplog: pyte
     package = logging.getLogger("streammon")
     assert logging.getLogger("streammon.server").parent is package
     assert logging.getLogger("streammon").handlers == [] and logging.getLogger("streammon.server").handlers == []
+
+
+def test_a_busy_address_names_itself_and_points_to_streammon_serve() -> None:
+    """serve() on a port another serve() holds raises OSError naming the address and `streammon serve`, and the
+    collector is left unregistered so that another port works."""
+    first = serve(Monitor([Sliding(5)]), port=0)
+    try:
+        with pytest.raises(OSError, match=rf"127\.0\.0\.1:{first.port}: the address is already in use.*streammon "
+                                          "serve CONFIG"):
+            serve(Monitor([Sliding(5)]), port=first.port)
+    finally:
+        first.stop()
+
+
+def test_a_process_forked_after_serve_warns_that_its_samples_are_not_exported() -> None:
+    """A child forked after serve() (gunicorn --preload) gets a RuntimeWarning naming the parent's URL and
+    `streammon serve`; once the server stopped, a fork is quiet."""
+    code = (
+        "import os, warnings\n"
+        "from streammon import Monitor, Sliding\n"
+        "from streammon.export.server import serve\n"
+        "server = serve(Monitor([Sliding(5)]), port=0)\n"
+        "for round in range(2):\n"
+        "    r, w = os.pipe()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os.close(r)\n"
+        "        os._exit(0)\n"
+        "    os.close(w); os.waitpid(pid, 0)\n"
+        "    server.stop()\n")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], check=False, capture_output=True, text=True,
+                          timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("RuntimeWarning: streammon: this process") == 1  # the first fork only
+    assert done.stderr.count("was forked from pid") == 2 and "streammon serve CONFIG" in done.stderr  # and its log

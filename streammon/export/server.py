@@ -25,11 +25,15 @@ True
 from __future__ import annotations
 
 import base64
+import errno
 import functools
 import gzip
 import hmac
+import logging
+import os
 import ssl
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
@@ -137,6 +141,7 @@ class MetricsServer:
         self.scheme = "https" if tls else "http"
         self.addr = addr[1:-1] if addr.startswith("[") and addr.endswith("]") else addr
         self.port = self._server.port
+        self.stopped = False
 
     @property
     def url(self) -> str:
@@ -146,6 +151,7 @@ class MetricsServer:
 
     def stop(self) -> None:
         """Stop serving: close the socket and every held connection (returns within about 2 s)."""
+        self.stopped = True
         self._server.stop()
 
     def __enter__(self) -> MetricsServer:
@@ -171,10 +177,16 @@ def serve(
     request_timeout: float = 5.0,
     write_timeout: float = 10.0,
     max_header_bytes: int = 8192,
+    distortion_prone: bool = False,
+    confusion: bool = False,
 ) -> MetricsServer:
     """Serve ``source`` (a monitor, named monitors, or a collector) at ``/metrics``.
 
-    A single monitor is served under ``model``. ``port=0`` picks a free port;
+    A single monitor is served under ``model``. ``distortion_prone`` and ``confusion`` are
+    ``MonitorCollector``'s options (ignored when ``source`` is a collector: set them on it).
+    Serve from one process: a busy address raises ``OSError`` naming it, and a process forked
+    after ``serve`` (a gunicorn ``--preload`` worker) warns that its samples are not exported:
+    several worker processes send to one ``streammon serve CONFIG`` instead. ``port=0`` picks a free port;
     ``addr`` is an IPv4 or IPv6 address (``"::1"``) or a host name. The
     collector is registered in ``registry`` (a new ``CollectorRegistry`` by
     default — never the global one).
@@ -215,9 +227,9 @@ def serve(
     if isinstance(source, MonitorCollector):
         collector = source
     elif isinstance(source, Monitor):
-        collector = MonitorCollector({model: source})
+        collector = MonitorCollector({model: source}, distortion_prone=distortion_prone, confusion=confusion)
     else:
-        collector = MonitorCollector(source)
+        collector = MonitorCollector(source, distortion_prone=distortion_prone, confusion=confusion)
     own = registry is None
     registry = CollectorRegistry() if registry is None else registry
     registry.register(collector)
@@ -227,7 +239,46 @@ def serve(
         user, password = basic_auth
         app = _with_basic_auth(app, user, password)
     try:
-        return MetricsServer(app, addr=addr, port=port, tls=tls, limits=limits)
-    except BaseException:
+        server = MetricsServer(app, addr=addr, port=port, tls=tls, limits=limits)
+    except OSError as error:
         registry.unregister(collector)  # so that serving again on another address works
+        raise OSError(error.errno, _bind_failure(addr, port, error)) from None
+    except BaseException:
+        registry.unregister(collector)
         raise
+    _warn_in_forked_children(server)
+    return server
+
+
+def _bind_failure(addr: str, port: int, error: OSError) -> str:
+    """Why ``addr:port`` cannot be served, naming it, and what to do."""
+    where = f"[{addr}]:{port}" if ":" in addr and not addr.startswith("[") else f"{addr}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (f"cannot serve /metrics on {where}: the address is already in use — by another process, or by "
+                "another worker of this service (serve() in every gunicorn/uvicorn worker binds the same port). "
+                "Worker processes should not export on their own: run one `streammon serve CONFIG` beside them "
+                "and send to it with streammon.client; or pass another port (0: any free port)")
+    return f"cannot serve /metrics on {where}: {error.strerror or error}"
+
+
+_SERVED: list[tuple[int, MetricsServer]] = []  # the metrics servers started in this process, with its pid
+
+
+def _warn_in_forked_children(server: MetricsServer) -> None:
+    """Remember ``server``; a process forked after it (gunicorn --preload, multiprocessing) warns at once: its
+    samples are not what that server, left in the parent, exports."""
+    if not _SERVED and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forked)
+    _SERVED.append((os.getpid(), server))
+
+
+def _forked() -> None:
+    parents = [(pid, server.url) for pid, server in _SERVED if pid != os.getpid() and not server.stopped]
+    _SERVED.clear()  # a forked child serves nothing of its own yet
+    if parents:
+        message = (f"streammon: this process (pid {os.getpid()}) was forked from pid {parents[0][0]}, which serves "
+                   f"{parents[0][1]}: samples counted here are not exported there (each process has its own "
+                   "monitor). Send every worker's predictions and labels to one `streammon serve CONFIG` with "
+                   "streammon.client instead")
+        logging.getLogger("streammon.server").warning(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=1)

@@ -25,6 +25,7 @@ from typing import Any
 
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
+from streammon.counting.sparse import dense, sparse
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
@@ -287,7 +288,8 @@ class Monitor(Labelling):
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
             if given is not None:
                 monitor._prior_baselines = PriorBaselines(
-                    ConfusionCounts([state.decode_label(x) for x in given["labels"]], given["counts"]))
+                    ConfusionCounts([state.decode_label(x) for x in given["labels"]],
+                                    dense(given["counts"], len(given["labels"]))))
         except state.StateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
@@ -369,7 +371,7 @@ def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
     """The monitor's ``baseline=`` counts for its state file (checked on load by ``check_prior_baseline``)."""
     if given is None:
         return None
-    return {"labels": [state.encode_label(x) for x in given.labels], "counts": given.matrix.tolist()}
+    return {"labels": [state.encode_label(x) for x in given.labels], "counts": sparse(given.matrix)}
 
 
 def reports(monitors: Iterable[Monitor]) -> list[Report]:

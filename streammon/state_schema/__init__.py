@@ -44,8 +44,9 @@ from streammon.findings.report import (
 )
 from streammon.metrics import names, spec
 from streammon.state import StateError
-from streammon.state_schema.detector import UPGRADES, check_detector, check_watch
+from streammon.state_schema.detector import check_detector, check_watch
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _ints, _label, _list, _matrix, _real, _str
+from streammon.state_schema.upgrades import UPGRADES
 from streammon.tally import WINDOW_TYPES, capacity_for
 
 MAX_SIZE = 2**31 - 1  # a Sliding window's size, a Timed window's buckets (the file must list them all anyway)
@@ -218,4 +219,4 @@ def _policy(policy: Any) -> None:
         raise StateError(f"policy.metric_params: {exc}") from None
 
 
-__all__ = ["UPGRADES", "check_body"]  # (UPGRADES: streammon.state_schema.detector's, for Monitor.load)
+__all__ = ["UPGRADES", "check_body"]  # (UPGRADES: streammon.state_schema.upgrades', for Monitor.load)

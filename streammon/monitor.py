@@ -47,7 +47,7 @@ from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
 from streammon.pending.schema import check_pending
-from streammon.state_schema import UPGRADES, check_body
+from streammon.state_schema import UPGRADES, check_body, check_memory
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
@@ -240,6 +240,7 @@ class Monitor(Labelling):
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
             }
+        check_memory(body, saving=True)
         return state.dumps(body), mark
 
     @classmethod
@@ -267,6 +268,7 @@ class Monitor(Labelling):
                    pending: str | os.PathLike[str] | None = None) -> Monitor:
         check_body(body)
         saved = check_pending(body.get("pending"), body["capacity"], len(body["windows"]), len(body["labels"]))
+        check_memory(body)
         try:
             windows = []
             for item in body["windows"]:

@@ -210,8 +210,8 @@ def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES, upgrades: Upgrades |
     if version != VERSION and upgrade is None:
         readable = ", ".join(map(str, sorted({*upgrades, VERSION})))
         raise StateError(f"state version {version!r:.60} is not supported (this streammon reads {readable})")
-    writer = document.get("written_by", "")  # (files before version 4 do not say)
-    if not isinstance(writer, str) or len(writer) > MAX_WRITER or ("written_by" not in document and version == VERSION):
+    writer = document.get("written_by", "")  # (files before version 4 do not say; it is informative only)
+    if not isinstance(writer, str) or len(writer) > MAX_WRITER:
         raise StateError(f"written_by must be a string of at most {MAX_WRITER} characters, got {writer!r:.60}")
     body = document.get("body")
     if not isinstance(body, dict) or document.get("sha256") != _digest(body):

@@ -46,6 +46,7 @@ from streammon.metrics import names, spec
 from streammon.state import StateError
 from streammon.state_schema.detector import check_detector, check_watch
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _ints, _label, _list, _matrix, _real, _str
+from streammon.state_schema.memory import MAX_MEMORY, check_memory
 from streammon.state_schema.upgrades import UPGRADES
 from streammon.tally import WINDOW_TYPES, capacity_for
 
@@ -219,4 +220,4 @@ def _policy(policy: Any) -> None:
         raise StateError(f"policy.metric_params: {exc}") from None
 
 
-__all__ = ["UPGRADES", "check_body"]  # (UPGRADES: streammon.state_schema.upgrades', for Monitor.load)
+__all__ = ["MAX_MEMORY", "UPGRADES", "check_body", "check_memory"]  # (for Monitor.load and save)

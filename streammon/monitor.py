@@ -251,7 +251,8 @@ class Monitor(Labelling):
         Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered,
         foreign or oversized (``max_bytes``, default 256 MiB) file, or one whose parts are out
         of bounds or contradict each other — checked before anything is built from it
-        (``streammon.state_schema``), so loading costs time and memory in proportion to the file.
+        (``streammon.state_schema``), so loading costs time and memory in proportion to the file,
+        besides the monitor's dense count matrices (at most ``state_schema.MAX_MEMORY``, 8 GiB).
         With ``pending`` (the monitor's durable pending store), the journal's rows after the
         state file's mark are replayed: the one recovery path after a restart or a kill.
         """

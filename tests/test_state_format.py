@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon import state as state_file
@@ -33,6 +33,7 @@ def _body(monitor: Monitor) -> dict[str, Any]:
     return json.loads(monitor.dumps())["body"]
 
 
+@settings(deadline=None)  # (a shared machine: time is the benchmarks' matter)
 @given(mostly_zero_matrices())
 def test_sparse_and_dense_are_inverse_and_keep_only_the_non_zero_cells(matrix: np.ndarray) -> None:
     """dense(sparse(m)) is m, and sparse lists exactly numpy's non-zero cells, sorted, with their counts."""

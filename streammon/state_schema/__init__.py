@@ -2,13 +2,16 @@
 
 ``Monitor.load`` runs ``check_body`` on the parsed body (``streammon.state.read``) before it
 constructs a window or allocates an array, so a hostile file fails with ``StateError`` naming
-the offending field, and everything built afterwards is as large as the file says in so many
-entries: every list has the length its declared parameters imply (a ``Timed`` window's
-``buckets`` ids and slots, a ``Sliding`` window's ``size`` ring entries, ``capacity``²
-counts per matrix), so no declared size can exceed the file's. Limits:
+the offending field. Every list has the length its declared parameters imply (a ``Timed``
+window's ``buckets`` ids and slots, a ``Sliding`` window's ``size`` ring entries), so no
+declared size can exceed the file's; count matrices are stored as their non-zero cells
+(format 4) but held dense in memory, so what they take is bounded apart: at most
+``MAX_MEMORY`` (8 GiB, ``streammon.state_schema.memory``), checked before any is allocated. Limits:
 
 - labels: at most ``max_classes`` (2 … 46,340), distinct, ``[type, value]`` of bool, int,
   float (not NaN) or str; ``capacity`` the next power of two ≥ their number (at least 2);
+- count matrices: ``{"cells", "counts"}``, cell ids ``row * side + column`` in [0, side²),
+  strictly increasing, each with a count in [1, 2⁵³] (zeros are not stored);
 - counts: ints in [0, 2⁵³]; the lifetime counts sum to ``ingested`` ≤ 2⁵³, a window's and a
   bucket's to at most that, so no later sum can overflow int64;
 - times: finite within ±10¹² s (``counting.timing.MAX_TIME``); ``since_time`` may be NaN;

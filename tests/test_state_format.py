@@ -246,3 +246,21 @@ def test_a_state_file_says_which_streammon_wrote_it_and_a_bad_writer_is_refused(
     for bad in (3, None, "x" * 101, ["streammon"]):
         with pytest.raises(StateError, match="written_by must be a string of at most 100 characters"):
             Monitor.loads(_document(body, written_by=bad))
+
+
+def test_a_small_forged_file_describing_gigabytes_of_matrices_is_refused_small() -> None:
+    """A file of 5,000 labels and 17 empty windows (tens of kB; 36 dense matrices of 8,192² cells, 18 GiB, if
+    built) is refused by the memory limit, naming the bytes, within a few MiB of memory: no matrix is allocated."""
+    body = _body(Monitor([Cumulative(name=f"c{i}") for i in range(17)], classes=["a", "b"]))
+    body.update(labels=[["int", i] for i in range(5000)], max_classes=5000, capacity=8192, warm_counts=[0] * 8192)
+    body["pending"]["side"]["capacity"] = 8192
+    text = _document(body)
+    assert len(text) < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(StateError, match=f"describes {8 * 8192**2 * 36 + 8 * 16 * 16 * 18} bytes of count"):
+            Monitor.loads(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * len(text) + 4 * 2**20

@@ -26,6 +26,7 @@ from typing import Any
 
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
+from streammon.counting.sparse import dense, sparse
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
@@ -47,7 +48,7 @@ from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
 from streammon.pending.schema import check_pending
-from streammon.state_schema import UPGRADES, check_body
+from streammon.state_schema import UPGRADES, check_body, check_memory
 from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
@@ -259,6 +260,7 @@ class Monitor(Labelling):
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
             }
+        check_memory(body, saving=True)
         return state.dumps(body), mark
 
     @classmethod
@@ -269,7 +271,8 @@ class Monitor(Labelling):
         Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered,
         foreign or oversized (``max_bytes``, default 256 MiB) file, or one whose parts are out
         of bounds or contradict each other — checked before anything is built from it
-        (``streammon.state_schema``), so loading costs time and memory in proportion to the file.
+        (``streammon.state_schema``), so loading costs time and memory in proportion to the file,
+        besides the monitor's dense count matrices (at most ``state_schema.MAX_MEMORY``, 8 GiB).
         With ``pending`` (the monitor's durable pending store), the journal's rows after the
         state file's mark are replayed: the one recovery path after a restart or a kill.
         """
@@ -286,6 +289,7 @@ class Monitor(Labelling):
                    pending: str | os.PathLike[str] | None = None) -> Monitor:
         check_body(body)
         saved = check_pending(body.get("pending"), body["capacity"], len(body["windows"]), len(body["labels"]))
+        check_memory(body)
         try:
             windows = []
             for item in body["windows"]:
@@ -307,7 +311,8 @@ class Monitor(Labelling):
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
             if given is not None:
                 monitor._prior_baselines = PriorBaselines(
-                    ConfusionCounts([state.decode_label(x) for x in given["labels"]], given["counts"]))
+                    ConfusionCounts([state.decode_label(x) for x in given["labels"]],
+                                    dense(given["counts"], len(given["labels"]))))
         except state.StateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
@@ -389,7 +394,7 @@ def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
     """The monitor's ``baseline=`` counts for its state file (checked on load by ``check_prior_baseline``)."""
     if given is None:
         return None
-    return {"labels": [state.encode_label(x) for x in given.labels], "counts": given.matrix.tolist()}
+    return {"labels": [state.encode_label(x) for x in given.labels], "counts": sparse(given.matrix)}
 
 
 def reports(monitors: Iterable[Monitor]) -> list[Report]:

@@ -4,7 +4,8 @@ What a monitor saves is its declared state (``Monitor.save``: the tally's counts
 this module is the file around it and knows nothing of monitors.
 
 A state file is JSON (Python's ``json`` with ``NaN``/``Infinity``), so loading it cannot run
-code. It holds ``{"format", "version", "sha256", "body"}``; the SHA-256 of the canonical body
+code. It holds ``{"format", "version", "written_by", "sha256", "body"}`` (``written_by``: the
+streammon that wrote it, e.g. ``"streammon 0.1.0"``, outside the checksum); the SHA-256 of the canonical body
 detects truncation and accidental or naive tampering (it is not a signature: anyone who can
 write the file can recompute it). Saving writes a temporary file in the same folder, fsyncs
 it, renames it over the target and fsyncs the folder, so a process killed mid-save leaves
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import importlib.metadata
 import json
 import logging
 import os
@@ -39,9 +41,23 @@ from typing import Any, Protocol
 import numpy as np
 
 FORMAT = "streammon.monitor"
-VERSION = 3  # 2: the detector became a per-sample CUSUM bank with incidents; 3: each member its own threshold
+VERSION = 4  # 2: the detector became a per-sample CUSUM bank with incidents; 3: each member its own threshold;
+# 4: every count matrix as its non-zero cells (``streammon.counting.sparse``), and the writer's version
 MAX_BYTES = 256 * 2**20  # the largest state file read unless ``max_bytes`` says otherwise
 MAX_DEPTH = 16  # a state file nests 8 levels deep (window → state → slots → bucket → row)
+
+MAX_WRITER = 100  # the longest ``written_by`` read
+
+
+def _writer() -> str:
+    """``streammon X.Y.Z``: the installed distribution's version (the package's own when not installed)."""
+    try:
+        return f"streammon {importlib.metadata.version('streammon')}"[:MAX_WRITER]
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "streammon (not installed)"
+
+
+WRITTEN_BY = _writer()  # recorded in every state file this streammon writes (not part of the checksummed body)
 
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
@@ -115,8 +131,17 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
 
 
 def dumps(body: dict[str, Any]) -> str:
-    """A state file's text for a monitor's declared state ``body`` (see ``Monitor.save``)."""
-    return json.dumps({"format": FORMAT, "version": VERSION, "sha256": _digest(body), "body": body}, allow_nan=True)
+    """A state file's text for a monitor's declared state ``body`` (see ``Monitor.save``).
+
+    Never a file that ``loads`` refuses with its default limit: a text over ``MAX_BYTES`` raises
+    ``StateError`` naming both sizes (and ``Monitor.save`` then writes nothing).
+    """
+    text = json.dumps({"format": FORMAT, "version": VERSION, "written_by": WRITTEN_BY, "sha256": _digest(body),
+                       "body": body}, allow_nan=True)  # ASCII (ensure_ascii): one byte a character
+    if len(text) > MAX_BYTES:
+        raise StateError(f"the monitor's state is {len(text)} bytes, over the limit of {MAX_BYTES} that "
+                         "Monitor.load reads by default (streammon.state.MAX_BYTES): nothing was written")
+    return text
 
 
 def nesting(data: bytes) -> int:
@@ -185,6 +210,9 @@ def loads(data: str | bytes, *, max_bytes: int = MAX_BYTES, upgrades: Upgrades |
     if version != VERSION and upgrade is None:
         readable = ", ".join(map(str, sorted({*upgrades, VERSION})))
         raise StateError(f"state version {version!r:.60} is not supported (this streammon reads {readable})")
+    writer = document.get("written_by", "")  # (files before version 4 do not say; it is informative only)
+    if not isinstance(writer, str) or len(writer) > MAX_WRITER:
+        raise StateError(f"written_by must be a string of at most {MAX_WRITER} characters, got {writer!r:.60}")
     body = document.get("body")
     if not isinstance(body, dict) or document.get("sha256") != _digest(body):
         raise StateError("state file is corrupt or was modified: its checksum does not match")

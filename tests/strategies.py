@@ -92,3 +92,14 @@ def exposition_labels() -> st.SearchStrategy[list[object]]:
     strings = st.lists(tricky | long, min_size=2, max_size=4, unique=True)
     ints = st.lists(st.integers(-(2**63) + 1, 2**63 - 1), min_size=2, max_size=4, unique=True)
     return st.one_of(strings, ints, st.just([False, True]))
+
+
+@st.composite
+def mostly_zero_matrices(draw: st.DrawFn, *, side_max: int = 40) -> np.ndarray:
+    """A square int64 count matrix, mostly zeros (a few cells up to 2⁵³), as a state file's windows hold."""
+    side = draw(st.integers(1, side_max))
+    m = np.zeros((side, side), np.int64)
+    cells = draw(st.dictionaries(st.integers(0, side * side - 1), st.integers(1, 2**53), max_size=30))
+    for cell, count in cells.items():
+        m.flat[cell] = count
+    return m

@@ -17,6 +17,7 @@ import pytest
 from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.detection.bank import MEMBERS
 from streammon.state import VERSION, Checkpointer, StateError, _digest, encode_label
+from tests.state_fixture import as_version_3
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,6 +70,7 @@ def test_a_version_2_file_loads_as_the_detector_it_saved(tmp_path: Path) -> None
     original = _monitor()
     original.update_many(truth[:3000], preds[:3000], t=times[:3000])
     document = json.loads(original.dumps())
+    document["body"] = as_version_3(document["body"])
     common = {}
     for c, item in document["body"]["watch"]["classes"].items():
         members = item.pop("thresholds")
@@ -112,7 +114,7 @@ def test_truncated_tampered_and_foreign_files_give_clear_errors(tmp_path: Path) 
             Monitor.load(path)
     # a consistent-looking forgery (checksum recomputed) whose counts disagree with the ring
     document = json.loads(text)
-    document["body"]["windows"][1]["state"]["counts"][0][0] += 1
+    document["body"]["windows"][1]["state"]["counts"]["counts"][0] += 1
     document["sha256"] = _digest(document["body"])
     path.write_text(json.dumps(document))
     with pytest.raises(StateError, match="do not match"):

@@ -146,37 +146,51 @@ def test_editing_any_section_without_the_checksum_fails(tmp_path: Path, section:
         _load(tmp_path / "m.json", _document(edited, sha=_digest(BODY)))
 
 
+def _cell(matrix: dict[str, list[int]], side: int, row: int, col: int) -> int:
+    """The count of one cell of a saved (sparse) matrix."""
+    cells = dict(zip(matrix["cells"], matrix["counts"], strict=True))
+    return cells.get(row * side + col, 0)
+
+
+def _bump(matrix: dict[str, list[int]], side: int, row: int, col: int, by: int) -> None:
+    """Add ``by`` to one cell of a saved (sparse) matrix, in place, keeping it sorted and without zeros."""
+    cells = dict(zip(matrix["cells"], matrix["counts"], strict=True))
+    cells[row * side + col] = cells.get(row * side + col, 0) + by
+    kept = sorted((cell, count) for cell, count in cells.items() if count)
+    matrix["cells"], matrix["counts"] = [c for c, _ in kept], [n for _, n in kept]
+
+
 def _unseen(body: dict[str, Any]) -> tuple[int, int]:
     """A (true, predicted) pair of saved classes that the lifetime counts never saw."""
-    lifetime, k = body["lifetime"]["counts"], len(body["labels"])
-    return next((i, j) for i in range(k) for j in range(k) if lifetime[i][j] == 0)
+    lifetime, k, side = body["lifetime"]["counts"], len(body["labels"]), body["capacity"]
+    return next((i, j) for i in range(k) for j in range(k) if _cell(lifetime, side, i, j) == 0)
 
 
 def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], None]]]:
     """(name, the message it must raise, the forgery) for every kind of contradiction a file can hold."""
 
     def scale_cumulative(body: dict[str, Any]) -> None:  # issue 11: n = 1,400 while samples = 1,000 (here 1,500)
-        body["windows"][0]["state"]["counts"] = [[c * 2 for c in row] for row in body["windows"][0]["state"]["counts"]]
+        counts = body["windows"][0]["state"]["counts"]
+        counts["counts"] = [c * 2 for c in counts["counts"]]
 
     def more_everywhere(body: dict[str, Any]) -> None:  # lifetime and cumulative agree, ingested does not
         for counts in (body["lifetime"]["counts"], body["windows"][0]["state"]["counts"]):
-            counts[1][1] += 7
+            _bump(counts, body["capacity"], 1, 1, 7)
 
     def ring_and_counts(body: dict[str, Any]) -> None:  # a sliding window that holds 51 of its 50
-        state = body["windows"][1]["state"]
-        state["counts"][0][0] += 1
+        _bump(body["windows"][1]["state"]["counts"], body["capacity"], 0, 0, 1)
 
     def ring_beyond_lifetime(body: dict[str, Any]) -> None:  # ring and counts agree on a pair never seen
         state, (row, col) = body["windows"][1]["state"], _unseen(body)
         old = divmod(state["ring"][0], body["max_classes"])
         state["ring"][0] = row * body["max_classes"] + col
-        state["counts"][old[0]][old[1]] -= 1
-        state["counts"][row][col] += 1
+        _bump(state["counts"], body["capacity"], *old, -1)
+        _bump(state["counts"], body["capacity"], row, col, 1)
 
     def timed_slot(body: dict[str, Any]) -> None:
         state = body["windows"][2]["state"]
         slot = next(i for i, b in enumerate(state["ids"]) if b != -(2**63))
-        state["slots"][slot][0][0] += 1
+        _bump(state["slots"][slot], body["capacity"], 0, 0, 1)
 
     def bucket_moved(body: dict[str, Any]) -> None:
         state = body["windows"][2]["state"]
@@ -192,10 +206,11 @@ def _contradictions() -> Iterator[tuple[str, str, Callable[[dict[str, Any]], Non
         state["ids"][slot] = -(2**63)
 
     def window_beyond_lifetime(body: dict[str, Any]) -> None:  # same total, a pair the lifetime never saw
-        counts, (row, col) = body["windows"][2]["state"]["counts"], _unseen(body)
-        slot = next(s for s in body["windows"][2]["state"]["slots"] if s is not None and s[0][0] > 0)
-        counts[0][0], counts[row][col] = counts[0][0] - 1, counts[row][col] + 1
-        slot[0][0], slot[row][col] = slot[0][0] - 1, slot[row][col] + 1
+        counts, (row, col), side = body["windows"][2]["state"]["counts"], _unseen(body), body["capacity"]
+        slot = next(s for s in body["windows"][2]["state"]["slots"] if s is not None and _cell(s, side, 0, 0) > 0)
+        for matrix in (counts, slot):
+            _bump(matrix, side, 0, 0, -1)
+            _bump(matrix, side, row, col, 1)
 
     def position(body: dict[str, Any]) -> None:
         body["watch"]["position"] += 1
@@ -422,7 +437,8 @@ def test_a_given_baseline_survives_save_and_load(tmp_path: Path) -> None:
     """The label-free estimate reads predictions through the given validation counts after a load too (no labels
     yet: without them it would have nothing to read through); the saved counts are the given ones, recounted."""
     monitor, body = _with_baseline()
-    assert body["prior_baseline"]["counts"] == [[90, 10, 0], [20, 75, 5], [10, 0, 30]]
+    saved = body["prior_baseline"]["counts"]
+    assert [[_cell(saved, 3, i, j) for j in range(3)] for i in range(3)] == [[90, 10, 0], [20, 75, 5], [10, 0, 30]]
     before = monitor.report().windows["cumulative"].estimate
     after = _load(tmp_path / "m.json", _document(body)).report().windows["cumulative"].estimate
     assert before is not None and after is not None and after.source == before.source == "baseline"
@@ -436,9 +452,10 @@ def test_a_file_without_a_saved_baseline_still_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("field", "value", "words"), [
-    ("counts", [[90, 10], [20, 75]], "prior_baseline.counts must have 3 entries"),
-    ("counts", [[90, 10, 0], [20, -75, 5], [10, 0, 30]], "prior_baseline.counts[1] must hold ints in"),
-    ("counts", [[90, 10, 0], [20, 7.5, 5], [10, 0, 30]], "prior_baseline.counts[1] must hold ints"),
+    ("counts", [[90, 10, 0], [20, 75, 5], [10, 0, 30]], "prior_baseline.counts must be an object with cells, counts"),
+    ("counts", {"cells": [0, 9], "counts": [90, 10]}, "prior_baseline.counts.cells must hold ints in [0, 8]"),
+    ("counts", {"cells": [0, 1], "counts": [90, -75]}, "prior_baseline.counts.counts must hold ints in [1,"),
+    ("counts", {"cells": [0, 1], "counts": [90, 7.5]}, "prior_baseline.counts.counts must hold ints in [1,"),
     ("labels", [["str", "a"], ["str", "a"], ["int", 3]], "prior_baseline.labels holds a class twice"),
     ("extra", 1, "unexpected extra"),
 ])

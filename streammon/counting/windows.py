@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from streammon.counting.batch import Batch, count_pairs
 from streammon.counting.counts import IntMatrix
+from streammon.counting.sparse import dense, sparse
 from streammon.counting.timing import MAX_TIME
 
 IndexArray = npt.NDArray[np.intp]
@@ -83,8 +84,8 @@ class Window:
         return {"kind": self.kind, "name": self.name}
 
     def state(self) -> dict[str, Any]:
-        """The window's counts (and ring) as plain data, for ``streammon.state``."""
-        return {"counts": self._counts.tolist()}
+        """The window's counts (and ring) as plain data, for ``streammon.state``: matrices as their non-zero cells."""
+        return {"counts": sparse(self._counts)}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Load a ``state()`` into this attached window; raises ``ValueError`` if it does not fit."""
@@ -101,10 +102,9 @@ class Window:
 
 
 def _matrix(values: Any, capacity: int) -> IntMatrix:
-    m = np.asarray(values, dtype=np.int64)  # (mutation testing: without dtype=, equivalent for saved ints)
-    if m.shape != (capacity, capacity) or np.any(m < 0):
-        raise ValueError(f"a saved count matrix must be {capacity}×{capacity} and >= 0, got shape {m.shape}")
-    return m
+    if not isinstance(values, dict):
+        raise ValueError(f"a saved count matrix must be its non-zero cells and counts, got {type(values).__name__}")
+    return dense(values, capacity)
 
 
 class Cumulative(Window):
@@ -276,7 +276,7 @@ class Timed(Window):
         return {**super().describe(), "seconds": self.seconds, "buckets": self.buckets}
 
     def state(self) -> dict[str, Any]:
-        slots = [None if m is None else m.tolist() for m in self._slots]
+        slots = [None if m is None else sparse(m) for m in self._slots]
         return {**super().state(), "ids": self._ids.tolist(), "slots": slots}
 
     def restore(self, state: dict[str, Any]) -> None:

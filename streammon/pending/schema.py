@@ -4,7 +4,8 @@ Absent (a file saved before predictions existed) means no pending prediction. Ot
 store's records (``[seq, key, class index, time, joined]`` rows, sequence numbers in
 ``[head, next_seq)``, at most ``max_pending`` apart), the label-side windows (one per monitor
 window and a lifetime one each, the prediction side ``max(capacity, 4)`` wide), the journal
-mark and the settings. Restoring costs about 20 bytes per sequence number between ``head`` and
+mark and the settings; every count matrix as its non-zero cells (``streammon.counting.sparse``).
+Restoring costs about 20 bytes per sequence number between ``head`` and
 ``next_seq`` (at most ``max_pending``) besides the records themselves.
 
 >>> check_pending(None, 2, 1, 2)["records"] is None
@@ -23,9 +24,9 @@ from typing import Any
 from streammon.counting.timing import MAX_TIME
 from streammon.pending.keys import check_key
 from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
-from streammon.pending.sides import STATUSES
+from streammon.pending.sides import EVENT_SIDE, STATUSES
 from streammon.state import StateError
-from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _real
+from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _matrix, _real
 
 PENDING = ("records", "side", "mark", "pred_t", "repeated", "max_pending", "label_ttl")
 MAX_PENDING = 2**31 - 1
@@ -65,8 +66,21 @@ def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, 
         raise StateError(f"pending.side.capacity must be {max(capacity, STATUSES)}, got {side['capacity']!r:.60}")
     if _int(side["fed"], "pending.side.fed", 0, MAX_COUNT) != next_seq:
         raise StateError(f"pending.side.fed ({side['fed']}) must equal the store's next_seq ({next_seq})")
-    for part in ("predictions", "events"):
+    for part, width, most in (("predictions", side["capacity"], next_seq), ("events", EVENT_SIDE, MAX_COUNT)):
         for j, item in enumerate(_list(side[part], f"pending.side.{part}", windows + 1)):
-            if not isinstance(item, dict) or not isinstance(item.get("counts"), list):
-                raise StateError(f"pending.side.{part}[{j}] must be a window state with counts")
+            if _window_counts(item, f"pending.side.{part}[{j}]", width) > most:
+                raise StateError(f"pending.side.{part}[{j}] counts more than {most} {part}")
     return body
+
+
+def _window_counts(item: Any, where: str, side: int) -> int:
+    """Check a label-side window's counts (and its Timed buckets' counts, which must add up to them); their sum.
+    (Its ring or bucket ids are the window's own to check, ``streammon.counting.windows``.)"""
+    if not isinstance(item, dict) or "counts" not in item:
+        raise StateError(f"{where} must be a window state with counts")
+    total = _matrix(item["counts"], f"{where}.counts", side)
+    if "slots" in item:
+        slots = _list(item["slots"], f"{where}.slots", most=MAX_PENDING)
+        if total != sum(_matrix(m, f"{where}.slots[{i}]", side) for i, m in enumerate(slots) if m is not None):
+            raise StateError(f"{where}: the counts of its buckets do not add up to its counts")
+    return total

@@ -2,13 +2,16 @@
 
 ``Monitor.load`` runs ``check_body`` on the parsed body (``streammon.state.read``) before it
 constructs a window or allocates an array, so a hostile file fails with ``StateError`` naming
-the offending field, and everything built afterwards is as large as the file says in so many
-entries: every list has the length its declared parameters imply (a ``Timed`` window's
-``buckets`` ids and slots, a ``Sliding`` window's ``size`` ring entries, ``capacity``²
-counts per matrix), so no declared size can exceed the file's. Limits:
+the offending field. Every list has the length its declared parameters imply (a ``Timed``
+window's ``buckets`` ids and slots, a ``Sliding`` window's ``size`` ring entries), so no
+declared size can exceed the file's; count matrices are stored as their non-zero cells
+(format 4) but held dense in memory, so what they take is bounded apart: at most
+``MAX_MEMORY`` (8 GiB, ``streammon.state_schema.memory``), checked before any is allocated. Limits:
 
 - labels: at most ``max_classes`` (2 … 46,340), distinct, ``[type, value]`` of bool, int,
   float (not NaN) or str; ``capacity`` the next power of two ≥ their number (at least 2);
+- count matrices: ``{"cells", "counts"}``, cell ids ``row * side + column`` in [0, side²),
+  strictly increasing, each with a count in [1, 2⁵³] (zeros are not stored);
 - counts: ints in [0, 2⁵³]; the lifetime counts sum to ``ingested`` ≤ 2⁵³, a window's and a
   bucket's to at most that, so no later sum can overflow int64;
 - times: finite within ±10¹² s (``counting.timing.MAX_TIME``); ``since_time`` may be NaN;
@@ -44,8 +47,10 @@ from streammon.findings.report import (
 )
 from streammon.metrics import names, spec
 from streammon.state import StateError
-from streammon.state_schema.detector import UPGRADES, check_detector, check_watch
+from streammon.state_schema.detector import check_detector, check_watch
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _ints, _label, _list, _matrix, _real, _str
+from streammon.state_schema.memory import MAX_MEMORY, check_memory
+from streammon.state_schema.upgrades import UPGRADES
 from streammon.tally import WINDOW_TYPES, capacity_for
 
 MAX_SIZE = 2**31 - 1  # a Sliding window's size, a Timed window's buckets (the file must list them all anyway)
@@ -218,4 +223,4 @@ def _policy(policy: Any) -> None:
         raise StateError(f"policy.metric_params: {exc}") from None
 
 
-__all__ = ["UPGRADES", "check_body"]  # (UPGRADES: streammon.state_schema.detector's, for Monitor.load)
+__all__ = ["MAX_MEMORY", "UPGRADES", "check_body", "check_memory"]  # (for Monitor.load and save)

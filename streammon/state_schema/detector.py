@@ -120,5 +120,3 @@ def from_version_2(body: dict[str, Any]) -> dict[str, Any]:
             item["incident"] = [*item["incident"], 0, 0]  # no assessment after the alarm: its recovery test was armed
     return body
 
-
-UPGRADES = {2: from_version_2}  # older state files this streammon reads (streammon.state.loads)

@@ -1,5 +1,6 @@
 """The checks every part of a state file's body is made of: an object's fields, a bounded int or number, a list of
-a given length, a string, a matrix of counts, a label (``streammon.state_schema`` and ``streammon.pending.schema``).
+a given length, a string, a matrix of counts (its non-zero cells), a label (``streammon.state_schema`` and
+``streammon.pending.schema``).
 
 >>> _int(3, "x", 0, 2)
 Traceback (most recent call last):
@@ -12,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from typing import Any
+
+import numpy as np
 
 from streammon.state import StateError, decode_label
 
@@ -66,10 +69,38 @@ def _ints(values: list[Any], where: str, high: int) -> int:
     return sum(values)
 
 
-def _matrix(value: Any, where: str, side: int) -> int:
-    """Check a side × side matrix of counts; its exact sum."""
+def _dense(value: Any, where: str, side: int) -> int:
+    """Check a side × side matrix of counts written out in full (state files before version 4); its exact sum."""
     return sum(_ints(_list(row, f"{where}[{i}]", side), f"{where}[{i}]", MAX_COUNT)
                for i, row in enumerate(_list(value, where, side)))
+
+
+def _matrix(value: Any, where: str, side: int) -> int:
+    """Check a side × side matrix of counts as its non-zero cells (``streammon.counting.sparse``); its exact sum.
+
+    ``cells``: ints in [0, side²), strictly increasing; ``counts``: as many ints in [1, 2⁵³].
+
+    >>> _matrix({"cells": [0, 3], "counts": [2, 1]}, "m", 2)
+    3
+    >>> _matrix({"cells": [3, 0], "counts": [2, 1]}, "m", 2)
+    Traceback (most recent call last):
+    ...
+    streammon.state.StateError: m.cells must be strictly increasing (sorted, no cell twice): 3 then 0
+    """
+    value = _fields(value, where, ("cells", "counts"))
+    cells = _list(value["cells"], f"{where}.cells", most=side * side)
+    counts = _list(value["counts"], f"{where}.counts", len(cells))
+    _ints(cells, f"{where}.cells", side * side - 1)
+    if not set(map(type, counts)) <= {int} or (counts and min(counts) < 1) or (counts and max(counts) > MAX_COUNT):
+        bad = next(c for c in counts if type(c) is not int or not 1 <= c <= MAX_COUNT)
+        raise StateError(f"{where}.counts must hold ints in [1, {MAX_COUNT}] (zeros are not stored), got {bad!r:.60}")
+    ids = np.asarray(cells, dtype=np.int64)  # ints in [0, side²): int64, 8 bytes each of at least 2 in the file
+    steps = np.flatnonzero(np.diff(ids) <= 0)
+    if steps.size:
+        at = int(steps[0])
+        raise StateError(f"{where}.cells must be strictly increasing (sorted, no cell twice): {cells[at]} then "
+                         f"{cells[at + 1]}")
+    return sum(counts)
 
 
 def _label(value: Any, where: str) -> Hashable:

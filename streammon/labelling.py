@@ -379,7 +379,8 @@ class Labelling(Intake):
 
     def _pending_state(self, mark: int) -> dict[str, Any]:
         """The pending store and the label-side counts as plain data (caller holds the lock, flushed)."""
-        return {"records": self._records.state(), "side": self._side.state(), "mark": mark,
+        side = None if self._side_windows is None else self._side_windows.state()  # none allocated for a save
+        return {"records": self._records.state(), "side": side, "mark": mark,
                 "pred_t": None if self._pred_t == -math.inf else self._pred_t, "repeated": self._repeated,
                 "max_pending": self._records.max_pending, "label_ttl": self._records.label_ttl}
 
@@ -388,6 +389,8 @@ class Labelling(Intake):
         if saved["records"] is None:
             return
         self._records.restore(saved["records"])
+        if saved["side"] is None:
+            return
         self._side.restore(saved["side"])
         if self._side.fed != self._records.next_seq:
             raise ValueError(f"the prediction-side windows counted {self._side.fed} predictions, the store "

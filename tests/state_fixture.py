@@ -61,6 +61,8 @@ def as_version_3(body: dict[str, Any]) -> dict[str, Any]:
     window(body["lifetime"], body["capacity"])
     if body.get("prior_baseline") is not None:
         body["prior_baseline"]["counts"] = full(body["prior_baseline"]["counts"], len(body["prior_baseline"]["labels"]))
+    if body.get("pending") is not None and body["pending"]["side"] is None:
+        body["pending"] = None  # never predicted (format 4 saves no label-side windows): an older file had none
     if body.get("pending") is not None:
         side = body["pending"]["side"]
         for item in side["predictions"]:

@@ -61,6 +61,10 @@ def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, 
         _real(t, f"{where} time", -MAX_TIME, MAX_TIME)
         if type(joined) is not bool:
             raise StateError(f"{where} joined must be true or false, got {joined!r:.60}")
+    if body["side"] is None:  # never predicted nor labelled: the label-side windows were never allocated
+        if next_seq:
+            raise StateError(f"pending.side is null but the store holds {next_seq} predictions")
+        return body
     side = _fields(body["side"], "pending.side", ("capacity", "fed", "predictions", "events"))
     if side["capacity"] != max(capacity, STATUSES) or type(side["capacity"]) is not int:
         raise StateError(f"pending.side.capacity must be {max(capacity, STATUSES)}, got {side['capacity']!r:.60}")

@@ -17,11 +17,11 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from streammon.atomic import write_atomically
 from streammon.logs import report_figures as figures
 from streammon.logs.columns import utc_date
 from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_series
@@ -55,15 +55,8 @@ CONDITIONS = ("Condition 1: the score depends only on how each class is classifi
 
 def write_html(result: ReplayResult, path: str | os.PathLike[str], *, title: str | None = None,
                marks: Sequence[tuple[float, str]] = (), dates: bool | None = None) -> None:
-    """Write the report to ``path``: to a temporary file beside it, then renamed (no partial file on failure)."""
-    target = Path(path)
-    text = html_page(result, title=title, marks=marks, dates=dates)
-    temporary = target.with_name(f".{target.name}.partial")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    """Write the report to ``path`` through ``streammon.atomic`` (a random exclusive temporary file, renamed)."""
+    write_atomically(path, html_page(result, title=title, marks=marks, dates=dates))
 
 
 def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),

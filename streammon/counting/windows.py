@@ -29,6 +29,7 @@ import numpy.typing as npt
 from streammon.counting.batch import Batch, count_pairs
 from streammon.counting.counts import IntMatrix
 from streammon.counting.timing import MAX_TIME
+from streammon.counting.user_text import check_text
 
 IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
@@ -43,9 +44,7 @@ class Window:
     kind = "window"
 
     def __init__(self, name: str) -> None:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"window name must be a non-empty str, got {name!r}")
-        self.name = name
+        self.name = check_text(name, "window name")  # the rule for user strings (streammon.counting.user_text)
         # (Mutation testing: attach() sets capacity and stride before any use, and tests `if self._stride` only:
         # other falsy or overwritten values are equivalent mutants.)
         self._capacity = 0

@@ -64,11 +64,11 @@ def check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{what} {_short(text)} ({type(text).__name__}) is not a str: expected a str of 1 to "
                         f"{MAX_TEXT_LENGTH} characters")
-    text = str.__str__(text)
-    if not 0 < len(text) <= MAX_TEXT_LENGTH:
-        raise ValueError(f"{what} {_short(text)} has {len(text)} characters: a str {what} must have 1 to "
+    plain: str = str.__str__(text)
+    if not 0 < len(plain) <= MAX_TEXT_LENGTH:
+        raise ValueError(f"{what} {_short(plain)} has {len(plain)} characters: a str {what} must have 1 to "
                          f"{MAX_TEXT_LENGTH} (streammon.counting.counts.MAX_LABEL_LENGTH)")
-    if not text.isprintable() and any(unicodedata.category(c) == "Cs" for c in text):
-        raise ValueError(f"{what} {_short(text)} holds a lone surrogate: it is not valid Unicode and cannot be "
+    if not plain.isprintable() and any(unicodedata.category(c) == "Cs" for c in plain):
+        raise ValueError(f"{what} {_short(plain)} holds a lone surrogate: it is not valid Unicode and cannot be "
                          "exported or saved as UTF-8")
-    return text
+    return plain

@@ -134,7 +134,7 @@ class Sliding(Window):
     def __init__(self, size: int, *, name: str | None = None) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"Sliding size must be an int >= 1, got {size!r}")
-        super().__init__(name or f"sliding_{size}")
+        super().__init__(f"sliding_{size}" if name is None else name)
         self.size = size
         self._ring = np.zeros(size, np.int32)
         self._head = 0  # next position to write
@@ -259,7 +259,7 @@ class Timed(Window):
                 f"Timed buckets of {seconds / buckets:g} s ({seconds!r} s / {buckets}) are too fine: bucket ids "
                 f"of times within ±{MAX_TIME:g} s must fit int64, so a bucket must last >= {MAX_TIME / 2**62:.2g} s"
             )
-        super().__init__(name or f"timed_{seconds:g}s")
+        super().__init__(f"timed_{seconds:g}s" if name is None else name)
         self.seconds = float(seconds)
         self.buckets = buckets
         self.width = self.seconds / buckets

@@ -275,3 +275,31 @@ def test_an_undecodable_file_name_shows_in_the_report_and_writes(tmp_path: Path)
     named = dataclasses.replace(result, source="log-\udcff.csv")
     named.write_html(tmp_path / "r.html")
     assert "log-\\udcff.csv" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_terminal_output_escapes_what_a_terminal_would_act_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    """``streammon report`` of a monitor whose labels and window name hold ESC sequences, line breaks, NUL and a
+    bidi override prints only printable characters, one line per item, the strings readable as escapes; an alert
+    logged while the CLI shows alerts is escaped the same way."""
+    import logging
+
+    from streammon.cli import main
+    from streammon.commands.common import alert_log
+
+    hostile = ["\x1b[2J\x1b]0;owned\x07", "ok\nALERT forged", "\u202efraud", "nul\x00"]
+    monitor = Monitor([Cumulative(name="w\x1b[31m\r")])
+    monitor.update_many(hostile * 5, hostile[1:] + hostile[:1] + hostile * 4)
+    monitor.save(tmp_path / "s.json")
+    assert main(["report", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    lines = out.split("\n")
+    assert all(line.isprintable() for line in lines)
+    assert len(lines) == 4 and lines[2:] == ["  no active alerts", ""]  # header, the window, no alert, end
+    assert "w\\x1b[31m\\r" in lines[1] and "'ok\\nALERT forged'" in lines[0]
+    with alert_log(to_stderr=True):
+        logging.getLogger("streammon.alerts").warning("alert raised: degradation in %s on %s", "w\x1b[31m",
+                                                      "ok\nALERT forged")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip("\n").isprintable()
+    assert err.rstrip("\n").endswith("alert raised: degradation in w\\x1b[31m on ok\\nALERT forged")

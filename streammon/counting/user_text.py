@@ -2,6 +2,7 @@
 
 User strings are the ``str`` class labels, window names (``Window(name=...)``), model names
 (``MonitorCollector``/``serve``) and the texts given to the HTML report (``title``, ``marks``).
+``tests/test_user_strings.py`` runs hostile strings (``tests/strategies.py``) through every output below.
 Each is checked once, where it enters, by ``check_text``: a ``str`` of 1 to ``MAX_TEXT_LENGTH`` (256)
 characters that is valid Unicode (no lone surrogate, which no UTF-8 output can carry). Anything else
 is refused there with a ``TypeError`` (not a str) or ``ValueError`` naming the thing (label, window
@@ -14,13 +15,16 @@ escapes it at one place:
 - JSON (``Report.to_dict``, the timeline, the state file): ``json`` escapes quotes, backslashes and
   control characters.
 - Parquet: UTF-8 string columns.
-- HTML report text: ``html.escape`` (``&``, ``<``, ``>``, quotes).
+- HTML report text: ``html.escape`` (``&``, ``<``, ``>``, quotes). HTML itself cannot carry NUL (its parser
+  drops it) and reads CR/CRLF as LF: there the figures' data and the JSON outputs keep the exact string.
 - Data inlined in the report's ``<script>``: JSON, ASCII only, with ``<``, ``>`` and ``&`` written as
   ``\\u003c``, ``\\u003e``, ``\\u0026`` (``streammon.logs.report_page.script_json``): no sequence can end
   or comment the script, and U+2028/2029 are ``\\u`` escapes too.
 - Text drawn by Plotly (titles, legends, axis categories, hover text, annotations): ``&``, ``<``,
   ``>`` as entities (``streammon.logs.report_figures.plain``), so Plotly's pseudo-HTML (``<a>``,
   ``<b>``, ``<span style>``, ``<br>``, entities) shows the string as text.
+- Terminal text (``streammon report``, the demo's view, alerts logged by the CLI): characters that are not
+  printable (ESC, NUL, line breaks, bidi overrides) as Python escapes (``streammon.commands.common.printable``).
 - File names: no output file is named after a user string; temporary files get random names
   (``streammon.atomic``).
 

@@ -1,7 +1,7 @@
 """The figures of the HTML report, as Plotly figure specifications (plain dicts: data, layout).
 
 Each time figure leaves ``x`` out of its line traces: the page fills in the window's thinned axis
-once (``"xs"`` names it), so the times are written once per window, not once per trace. Values
+once (``"xs"`` is its index), so the times are written once per window, not once per trace. Values
 are thinned to at most ``MAX_POINTS`` snapshots (``report_series.thin``); shaded spans and alert
 markers are computed at full resolution.
 

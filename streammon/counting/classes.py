@@ -86,7 +86,7 @@ def check_label(label: Any) -> Hashable:
     if isinstance(label, np.generic):
         label = label.item()
     if isinstance(label, str):
-        return _check_text(str.__str__(label))  # a str subclass (np.str_, StrEnum) is saved as its str
+        return check_text(label, "label")  # a str subclass (np.str_, StrEnum) is saved as its str
     if isinstance(label, bool):
         return bool(label)
     if isinstance(label, int):
@@ -109,10 +109,6 @@ def check_label(label: Any) -> Hashable:
         "(what the report, the Prometheus exposition and the state file can carry)"
         + ("; decode bytes to str first" if isinstance(label, bytes) else "")
     )
-
-
-def _check_text(label: str) -> str:
-    return check_text(label, "label")  # the rule for every user string (streammon.counting.user_text)
 
 
 def label_kind(label: Any) -> str:

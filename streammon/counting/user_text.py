@@ -68,7 +68,7 @@ def check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{what} {_short(text)} ({type(text).__name__}) is not a str: expected a str of 1 to "
                         f"{MAX_TEXT_LENGTH} characters")
-    plain: str = str.__str__(text)
+    plain: str = text if type(text) is str else str.__str__(text)
     if not 0 < len(plain) <= MAX_TEXT_LENGTH:
         raise ValueError(f"{what} {_short(plain)} has {len(plain)} characters: a str {what} must have 1 to "
                          f"{MAX_TEXT_LENGTH} (streammon.counting.counts.MAX_LABEL_LENGTH)")

@@ -1,7 +1,7 @@
 """Files written all or nothing: a temporary file of a random name, created exclusively, then renamed.
 
-Every file streammon writes goes through ``write_file`` (binary: Parquet, through the file object
-pyarrow accepts) or ``write_atomically`` (text: the state file, the timeline JSON, the HTML report).
+Every output file streammon writes (the journal is SQLite's) goes through ``write_file`` (binary: the
+timeline's Parquet and JSON, through a file object) or ``write_atomically`` (text: the state file, the HTML report).
 The temporary file is made by ``tempfile.mkstemp`` in the target's folder: a random name opened with
 ``O_CREAT | O_EXCL`` and mode 0600, so a symbolic link planted at a predictable name (``.<name>.partial``)
 is never followed and the file it points to is never written. The data is written through that file

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+PREFIX_CHARACTERS = 32  # of the target's name in its temporary file's name
+
 
 def resolve(path: str | os.PathLike[str]) -> Path:
     """Where a write to ``path`` goes: ``path``, or the file a symbolic link there points to."""
@@ -48,7 +50,8 @@ def write_file(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]
     until the data is synced. On any failure the temporary file is removed and ``path`` is untouched.
     """
     target = resolve(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # at most 32 characters of the name (128 bytes), so that a target name near the 255-byte limit still fits
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:PREFIX_CHARACTERS]}.", suffix=".tmp", dir=target.parent)
     try:
         try:
             with os.fdopen(fd, "wb", closefd=False) as handle:

@@ -133,3 +133,11 @@ def test_a_link_at_the_target_itself_is_followed_and_kept(tmp_path: Path) -> Non
     link.symlink_to(real)
     write_atomically(link, "new")
     assert link.is_symlink() and real.read_text() == "new"
+
+
+@pytest.mark.parametrize("name", ["n" * 250 + ".html", "é" * 122 + ".json", "🙂" * 60 + ".pq"])
+def test_a_target_name_at_the_length_limit_is_written(tmp_path: Path, name: str) -> None:
+    """A file name of up to 255 bytes (the usual limit) is written: its temporary file's name stays under it."""
+    assert len(os.fsencode(name)) <= 255
+    write_file(tmp_path / name, lambda out: out.write(b"ok"))
+    assert [p.name for p in tmp_path.iterdir()] == [name] and (tmp_path / name).read_bytes() == b"ok"

@@ -24,21 +24,20 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import importlib.metadata
 import json
 import logging
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from streammon.atomic import write_atomically as write_atomically  # noqa: PLC0414 (re-exported: moved there)
 
 FORMAT = "streammon.monitor"
 VERSION = 4  # 2: the detector became a per-sample CUSUM bank with incidents; 3: each member its own threshold;
@@ -92,42 +91,6 @@ def decode_label(item: Any) -> Hashable:
 def _digest(body: dict[str, Any]) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _resolve(path: str | os.PathLike[str]) -> Path:
-    """Where a save to ``path`` goes: ``path``, or the file a symbolic link there points to."""
-    target = Path(path)
-    if not target.is_symlink():
-        return target
-    resolved = Path(os.path.realpath(target))
-    if resolved.is_symlink():  # realpath stops at a loop
-        raise OSError(errno.ELOOP, "the state path is a symbolic link loop", str(target))
-    return resolved
-
-
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsync and rename: all or nothing.
-
-    A symbolic link at ``path`` is followed: the file it points to is replaced (atomically,
-    through a temporary file beside it) and the link is kept.
-    """
-    target = _resolve(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 def dumps(body: dict[str, Any]) -> str:

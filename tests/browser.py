@@ -34,10 +34,15 @@ class Browser:
                 self.close()
                 raise RuntimeError(f"chromium did not start (exit {self.process.returncode})")
             time.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer:
-            page = next(t for t in json.load(answer) if t["type"] == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True)
+        try:  # a stale port file or a slow start: stop the browser started here before raising
+            port = int(port_file.read_text().split()[0])
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer:
+                page = next(t for t in json.load(answer) if t["type"] == "page")
+            self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=timeout,
+                                                  suppress_origin=True)
+        except BaseException:
+            self.close()
+            raise
         self._id = 0
         self.requests: list[str] = []
         self.console: list[tuple[str, str]] = []

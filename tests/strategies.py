@@ -103,3 +103,25 @@ def mostly_zero_matrices(draw: st.DrawFn, *, side_max: int = 40) -> np.ndarray:
     for cell, count in cells.items():
         m.flat[cell] = count
     return m
+
+
+# Strings that have broken, or could break, an output: markup the HTML parser's script-data states or Plotly's
+# pseudo-HTML would act on, entities, quotes and escapes, template syntax, bidi and line-separator controls, NUL,
+# a lone surrogate, the length limit and one past it, astral characters (see streammon.counting.user_text).
+HOSTILE_STRINGS = (
+    "<!--<script>", "</script>", "</SCRIPT >x", '<a href="https://evil">x</a>', "<b></b>fraud",
+    '<span style="color:red">fraud</span>', "<br>", "<sub>2</sub>", "&lt;", "&amp;lt;", "&#60;b&#62;", '"',
+    "'", "\\", "\\n", "\n", "a\r\nb", "{}", "%s", "%{x}", "${x}", "{{ $labels.model }}", "$x^2$", "\u202eevil",
+    "x\u2028y\u2029", "\x00", "a\x00", "\ufeff", "\ud800", "x\udc80", "", "y" * 256, "z" * 257, "🙂", "👩‍👩‍👧",
+    "__proto__", "constructor", " ", "-->", "]]>",
+)
+
+
+def user_strings() -> st.SearchStrategy[str]:
+    """A string as a class label, window or model name might be: one of ``HOSTILE_STRINGS``, text over an
+    alphabet of markup and escapes (lone surrogates included), or any text up to just past the length limit."""
+    pieces = st.sampled_from(["<", ">", "&", "/", "!", "-", '"', "'", "=", "\\", "\n", "\x00", "\u2028", "\u202e",
+                              "a", "b", "script", "style", "\ud800", "\U0001f600"])
+    markup = st.lists(pieces, max_size=12).map("".join)
+    anything = st.text(alphabet=st.characters(exclude_categories=()), max_size=260)
+    return st.one_of(st.sampled_from(HOSTILE_STRINGS), markup, anything)

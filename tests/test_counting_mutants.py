@@ -467,10 +467,16 @@ def test_labels_too_wide_for_int64_fall_back_to_objects_and_are_refused_there() 
         map_labels(arr, np.array([1, 1], dtype=object), ClassIndex())
 
 
-@pytest.mark.parametrize("name", ["", 3, None])
-def test_window_names_are_non_empty_str(name: object) -> None:
-    """A window's name must be a non-empty str; the message shows what was given."""
-    with pytest.raises(ValueError, match=rf"^window name must be a non-empty str, got {re.escape(repr(name))}$"):
+@pytest.mark.parametrize(("name", "error", "says"), [
+    ("", ValueError, "has 0 characters: a str window name must have 1 to 256"),
+    ("w" * 257, ValueError, "has 257 characters"),
+    ("w\udc80", ValueError, "holds a lone surrogate"),
+    (3, TypeError, r"\(int\) is not a str"),
+    (None, TypeError, r"\(NoneType\) is not a str")])
+def test_window_names_follow_the_label_rule(name: object, error: type[Exception], says: str) -> None:
+    """A window's name follows the rule for user strings: the error's type fits, its message shows what was given."""
+    shown = re.escape(repr(name) if not isinstance(name, str) or len(name) <= 40 else f"{name[:40]!r}…")
+    with pytest.raises(error, match=rf"^window name {shown}.* {says}"):
         Cumulative(name=name)  # type: ignore[arg-type]
 
 

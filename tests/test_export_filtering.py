@@ -250,8 +250,9 @@ def test_collector_options_reach_collect_and_bad_models_are_refused() -> None:
             assert names == [*expected, *ESTIMATES]
     collector = MonitorCollector()
     assert collector.models == ()
-    for bad in ("", 3, None):
-        with pytest.raises(ValueError, match=r"model must be a non-empty str, got "):
+    for bad, error in (("", ValueError), ("m\ud800", ValueError), ("m" * 257, ValueError), (3, TypeError),
+                       (None, TypeError)):
+        with pytest.raises(error, match=r"^model name "):
             collector.add(bad, monitor)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"monitor must be a streammon\.Monitor, got "):
         collector.add("m", None)  # type: ignore[arg-type]

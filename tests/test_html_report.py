@@ -108,7 +108,7 @@ def test_demo_report_marks_the_four_phases(browser: Any, tmp_path: Path, capsys:
     assert len(drawn) == FIGURES_PER_WINDOW * 3
     scores = next(f for f in drawn if f["id"] == "w0-scores")
     assert scores["notes"] == ["steady", "mix_drift", "degradation", "new_class"]
-    labels = browser.evaluate("document.getElementById('w0-confusion').data[0].x")
+    labels = browser.evaluate("document.getElementById('w0-confusion').layout.xaxis.ticktext")
     assert labels == ["legit", "fraud", "chargeback"]
 
 

@@ -60,12 +60,33 @@ def positive(upper: float = math.inf) -> Callable[[str], float]:
     return parse
 
 
+def printable(text: str) -> str:
+    """``text`` for a terminal: characters that are not printable (controls such as ESC, NUL and line breaks,
+    bidi overrides, U+2028) as Python escapes, so that no label or name can move the cursor, recolour the
+    terminal or forge a line (``streammon.counting.user_text``).
+
+    >>> printable("fraud"), printable("a\\nALERT \\x1b[31m\\u202e")
+    ('fraud', 'a\\\\nALERT \\\\x1b[31m\\\\u202e')
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+class _PrintableFormatter(logging.Formatter):
+    """A log line whose message is ``printable``."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = printable(record.message)
+        return super().formatMessage(record)
+
+
 @contextlib.contextmanager
 def alert_log(*, to_stderr: bool) -> Iterator[None]:
     """While inside: alerts raised and cleared go to stderr with a time stamp (``to_stderr``), or nowhere."""
     log = logging.getLogger("streammon.alerts")
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     level, disabled = log.level, log.disabled
     if to_stderr:
         log.addHandler(handler)

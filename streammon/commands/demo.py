@@ -9,7 +9,7 @@ from types import FrameType
 
 import numpy as np
 
-from streammon.commands.common import alert_log, fail
+from streammon.commands.common import alert_log, fail, printable
 from streammon.counting.windows import Cumulative, Sliding, Timed
 from streammon.demo import PHASES, REFERENCE, VALIDATION, LateLabels, SyntheticStream, detector_for
 from streammon.export.server import serve
@@ -51,7 +51,7 @@ def format_view(report: Report, elapsed: float, phase: str) -> str:
     for alert in report.alerts:
         if alert.window in (main.name, "stream"):
             lines.append(f"    ALERT {alert.kind} [{alert.window}] {alert.subject} since sample {alert.since_sample}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # labels and names cannot forge lines or escapes
 
 
 class _Stop(Exception):

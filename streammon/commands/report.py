@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from streammon.commands.common import alert_log, fail
+from streammon.commands.common import alert_log, fail, printable
 from streammon.commands.demo import format_window
 from streammon.findings.report import Report
 from streammon.monitor import Monitor
@@ -28,7 +28,7 @@ def format_report(report: Report) -> str:
               for a in report.alerts]
     if not report.alerts:
         lines.append("  no active alerts")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # labels and names cannot forge lines or escapes
 
 
 def run_report(path: str, *, as_json: bool) -> int:

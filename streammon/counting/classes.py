@@ -8,6 +8,8 @@ column with gaps) is the ``int``; any other float is refused (a score is not a c
 threshold it first). NumPy scalars are stored as the equivalent Python value. Labels
 are compared like dict keys, so ``1``, ``1.0``, ``True`` and ``numpy.int64(1)`` are
 the same class. Missing values (``None``, NaN, ``pandas.NA``, ``NaT``) are not classes.
+Labels follow the rule for every user string, and window and model names too:
+``streammon.counting.user_text``.
 
 >>> check_label(1.0), check_label("fraud")
 (1, 'fraud')
@@ -19,17 +21,18 @@ from __future__ import annotations
 
 import itertools
 import math
-import unicodedata
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from streammon.counting.user_text import MAX_TEXT_LENGTH, check_text
+
 DEFAULT_MAX_CLASSES = 256
 HARD_MAX_CLASSES = 46_340  # cell ids i*S+j must fit in int32
 
 
-MAX_LABEL_LENGTH = 256  # characters of a str label: one class name, not a document
+MAX_LABEL_LENGTH = MAX_TEXT_LENGTH  # characters of a str label: one class name, not a document
 LABEL_INT_BOUND = 2**63  # int labels fit in int64: |label| < 2**63
 SCORE_HINT = "looks like a score: threshold it first (e.g. y_pred = score >= 0.5) or pass the class labels"
 _MISSING_TYPES = {"NAType", "NaTType", "NoneType"}  # pandas.NA, pandas.NaT (no pandas import)
@@ -83,7 +86,7 @@ def check_label(label: Any) -> Hashable:
     if isinstance(label, np.generic):
         label = label.item()
     if isinstance(label, str):
-        return _check_text(str.__str__(label))  # a str subclass (np.str_, StrEnum) is saved as its str
+        return check_text(label, "label")  # a str subclass (np.str_, StrEnum) is saved as its str
     if isinstance(label, bool):
         return bool(label)
     if isinstance(label, int):
@@ -106,20 +109,6 @@ def check_label(label: Any) -> Hashable:
         "(what the report, the Prometheus exposition and the state file can carry)"
         + ("; decode bytes to str first" if isinstance(label, bytes) else "")
     )
-
-
-def _check_text(label: str) -> str:
-    if not 0 < len(label) <= MAX_LABEL_LENGTH:
-        raise ValueError(
-            f"label {show(label)} has {len(label)} characters: a str label must have 1 to "
-            f"{MAX_LABEL_LENGTH} (streammon.counting.counts.MAX_LABEL_LENGTH)"
-        )
-    if not label.isprintable() and any(unicodedata.category(c) == "Cs" for c in label):
-        raise ValueError(
-            f"label {show(label)} holds a lone surrogate: it is not valid Unicode and cannot be exported "
-            "or saved as UTF-8"
-        )
-    return label
 
 
 def label_kind(label: Any) -> str:

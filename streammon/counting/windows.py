@@ -30,6 +30,7 @@ from streammon.counting.batch import Batch, count_pairs
 from streammon.counting.counts import IntMatrix
 from streammon.counting.sparse import dense, sparse
 from streammon.counting.timing import MAX_TIME
+from streammon.counting.user_text import check_text
 
 IndexArray = npt.NDArray[np.intp]
 EMPTY_BUCKET = int(np.iinfo(np.int64).min)  # the id of a ring slot that holds no bucket
@@ -44,9 +45,7 @@ class Window:
     kind = "window"
 
     def __init__(self, name: str) -> None:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"window name must be a non-empty str, got {name!r}")
-        self.name = name
+        self.name = check_text(name, "window name")  # the rule for user strings (streammon.counting.user_text)
         # (Mutation testing: attach() sets capacity and stride before any use, and tests `if self._stride` only:
         # other falsy or overwritten values are equivalent mutants.)
         self._capacity = 0
@@ -135,7 +134,7 @@ class Sliding(Window):
     def __init__(self, size: int, *, name: str | None = None) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"Sliding size must be an int >= 1, got {size!r}")
-        super().__init__(name or f"sliding_{size}")
+        super().__init__(f"sliding_{size}" if name is None else name)
         self.size = size
         self._ring = np.zeros(size, np.int32)
         self._head = 0  # next position to write
@@ -260,7 +259,7 @@ class Timed(Window):
                 f"Timed buckets of {seconds / buckets:g} s ({seconds!r} s / {buckets}) are too fine: bucket ids "
                 f"of times within ±{MAX_TIME:g} s must fit int64, so a bucket must last >= {MAX_TIME / 2**62:.2g} s"
             )
-        super().__init__(name or f"timed_{seconds:g}s")
+        super().__init__(f"timed_{seconds:g}s" if name is None else name)
         self.seconds = float(seconds)
         self.buckets = buckets
         self.width = self.seconds / buckets

@@ -71,6 +71,7 @@ from typing import TypeVar
 from prometheus_client.core import Metric
 from prometheus_client.samples import Sample
 
+from streammon.counting.user_text import check_text
 from streammon.export.families import (
     FAMILIES,
     Family,
@@ -144,9 +145,15 @@ class MonitorCollector:
             self.add(model, monitor)
 
     def add(self, model: str, monitor: Monitor) -> None:
-        """Serve ``monitor`` under ``model`` (a new name, a non-empty str)."""
-        if not isinstance(model, str) or not model:
-            raise ValueError(f"model must be a non-empty str, got {model!r}")
+        """Serve ``monitor`` under ``model`` (a new name: a str of 1 to 256 characters, valid Unicode, as for labels;
+        see ``streammon.counting.user_text``).
+
+        >>> MonitorCollector({"fraud\\ud800": Monitor()})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: model name 'fraud\\ud800' holds a lone surrogate: it is not valid Unicode ...
+        """
+        model = check_text(model, "model name")
         if not isinstance(monitor, Monitor):
             raise TypeError(f"monitor must be a streammon.Monitor, got {monitor!r}")
         with self._lock:

@@ -1,9 +1,16 @@
 """The figures of the HTML report, as Plotly figure specifications (plain dicts: data, layout).
 
 Each time figure leaves ``x`` out of its line traces: the page fills in the window's thinned axis
-once (``"xs"`` names it), so the times are written once per window, not once per trace. Values
+once (``"xs"`` is its index), so the times are written once per window, not once per trace. Values
 are thinned to at most ``MAX_POINTS`` snapshots (``report_series.thin``); shaded spans and alert
 markers are computed at full resolution.
+
+Plotly draws text as a subset of HTML (``<a href>``, ``<b>``, ``<span style>``, ``<br>``, entities): every
+user string (class labels, window names, alert subjects and reasons, mark texts) goes through ``plain``
+before it reaches a figure, so it is drawn as the text it is (``streammon.counting.user_text``).
+
+>>> plain('<a href="https://x">fraud</a> & co')
+'&lt;a href="https://x"&gt;fraud&lt;/a&gt; &amp; co'
 """
 
 from __future__ import annotations
@@ -38,10 +45,21 @@ class Panel:
     axis: Axis
     keep: Sequence[int]
     marks: Sequence[tuple[float, str]] = ()  # labelled vertical lines, in axis units
+    xs: int = 0  # the index of the window's axis in the page's AXES (never its name: names are data, not keys)
+
+    @property
+    def title(self) -> str:
+        """The window's name as Plotly text."""
+        return plain(self.window)
 
     def values(self, metric: str, label: str | None = None, column: str = "value") -> list[float | None]:
         """A column of a metric at the kept snapshots, rounded."""
         return rounded(self.series.get(column, metric, label), self.keep)
+
+
+def plain(text: str) -> str:
+    """``text`` as Plotly shows it literally: ``&``, ``<`` and ``>`` as entities (Plotly decodes them back)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _band(color: str) -> str:
@@ -91,14 +109,14 @@ def _marks(marks: Sequence[tuple[float, str]]) -> tuple[list[dict[str, Any]], li
     """Labelled vertical lines (e.g. the demo's phases): shapes and their annotations."""
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
                "line": {"color": "#555", "width": 1, "dash": "dot"}} for x, _ in marks]
-    notes = [{"x": x, "y": 1, "xref": "x", "yref": "paper", "text": text, "showarrow": False, "xanchor": "left",
+    notes = [{"x": x, "y": 1, "xref": "x", "yref": "paper", "text": plain(text), "showarrow": False, "xanchor": "left",
               "yanchor": "top", "font": {"size": 11, "color": "#555"}} for x, text in marks]
     return shapes, notes
 
 
 def scores_figure(fid: str, panel: Panel) -> Figure:
     """The Condition-1 scores (unmoved by the class mix) with their 95 % intervals."""
-    window, series, axis = panel.window, panel.series, panel.axis
+    window, series, axis = panel.title, panel.series, panel.axis
     data: list[dict[str, Any]] = []
     for metric, color in zip(INVARIANT, PALETTE, strict=False):
         if series.has(metric):
@@ -107,7 +125,7 @@ def scores_figure(fid: str, panel: Panel) -> Figure:
                               legendgroup=NAMES[metric]))
     shapes, notes = _marks(panel.marks)
     title = f"Scores the class mix cannot move (Condition 1) — window {window}; bands: 95 % intervals"
-    return {"id": fid, "xs": window, "data": data,
+    return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, axis, "score (1 = perfect)", shapes=shapes, annotations=notes,
                               yaxis={"title": {"text": "score (1 = perfect)"}, "range": [0, 1.02]})}
 
@@ -115,7 +133,7 @@ def scores_figure(fid: str, panel: Panel) -> Figure:
 def recall_figure(fid: str, panel: Panel, *, labels: Sequence[str], baseline: Mapping[Hashable, float],
                   alerts: Sequence[AlertSpan]) -> Figure:
     """Recall of each class with its Wilson interval, the baseline recall, and degradation alerts as markers."""
-    window, series, axis = panel.window, panel.series, panel.axis
+    window, series, axis = panel.title, panel.series, panel.axis
     data: list[dict[str, Any]] = []
     shapes, notes = _marks(panel.marks)
     base = {str(k): v for k, v in baseline.items()}
@@ -123,7 +141,7 @@ def recall_figure(fid: str, panel: Panel, *, labels: Sequence[str], baseline: Ma
         color = PALETTE[i % len(PALETTE)]
         if not series.has("class_recall", label):
             continue
-        name = f"recall of {label}"
+        name = f"recall of {plain(label)}"
         data += _bands(name, panel, "class_recall", label, color=color)
         data.append(_line(name, panel.values("class_recall", label), color, legendgroup=name))
         if label in base and math.isfinite(base[label]):
@@ -139,20 +157,20 @@ def recall_figure(fid: str, panel: Panel, *, labels: Sequence[str], baseline: Ma
             y = float(recalls[a.subject][i]) if a.subject in recalls else math.nan
             xs.append(axis.at(a.since_time, a.since_sample))
             ys.append(y if math.isfinite(y) else 0.0)
-            texts.append(f"degradation alert: {a.subject}<br>{_wrap(a.reason)}")
+            texts.append(f"degradation alert: {plain(a.subject)}<br>{_wrap(a.reason)}")
         data.append({"type": "scatter", "mode": "markers", "name": "degradation alert (recall fell)", "x": xs,
                      "y": ys, "text": texts, "hoverinfo": "text",
                      "marker": {"symbol": "x", "size": 14, "color": "black", "line": {"width": 2}}})
     title = (f"Recall of each class — window {window}; bands: 95 % Wilson intervals, dashed: baseline recall, "
              "×: degradation alert")
-    return {"id": fid, "xs": window, "data": data,
+    return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, axis, "recall (share of the class caught)", shapes=shapes, annotations=notes,
                               yaxis={"title": {"text": "recall (share of the class caught)"}, "range": [0, 1.02]})}
 
 
 def rrt_figure(fid: str, panel: Panel, *, reference_ir: float) -> Figure:
     """The window's majority:minority ratio (RRT) on a log axis, against the reference imbalance ratio."""
-    window, axis = panel.window, panel.axis
+    window, axis = panel.title, panel.axis
     shapes, notes = _marks(panel.marks)
     data = [_line("RRT: reference majority ÷ minority in the window", panel.values("rrt"),
                   PALETTE[0])]
@@ -163,27 +181,27 @@ def rrt_figure(fid: str, panel: Panel, *, reference_ir: float) -> Figure:
                       "text": f"reference IR {reference_ir:.3g}", "showarrow": False, "xanchor": "right",
                       "yanchor": "bottom", "font": {"color": PALETTE[1]}})
     title = f"Class ratio now (RRT) against the training imbalance ratio (IR) — window {window}; log scale"
-    return {"id": fid, "xs": window, "data": data,
+    return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, axis, "majority : minority (log)", shapes=shapes, annotations=notes,
                               yaxis={"title": {"text": "majority : minority (log)"}, "type": "log", "dtick": "D2"})}
 
 
 def shift_figure(fid: str, panel: Panel) -> Figure:
     """How far the class mix moved from the reference (JS divergence, TV distance); shifted spans shaded."""
-    window, series, axis = panel.window, panel.series, panel.axis
+    window, series, axis = panel.title, panel.series, panel.axis
     shapes, notes = _marks(panel.marks)
     shapes += _shades(axis.values, series.flagged("prior_shift_js", "prior_shift"))
     data = [_line("Jensen–Shannon divergence (bits)", panel.values("prior_shift_js"),
                   PALETTE[4]),
             _line("total variation distance", panel.values("prior_shift_tv"), PALETTE[5])]
     title = f"Class-mix shift from the reference (prior shift) — window {window}; shaded: shift flagged"
-    return {"id": fid, "xs": window, "data": data,
+    return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, axis, "distance (0 = same mix)", shapes=shapes, annotations=notes)}
 
 
 def distortion_figure(fid: str, panel: Panel, *, metrics: Sequence[str]) -> Figure:
     """Each mix-sensitive score as observed and at the reference mix; shaded where flagged (type 1)."""
-    window, series, axis = panel.window, panel.series, panel.axis
+    window, series, axis = panel.title, panel.series, panel.axis
     columns, row_px, gap_px, top_px, bottom_px = 2, 170, 75, 90, 60
     rows = max(1, math.ceil(len(metrics) / columns))
     plot_px = rows * row_px + (rows - 1) * gap_px
@@ -203,7 +221,7 @@ def distortion_figure(fid: str, panel: Panel, *, metrics: Sequence[str]) -> Figu
         layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}",
                                     "type": "date" if axis.kind == "date" else "linear"}
         layout[f"yaxis{suffix}"] = {"domain": [max(0.0, top - row_px / plot_px), top], "anchor": f"x{suffix}"}
-        layout["annotations"].append({"text": f"<b>{catalog()[metric].title}</b> ({metric})", "showarrow": False,
+        layout["annotations"].append({"text": f"<b>{plain(catalog()[metric].title)}</b> ({metric})", "showarrow": False,
                                       "xref": "paper", "yref": "paper", "x": x0, "y": top, "xanchor": "left",
                                       "yanchor": "bottom", "font": {"size": 12}})
         layout["shapes"] += _shades(axis.values, series.flagged(metric, "type1"), f"x{suffix}", f"y{suffix} domain")
@@ -211,30 +229,41 @@ def distortion_figure(fid: str, panel: Panel, *, metrics: Sequence[str]) -> Figu
         data.append({**_line(f"{metric} observed", panel.values(metric), PALETTE[0]), **axes})
         data.append({**_line(f"{metric} at the reference mix", panel.values(metric, None, "corrected"),
                              PALETTE[2]), **axes, "line": {"color": PALETTE[2], "width": 2, "dash": "dash"}})
-    return {"id": fid, "xs": window, "data": data, "layout": layout}
+    return {"id": fid, "xs": panel.xs, "data": data, "layout": layout}
 
 
 def confusion_figure(fid: str, window: str, labels: Sequence[str], counts: np.ndarray) -> Figure:
-    """The final confusion matrix: colour = share of the true class (row), text = counts."""
+    """The final confusion matrix: colour = share of the true class (row), text = counts. ``window`` and ``labels``
+    as given (raw): they are made Plotly text here.
+
+    The axes are the class positions 0..K-1 with the labels as tick text, not category axes: plotly.js keeps
+    categories in a plain object, where a class named ``__proto__`` or ``constructor`` is taken for a category
+    already seen and the matrix loses rows.
+    """
+    window, names = plain(window), [plain(label) for label in labels]
     totals = counts.sum(axis=1, keepdims=True)
     shares = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
     text = [[f"{int(c):,}<br>({s:.1%})" for c, s in zip(row, srow, strict=True)]
             for row, srow in zip(counts, shares, strict=True)]
+    pairs = [[f"true {t}, predicted {p}" for p in names] for t in names]
     side = 200 + 70 * len(labels)
+    at = list(range(len(labels)))
+    ticks = {"tickmode": "array", "tickvals": at, "ticktext": names, "showgrid": False, "zeroline": False}
     return {"id": fid, "data": [{
-        "type": "heatmap", "z": [[round(float(v), 4) for v in row] for row in shares], "x": list(labels),
-        "y": list(labels), "text": text, "texttemplate": "%{text}", "colorscale": "Blues", "zmin": 0, "zmax": 1,
+        "type": "heatmap", "z": [[round(float(v), 4) for v in row] for row in shares], "x": at, "y": at,
+        "text": text, "customdata": pairs, "texttemplate": "%{text}", "colorscale": "Blues", "zmin": 0, "zmax": 1,
         "colorbar": {"title": {"text": "share of<br>true class"}},
-        "hovertemplate": "true %{y}, predicted %{x}: %{text}<extra></extra>"}],
+        "hovertemplate": "%{customdata}: %{text}<extra></extra>"}],
         "layout": {"title": {"text": f"Final confusion matrix — window {window}", "x": 0.01, "font": {"size": 15}},
                    "height": side, "width": side + 160, "margin": {"l": 110, "r": 20, "t": 60, "b": 80},
-                   "xaxis": {"title": {"text": "predicted class"}, "type": "category"},
-                   "yaxis": {"title": {"text": "true class"}, "type": "category", "autorange": "reversed"}}}
+                   "xaxis": {"title": {"text": "predicted class"}, **ticks},
+                   "yaxis": {"title": {"text": "true class"}, "autorange": "reversed", **ticks}}}
 
 
 def _wrap(text: str, width: int = 70) -> str:
+    """``text`` as Plotly text, broken into lines of about ``width`` characters."""
     lines, line = [], ""
-    for word in text.split():
+    for word in plain(text).split():
         if line and len(line) + len(word) > width:
             lines.append(line)
             line = ""

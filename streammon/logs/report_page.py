@@ -8,6 +8,10 @@ the mix-sensitive scores against their prior-corrected values, and the final con
 then the catalog's Condition facts for the metrics shown. Needs ``plotly`` (``streammon[report]``)
 only for its bundled ``plotly.min.js``. When every figure has drawn, ``<body>`` gets
 ``data-rendered`` = the number of figures (``data-failed`` if one could not draw).
+
+User strings (class labels, window names, the title, mark texts, alert reasons) follow
+``streammon.counting.user_text``: ``html.escape`` in the page's text, ``script_json`` for the data
+inlined in the script, ``report_figures.plain`` for what Plotly draws.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from streammon.atomic import write_atomically
+from streammon.counting.user_text import check_text
 from streammon.logs import report_figures as figures
 from streammon.logs.columns import utc_date
 from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_series
@@ -55,15 +60,20 @@ CONDITIONS = ("Condition 1: the score depends only on how each class is classifi
 
 def write_html(result: ReplayResult, path: str | os.PathLike[str], *, title: str | None = None,
                marks: Sequence[tuple[float, str]] = (), dates: bool | None = None) -> None:
-    """Write the report to ``path``: to a temporary file beside it, then renamed (no partial file on failure)."""
-    target = Path(path)
-    text = html_page(result, title=title, marks=marks, dates=dates)
-    temporary = target.with_name(f".{target.name}.partial")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    """Write the report to ``path`` through ``streammon.atomic`` (a random exclusive temporary file, renamed)."""
+    write_atomically(path, html_page(result, title=title, marks=marks, dates=dates))
+
+
+def script_json(value: Any) -> str:
+    r"""``value`` as JSON that is safe inside an HTML ``<script>``: ASCII only, ``<``, ``>`` and ``&`` as ``\u``
+    escapes (outside strings JSON has none of them), so no label can close the script, open a comment or
+    change the HTML parser's script-data state; U+2028/2029 are escaped as every non-ASCII character is.
+
+    >>> script_json({"class": "<!--<script></script>&\u2028"})
+    '{"class":"\\u003c!--\\u003cscript\\u003e\\u003c/script\\u003e\\u0026\\u2028"}'
+    """
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),
@@ -72,6 +82,9 @@ def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence
     without times); ``dates``: read times as UTC timestamps (default: when they fall after 2000)."""
     from plotly.offline import get_plotlyjs
 
+    if title is not None:
+        check_text(title, "report title")
+    marks = [(t, check_text(text, "mark text")) for t, text in marks]
     axis = axis_of(result, dates)
     keep = thin(len(axis.values))
     at = [(axis.at(t, int(t)), text) for t, text in marks]
@@ -86,7 +99,7 @@ def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence
         fid = f"w{w}"
         mixed = [m for m, s in catalog().items() if not s.condition1 and series.has(m)]
         shown.update(dict.fromkeys(["recall", *mixed]))
-        panel = figures.Panel(name, series, axis, keep, at)
+        panel = figures.Panel(name, series, axis, keep, at, xs=w)
         made = [figures.scores_figure(f"{fid}-scores", panel),
                 figures.recall_figure(f"{fid}-recall", panel, labels=labels, baseline=result.baseline,
                                       alerts=result.alerts),
@@ -102,10 +115,10 @@ def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence
         divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
         sections.append(f'<h2 id="window-{w}">Window {html.escape(name)}</h2>'
                         f'<p class="note">{_window_note(name, final.n)}</p>{divs}')
-    axes = {name: rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
-            for name in result.windows}
-    heading = title or f"streammon replay report — {result.source}"
-    data = json.dumps({"AXES": axes, "FIGURES": specs}, separators=(",", ":"), allow_nan=False)
+    axes = [rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
+            for _ in result.windows]
+    heading = title or f"streammon replay report — {_path_text(result.source)}"
+    data = script_json({"AXES": axes, "FIGURES": specs})
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f"<title>{html.escape(heading)}</title><style>{STYLE}</style>",
@@ -114,7 +127,12 @@ def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence
         "<p>Windows: ", ", ".join(f'<a href="#window-{w}">{html.escape(n)}</a>' for w, n in
                                   enumerate(result.windows)), ' · <a href="#facts">metric facts</a></p>',
         *sections, _facts(list(shown)),
-        "<script>const {AXES, FIGURES} = ", data.replace("</", "<\\/"), ";", READY, "</script></body></html>\n"])
+        "<script>const {AXES, FIGURES} = ", data, ";", READY, "</script></body></html>\n"])
+
+
+def _path_text(path: str) -> str:
+    """A path as text UTF-8 can carry: undecodable bytes of a file name (surrogate escapes) as ``\\udcff``."""
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _when(axis: Axis, t: float | None, samples: int) -> str:
@@ -137,7 +155,7 @@ def _summary(result: ReplayResult, axis: Axis, drawn: int) -> str:
     span = ("no time column" if result.first_time is None else
             f"{_when(axis, result.first_time, 0)} to {_when(axis, result.last_time, result.samples)}")
     thinned = "" if drawn == len(result.snapshots) else f" (figures draw {drawn:,} of them, evenly spaced)"
-    rows = [("Data", html.escape(result.source)), ("Data range", span), ("Samples", f"{result.samples:,}"),
+    rows = [("Data", html.escape(_path_text(result.source))), ("Data range", span), ("Samples", f"{result.samples:,}"),
             ("Snapshots", f"{len(result.snapshots):,}, every {html.escape(str(result.every))}{thinned}"),
             ("Classes", ", ".join(html.escape(str(c)) for c in result.classes)),
             ("Reference mix (training)", reference),

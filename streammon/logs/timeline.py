@@ -23,13 +23,15 @@ per class ``class_recall`` (Wilson interval), ``class_precision`` (with its corr
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from streammon.atomic import write_file
 from streammon.findings.report import Report, WindowReport
 
 COLUMNS = ("time", "samples", "window", "metric", "class", "value", "corrected", "distortion", "flag", "lower",
@@ -104,22 +106,25 @@ class Timeline:
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write to ``path``: Parquet if it ends in ``.parquet``, else JSON (a list of row objects).
 
-        Written to a temporary file beside it and renamed: a failure leaves no partial file.
+        Written through ``streammon.atomic``: a temporary file of a random name, created exclusively beside it,
+        then renamed; a failure leaves no partial file.
         """
-        target = Path(path)
-        temporary = target.with_name(f".{target.name}.partial")
-        try:
-            if target.suffix.lower() == ".parquet":
-                import pyarrow.parquet as pq
+        if Path(path).suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
 
-                pq.write_table(self.to_arrow(), temporary)
-            else:
-                with temporary.open("w", encoding="utf-8") as out:
-                    json.dump([{k: _finite(v) for k, v in row.items()} for row in self.records()], out,
-                              allow_nan=False)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
+            table = self.to_arrow()
+            write_file(path, lambda out: pq.write_table(table, out))
+        else:
+            rows = [{k: _finite(v) for k, v in row.items()} for row in self.records()]
+            write_file(path, lambda out: _dump(rows, out))
+
+
+def _dump(rows: list[dict[str, Any]], out: BinaryIO) -> None:
+    """JSON to a binary file, encoded as it is written (the whole text is never held)."""
+    text = io.TextIOWrapper(out, encoding="utf-8")
+    json.dump(rows, text, allow_nan=False)
+    text.flush()
+    text.detach()
 
 
 def _finite(value: Any) -> Any:

@@ -61,11 +61,17 @@ def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, 
         _real(t, f"{where} time", -MAX_TIME, MAX_TIME)
         if type(joined) is not bool:
             raise StateError(f"{where} joined must be true or false, got {joined!r:.60}")
-    if body["side"] is None:  # never predicted nor labelled: the label-side windows were never allocated
+    _check_side(body["side"], capacity, windows, next_seq)
+    return body
+
+
+def _check_side(value: Any, capacity: int, windows: int, next_seq: int) -> None:
+    """The label-side windows: null when never allocated (nothing predicted), else one per window and lifetime."""
+    if value is None:
         if next_seq:
             raise StateError(f"pending.side is null but the store holds {next_seq} predictions")
-        return body
-    side = _fields(body["side"], "pending.side", ("capacity", "fed", "predictions", "events"))
+        return
+    side = _fields(value, "pending.side", ("capacity", "fed", "predictions", "events"))
     if side["capacity"] != max(capacity, STATUSES) or type(side["capacity"]) is not int:
         raise StateError(f"pending.side.capacity must be {max(capacity, STATUSES)}, got {side['capacity']!r:.60}")
     if _int(side["fed"], "pending.side.fed", 0, MAX_COUNT) != next_seq:
@@ -74,7 +80,6 @@ def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, 
         for j, item in enumerate(_list(side[part], f"pending.side.{part}", windows + 1)):
             if _window_counts(item, f"pending.side.{part}[{j}]", width) > most:
                 raise StateError(f"pending.side.{part}[{j}] counts more than {most} {part}")
-    return body
 
 
 def _window_counts(item: Any, where: str, side: int) -> int:

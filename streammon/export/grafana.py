@@ -71,22 +71,29 @@ def _variable(name: str, label: str, query: str) -> dict[str, Any]:
     }
 
 
+def _one(selector: str) -> str:
+    """A gauge as one line per series across the instances that export it (``streammon serve`` replicas or
+    key-hash shards of one model): their mean, so a model reads as one line per window, not one per instance."""
+    return f"avg without (instance, job) ({selector})"
+
+
 def _panels() -> list[dict[str, Any]]:
     return [
         _panel("timeseries", "Scores invariant under prior shift",
                "Condition-1-invariant scores (seed 004): they move only when the model's per-class behaviour moves.",
                (0, 0, 12, 8),
-               [(f'streammon_score{{{SEL},metric=~"acsa|gmean|min_recall|maurpc_ova"}}', "{{window}} {{metric}}")],
+               [(_one(f'streammon_score{{{SEL},metric=~"acsa|gmean|min_recall|maurpc_ova"}}'),
+                 "{{window}} {{metric}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("timeseries", "Per-class recall", "Recall of each class; a class absent from the window has none.",
-               (12, 0, 12, 8), [(f"streammon_recall{{{SEL}}}", "{{window}} {{class}}")],
+               (12, 0, 12, 8), [(_one(f"streammon_recall{{{SEL}}}"), "{{window}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("stat", "Minimum recall above random (1/K)",
                "Minimum recall minus 1/K (seed 001): below 0, some class is recalled worse than random guessing.",
                (0, 8, 6, 6),
-               [(f'streammon_score{{{SEL},metric="min_recall"}} - on (model, window) group_left () '
+               [(_one(f'streammon_score{{{SEL},metric="min_recall"}}') + " - on (model, window) group_left () "
                  f"(1 / count by (model, window) (max by (model, window, class) (streammon_recall{{{SEL}}} >= 0)))",
-                 "{{instance}} {{window}}")],
+                 "{{model}} {{window}}")],
                unit="percentunit"),
         _panel("stat", "Active alerts", "Alerts active now, by kind: degradation (class-conditional), prior_shift, "
                "class_set_change, incompetent. Each (model, kind, subject) counts once, whatever the windows and "
@@ -96,27 +103,29 @@ def _panels() -> list[dict[str, Any]]:
         _panel("timeseries", "RRT against the reference IR",
                "Ratio of representatives in the window (seed 004) against the training imbalance ratio.",
                (12, 8, 12, 6),
-               [(f"streammon_rrt{{{SEL}}}", "RRT {{window}}"), (f"streammon_imbalance_ratio{{{MODEL}}}", "IR")]),
+               [(_one(f"streammon_rrt{{{SEL}}}"), "RRT {{window}}"),
+                (_one(f"streammon_imbalance_ratio{{{MODEL}}}"), "IR")]),
         _panel("timeseries", "Class mix against the reference",
                "Share of each class in the window, and in the reference (training) mix.", (0, 14, 12, 8),
-               [(f"streammon_class_prior{{{SEL}}}", "{{window}} {{class}}"),
-                (f"streammon_reference_prior{{{MODEL}}}", "reference {{class}}")],
+               [(_one(f"streammon_class_prior{{{SEL}}}"), "{{window}} {{class}}"),
+                (_one(f"streammon_reference_prior{{{MODEL}}}"), "reference {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("timeseries", "Prior shift (Jensen–Shannon divergence)",
                "Divergence in bits between the window's class mix and the reference mix.", (12, 14, 12, 8),
-               [(f"streammon_prior_shift{{{SEL}}}", "{{window}}")]),
+               [(_one(f"streammon_prior_shift{{{SEL}}}"), "{{window}}")]),
         _panel("statetimeline", "Distortion flags: metrics not to trust now",
                "1 while a metric is flagged: type1 = the class mix distorts it; type2 = the class set changed.",
-               (0, 22, 12, 8), [(f"streammon_distortion_flag{{{SEL}}}", "{{window}} {{metric}} {{type}}")]),
+               (0, 22, 12, 8), [(f"max without (instance, job) (streammon_distortion_flag{{{SEL}}})",
+                                 "{{window}} {{metric}} {{type}}")]),
         _panel("timeseries", "Distortion: how much of each reading is the class mix",
                "type1: score as read minus the score at the reference mix. type2: shift of the metric's floor.",
-               (12, 22, 12, 8), [(f"streammon_distortion{{{SEL}}}", "{{window}} {{metric}} {{type}}")]),
+               (12, 22, 12, 8), [(_one(f"streammon_distortion{{{SEL}}}"), "{{window}} {{metric}} {{type}}")]),
         _panel("timeseries", "Precision as read vs at the reference mix",
                "Per-class precision: as read (moves with the class mix) and prior-corrected (moves with the model).",
                (0, 30, 12, 8),
-               [(f"streammon_corrected_class_precision{{{SEL}}} + streammon_class_precision_distortion{{{SEL}}}",
-                 "as read {{window}} {{class}}"),
-                (f"streammon_corrected_class_precision{{{SEL}}}", "at reference mix {{window}} {{class}}")],
+               [(_one(f"streammon_corrected_class_precision{{{SEL}}}") + " + "
+                 + _one(f"streammon_class_precision_distortion{{{SEL}}}"), "as read {{window}} {{class}}"),
+                (_one(f"streammon_corrected_class_precision{{{SEL}}}"), "at reference mix {{window}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("timeseries", "Per-class recall across replicas",
                "Recall from the summed lifetime counters of every replica (what the PromQL rules compute).",
@@ -158,7 +167,7 @@ def _label_panels(y: int) -> list[dict[str, Any]]:
         _panel("timeseries", "Pending predictions, orphans and duplicates",
                "Predictions waiting for their label; labels per second that matched no pending prediction "
                "(orphans: a broken join key?) or repeated a joined one.", (12, y + 8, 12, 8),
-               [(f"streammon_predictions_pending{{{MODEL}}}", "pending {{instance}}"),
+               [(f"sum without (instance, job) (streammon_predictions_pending{{{MODEL}}})", "pending {{model}}"),
                 (f"sum by (model) (rate(streammon_label_orphans_total{{{MODEL}}}[5m]))", "orphans/s {{model}}"),
                 (f"sum by (model) (rate(streammon_label_duplicates_total{{{MODEL}}}[5m]))",
                  "duplicates/s {{model}}")]),

@@ -26,9 +26,11 @@ from __future__ import annotations
 import gzip
 import hmac
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
 import orjson
 from prometheus_client import CollectorRegistry
@@ -38,13 +40,26 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from streammon.export.prometheus import MonitorCollector
+from streammon.monitor import Monitor
 from streammon.serve.batches import BadBatch, locate, parse
-from streammon.serve.hub import Hub
+from streammon.serve.hub import BadSegment, Hub, Key
 
 logger = logging.getLogger("streammon.serve")
 
 KINDS = ("samples", "predictions", "labels")
 MAX_DROPPED = 2**40
+SEGMENT_MARK = "\x1f"  # a segment's monitor is exported as model "NAME\x1fSEGMENT", then relabelled
+_SEGMENTED = re.compile(rb'model="((?:[^"\\\x1f]|\\.)*)\x1f((?:[^"\\]|\\.)*)"')
+
+
+def segment_labels(exposition: bytes) -> bytes:
+    """``model="fraud\x1fcountry=DE"`` as ``model="fraud",segment="country=DE"`` (label values keep their escapes:
+    inside one, every quote is escaped, so the pattern cannot start or end within a value).
+
+    >>> segment_labels(b'streammon_samples_total{model="fraud\x1fcountry=DE"} 3.0')
+    b'streammon_samples_total{model="fraud",segment="country=DE"} 3.0'
+    """
+    return _SEGMENTED.sub(rb'model="\1",segment="\2"', exposition)
 
 
 def _json(start_response: Callable[..., Any], status: str, body: dict[str, Any],
@@ -60,16 +75,18 @@ class Api:
         self.hub = hub
         self.token = None if token is None else f"Bearer {token}".encode()
         self.ready = threading.Event()
-        self._collector: MonitorCollector | None = None
-        self._distortion_prone = distortion_prone
+        self._collector = MonitorCollector(distortion_prone=distortion_prone)
         self.batches = {kind: 0 for kind in KINDS}  # accepted batches per kind (served as a counter)
         self.rejected = 0
         self._lock = threading.Lock()
 
+    def collect(self, key: Key, monitor: Monitor) -> None:
+        """Export ``monitor`` from now on (the hub calls this for every monitor it opens or makes)."""
+        self._collector.add(key[0] if not key[1] else f"{key[0]}{SEGMENT_MARK}{key[1]}", monitor)
+
     def attach(self, hub: Hub) -> None:
         """Serve ``hub`` from now on (answers 503 until then)."""
         self.hub = hub
-        self._collector = MonitorCollector(hub.monitors, distortion_prone=self._distortion_prone)
         self.ready.set()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -82,25 +99,31 @@ class Api:
                 str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1"), self.token):
             return _json(start_response, "401 Unauthorized", {"error": "a valid Authorization: Bearer token is "
                          "needed"}, [("WWW-Authenticate", 'Bearer realm="streammon"')])
-        if not self.ready.is_set() or self.hub is None or self._collector is None:
+        if not self.ready.is_set() or self.hub is None:
             return _json(start_response, "503 Service Unavailable", {"error": "starting: replaying the journals"},
                          [("Retry-After", "1")])
         if path == "/metrics":
             return self._metrics(environ, start_response, method)
         parts = path.split("/")
         if path == "/v1/models":
-            return _json(start_response, "200 OK", {"models": list(self.hub.monitors)})
+            segments = {m: [s for name, s in self.hub.monitors if name == m and s] for m in self.hub.config.models}
+            return _json(start_response, "200 OK", {"models": list(self.hub.config.models), "segments": segments})
         if len(parts) != 5 or parts[:3] != ["", "v1", "models"] or parts[4] not in (*KINDS, "report"):
             return _json(start_response, "404 Not Found", {"error": f"no such path {path[:200]!r}: see "
                          "/v1/models/{model}/samples|predictions|labels|report, /metrics, /healthz"})
         model, what = parts[3], parts[4]
-        monitor = self.hub.monitors.get(model)
-        if monitor is None:
+        if model not in self.hub.config.models:
             return _json(start_response, "404 Not Found", {"error": f"unknown model {model[:100]!r}: this server "
-                         f"has {', '.join(self.hub.monitors)}"})
+                         f"has {', '.join(self.hub.config.models)}"})
         if what == "report":
             if method != "GET":
                 return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
+            segment = parse_qs(environ.get("QUERY_STRING", "")).get("segment", [""])[0]
+            monitor = self.hub.monitors.get((model, segment))
+            if monitor is None:
+                known = [s for m, s in self.hub.monitors if m == model]
+                return _json(start_response, "404 Not Found", {"error": f"model {model} has no segment "
+                             f"{segment[:100]!r} (its segments: {', '.join(known)})"})
             return _json(start_response, "200 OK", monitor.report().to_dict())
         if method != "POST":
             return _json(start_response, "405 Method Not Allowed", {"error": "use POST"}, [("Allow", "POST")])
@@ -109,7 +132,6 @@ class Api:
     def _batch(self, environ: dict[str, Any], start_response: Callable[..., Any], model: str,
                kind: str) -> Iterable[bytes]:
         assert self.hub is not None
-        monitor = self.hub.monitors[model]
         body = environ["wsgi.input"].read()
         key = environ.get("HTTP_IDEMPOTENCY_KEY")
         dropped = environ.get("HTTP_STREAMMON_DROPPED")
@@ -117,6 +139,10 @@ class Api:
             if dropped is not None and (not dropped.isdigit() or int(dropped) > MAX_DROPPED):
                 raise BadBatch(f"Streammon-Dropped must be a count of rows, got {dropped[:40]!r}")
             fields = parse(body, kind)
+            try:
+                monitor = self.hub.monitor(model, fields["segment"])
+            except BadSegment as exc:
+                raise BadBatch(str(exc)) from None
             if key is not None:
                 seen = monitor.accepted(key)
                 if seen is not None:
@@ -151,7 +177,7 @@ class Api:
             return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
         _, content_type = choose_encoder(str(environ.get("HTTP_ACCEPT") or ""))
         openmetrics = "openmetrics" in content_type
-        body = self._collector.exposition(openmetrics=openmetrics)
+        body = segment_labels(self._collector.exposition(openmetrics=openmetrics))
         own = self._own_series(openmetrics)
         body = body[: -len(b"# EOF\n")] + own + b"# EOF\n" if openmetrics else body + own
         headers = [("Content-Type", content_type)]

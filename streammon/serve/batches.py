@@ -1,14 +1,15 @@
 """The JSON bodies of the server's batch paths, checked before anything is counted.
 
 ``samples``: ``{"y_true": [...], "y_pred": [...], "t": [...]}``; ``predictions``: ``{"keys": [...], "y_pred":
-[...], "t": [...]}``; ``labels``: ``{"keys": [...], "y_true": [...], "t": [...]}``. ``t`` is optional: one number
+[...], "t": [...]}``; ``labels``: ``{"keys": [...], "y_true": [...], "t": [...]}``; and ``"segment": {...}`` for
+a segmented model (``streammon.serve.hub``). ``t`` is optional: one number
 of seconds for the batch, or one per row; labels are JSON strings, integers, whole floats or booleans; keys are
 strings or integers. An empty batch is accepted (0). A body that is not such an object raises ``BadBatch`` naming
 the field, the position and what was expected; the monitor's own checks (label rules, times that never decrease)
 then judge the rows, and a refusal of theirs is located to its first row by ``locate``.
 
 >>> parse(b'{"y_true": ["a", "b"], "y_pred": ["a", "a"]}', "samples")
-{'y_true': ['a', 'b'], 'y_pred': ['a', 'a'], 't': None}
+{'y_true': ['a', 'b'], 'y_pred': ['a', 'a'], 't': None, 'segment': None}
 >>> parse(b'{"keys": ["k1"], "y_pred": [null]}', "predictions")
 Traceback (most recent call last):
 ...
@@ -42,7 +43,7 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise BadBatch(f"the body must be a JSON object with {', '.join(FIELDS[kind])} and optionally t, "
                        f"got {_JSON_NAMES.get(type(document), 'a value')}")
-    names = (*FIELDS[kind], "t")
+    names = (*FIELDS[kind], "t", "segment")
     unknown = sorted(set(document) - set(names))
     if unknown:
         raise BadBatch(f"unknown field {unknown[0]!r:.60}: a {kind} batch has {', '.join(names)}")
@@ -65,6 +66,10 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
     elif t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
         raise BadBatch(f"t must be a number of seconds or an array of them, got {_JSON_NAMES.get(type(t), 'a value')}")
     out["t"] = t
+    segment = document.get("segment")
+    if segment is not None and not isinstance(segment, dict):
+        raise BadBatch(f"segment must be an object such as {{\"country\": \"DE\"}}, got {_name(segment)}")
+    out["segment"] = segment
     _check_types(out, kind)
     return out
 

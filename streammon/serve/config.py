@@ -2,9 +2,11 @@
 
 Every ``Monitor`` option has a key (``windows``, ``reference``, ``positive``, ``classes``, ``warmup``,
 ``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, the tables ``detector`` and ``policy`` with the
-fields of ``DetectorSettings`` and ``Policy``); a key the server does not know is an error naming it, so a typo
-never passes silently. Windows are written ``"cumulative"``, ``"sliding:N"``, ``"timed:SECONDS"`` or
-``"timed:SECONDS:BUCKETS"`` and reported as ``cumulative``, ``sliding_N``, ``timed_SECONDSs``.
+fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment keys such as ``["country"]``: a
+monitor per segment value, at most ``max_segments``, default 100); a key the server does not know is an error
+naming it, so a typo never passes silently. Windows are written ``"cumulative"``, ``"sliding:N"``,
+``"timed:SECONDS"`` or ``"timed:SECONDS:BUCKETS"`` and reported as ``cumulative``, ``sliding_N``,
+``timed_SECONDSs``.
 
 >>> config = parse(\'\'\'
 ... [server]
@@ -47,6 +49,8 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # also a file name under state_dir and a URL segment
 DEFAULT_MAX_BODY = 64 * 2**20
+DEFAULT_MAX_SEGMENTS = 100  # monitors of one segmented model: each holds every window of the model
+SEGMENT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 
 
 class ConfigError(ValueError):
@@ -69,6 +73,8 @@ class ModelConfig:
     max_pending: int = DEFAULT_MAX_PENDING
     detector: DetectorSettings = field(default_factory=DetectorSettings)
     policy: Policy = field(default_factory=Policy)
+    segments: tuple[str, ...] = ()
+    max_segments: int = DEFAULT_MAX_SEGMENTS
 
     def windows(self) -> list[Window]:
         """Fresh window objects of this model (each monitor needs its own)."""
@@ -110,7 +116,7 @@ _SERVER_KEYS = {"listen", "state_dir", "checkpoint_every", "token", "token_file"
                 "client_cafile", "client_auth_required", "max_connections", "request_timeout", "body_timeout",
                 "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "distortion_prone"}
 _MODEL_KEYS = {"windows", "reference", "positive", "classes", "warmup", "max_classes", "baseline", "label_ttl",
-               "max_pending", "detector", "policy"}
+               "max_pending", "detector", "policy", "segments", "max_segments"}
 
 
 def load(path: str | os.PathLike[str]) -> ServerConfig:
@@ -229,9 +235,16 @@ def _model_labels(body: dict[str, Any], where: str) -> dict[str, Any]:
 def _model_settings(body: dict[str, Any], where: str) -> dict[str, Any]:
     """The counts, times and the detector and policy tables of a model table."""
     options: dict[str, Any] = {}
-    for key, low in (("warmup", 1), ("max_classes", 2), ("max_pending", 1)):
+    for key, low in (("warmup", 1), ("max_classes", 2), ("max_pending", 1), ("max_segments", 1)):
         if key in body:
             options[key] = _integer(body[key], f"{where} {key}", low, 2**31 - 1)
+    if "segments" in body:
+        keys = body["segments"]
+        if not isinstance(keys, list) or not all(isinstance(k, str) and SEGMENT_KEY.fullmatch(k) for k in keys) \
+                or len(set(keys)) != len(keys):
+            raise ConfigError(f"{where} segments: expected a list of distinct segment keys (letters, digits and '_', "
+                              f"such as [\"country\"]), got {keys!r:.80}")
+        options["segments"] = tuple(keys)
     if "label_ttl" in body:
         options["label_ttl"] = _seconds(body["label_ttl"], f"{where} label_ttl")
     for key, cls in (("detector", DetectorSettings), ("policy", Policy)):

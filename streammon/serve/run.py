@@ -49,7 +49,7 @@ class Server:
         host = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{'https' if tls else 'http'}://{host}:{self.port}"
         try:
-            self.hub = Hub(config)
+            self.hub = Hub(config, on_new=self.api.collect)
         except BaseException:
             self._http.stop()
             raise

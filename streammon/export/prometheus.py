@@ -45,9 +45,9 @@ still learning its baseline has no series.
 Counters carry no ``_created`` series.
 
 Custom collectors do not work in prometheus_client's multiprocess mode. Under
-gunicorn-style workers, run one monitor per worker, serve each on its own port (its
-own scrape target: Prometheus's ``instance`` label tells them apart), and aggregate
-the ``_total`` counters in PromQL (the rules under ``grafana/rules`` do exactly that).
+gunicorn-style workers, run one ``streammon serve`` beside the service and send every
+worker's predictions and labels to it (``streammon.serve``, ``streammon.client``); several
+servers are summed in PromQL over their ``_total`` counters (the rules under ``grafana/rules``).
 
 >>> from prometheus_client import CollectorRegistry, generate_latest
 >>> from streammon import Monitor, Sliding

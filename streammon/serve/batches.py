@@ -5,15 +5,18 @@
 a segmented model (``streammon.serve.hub``). ``t`` is optional: one number
 of seconds for the batch, or one per row; labels are JSON strings, integers, whole floats or booleans; keys are
 strings or integers. An empty batch is accepted (0). A body that is not such an object raises ``BadBatch`` naming
-the field, the position and what was expected; the monitor's own checks (label rules, times that never decrease)
-then judge the rows, and a refusal of theirs is located to its first row by ``locate``.
+the field and what was expected; the monitor's own checks (label rules, times that never decrease) then judge the
+rows (nothing is counted unless every row passes), and a refusal of theirs is located to its first bad row, with
+what was expected, by ``locate``.
 
 >>> parse(b'{"y_true": ["a", "b"], "y_pred": ["a", "a"]}', "samples")
 {'y_true': ['a', 'b'], 'y_pred': ['a', 'a'], 't': None, 'segment': None}
->>> parse(b'{"keys": ["k1"], "y_pred": [null]}', "predictions")
+>>> parse(b'{"keys": ["k1"]}', "predictions")
 Traceback (most recent call last):
 ...
-streammon.serve.batches.BadBatch: y_pred[0]: null is not a class label: expected a string, an integer, ...
+streammon.serve.batches.BadBatch: y_pred is missing: a predictions batch has keys, y_pred (and optionally t)
+>>> locate({"keys": ["k1"], "y_pred": [None], "t": None}, "predictions", ValueError("label None is missing"))
+'y_pred[0]: null is not a class label: expected a string, an integer, a whole float or a boolean'
 """
 
 from __future__ import annotations
@@ -70,8 +73,7 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
     if segment is not None and not isinstance(segment, dict):
         raise BadBatch(f"segment must be an object such as {{\"country\": \"DE\"}}, got {_name(segment)}")
     out["segment"] = segment
-    _check_types(out, kind)
-    return out
+    return out  # the rows are judged by the monitor itself; a refusal is located by ``locate``
 
 
 def _check_types(fields: dict[str, Any], kind: str) -> None:
@@ -96,6 +98,10 @@ def _name(value: Any) -> str:
 
 def locate(fields: dict[str, Any], kind: str, error: Exception) -> str:
     """The monitor's refusal of a checked batch, with the first row it concerns when one can be found."""
+    try:
+        _check_types(fields, kind)
+    except BadBatch as exc:
+        return str(exc)
     message = str(error)
     if message.startswith("t[") or message.startswith("t "):
         return message

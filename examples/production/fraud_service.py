@@ -19,7 +19,6 @@ import os
 
 from fastapi import FastAPI
 from pydantic import BaseModel
-
 from streammon.client import Client
 
 app = FastAPI(title="fraud scoring")

@@ -169,3 +169,26 @@ def test_monitor_metric_brings_windows_flags_and_alerts_into_a_river_loop() -> N
     assert metric.clone().report().samples == 0
     with pytest.raises(NotImplementedError, match="Sliding"):
         metric.revert(True, True)
+
+
+def test_a_model_that_predicts_nothing_yet_is_skipped_as_progressive_validation_does() -> None:
+    """A hand-written loop over a fresh HoeffdingTree (predict_one is None before learning) and GaussianNB:
+    streammon's river metrics skip the None steps, and equal what river's progressive_val_score gives for the
+    same model and metric (which skips them)."""
+    from river import datasets, evaluate, naive_bayes, tree
+
+    import streammon.river as sm_river
+
+    for make_model in (tree.HoeffdingTreeClassifier, naive_bayes.GaussianNB):
+        model, metric, monitored = make_model(), sm_river.BalancedAccuracy(pos_val=True), sm_river.MonitorMetric()
+        nothing = 0
+        for x, y in datasets.Phishing().take(300):
+            y_pred = model.predict_one(x)
+            nothing += y_pred is None
+            metric.update(y, y_pred)
+            monitored.update(y, y_pred)
+            model.learn_one(x, y)
+        expected = evaluate.progressive_val_score(datasets.Phishing().take(300), make_model(),
+                                                  sm_river.BalancedAccuracy(pos_val=True))
+        assert metric.get() == expected.get()
+        assert nothing >= 1 and monitored.monitor.samples == 300 - nothing

@@ -365,7 +365,7 @@ BAD_WEIGHTS = [
     (math.nan, ValueError), (np.float64(np.inf), ValueError), (-1, ValueError), (np.int64(-1), ValueError),
     (2**53 + 1, ValueError), (10**400, ValueError), (1e300, ValueError), (Fraction(1, 3), ValueError),
     (Fraction(10**400), ValueError),
-    ("1", TypeError), (None, TypeError), (True, TypeError), (np.bool_(True), TypeError), (1 + 0j, TypeError),
+    ("1", TypeError), (None, TypeError), (True, ValueError), (np.bool_(True), ValueError), (1 + 0j, TypeError),
 ]
 
 

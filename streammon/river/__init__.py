@@ -79,6 +79,7 @@ from streammon.river.metrics import (
     Precision,
     Recall,
     as_count,
+    no_prediction,
     make,
 )
 
@@ -134,6 +135,8 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
             raise ValueError(f"unknown window {window!r}; the monitor has {self.monitor.window_names}")
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
+        if no_prediction(y_pred):  # predict_one before any learning: skipped, as river's progressive validation
+            return
         count = as_count(w)
         if count == 1:
             self.monitor.update(y_true, y_pred)

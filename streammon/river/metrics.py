@@ -41,7 +41,10 @@ def as_count(w: Any) -> int:
     ...
     ValueError: streammon metrics count samples: w must be a whole number in [0, 2**53], got 0.5
     """
-    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real):
+    if isinstance(w, (bool, np.bool_)):  # a number to Python, but no count: the documented ValueError
+        raise ValueError(f"streammon metrics count samples: w must be a whole number in [0, 2**53], got {w!r} "
+                         "(a bool)")
+    if not isinstance(w, numbers.Real):
         raise TypeError(f"streammon metrics count samples: w must be a number, got {w!r} ({type(w).__name__})")
     value: int | float = math.nan
     if isinstance(w, numbers.Integral):
@@ -52,6 +55,20 @@ def as_count(w: Any) -> int:
     if not (0 <= value <= MAX_WEIGHT and (isinstance(value, int) or value.is_integer())):  # NaN fails too
         raise ValueError(f"streammon metrics count samples: w must be a whole number in [0, 2**53], got {w!r}")
     return int(value)
+
+
+def no_prediction(y_pred: Any) -> bool:
+    """Whether ``y_pred`` is a model's "no prediction yet" (``None``, or an empty ``predict_proba_one`` dict):
+    river's ``predict_one`` returns ``None`` before any learning, and its progressive validation skips such a
+    step; streammon's river metrics skip it too, in a hand-written loop as well (``update`` and ``revert`` do
+    nothing). A missing *true* label still raises.
+
+    >>> metric = TPR(pos_val="spam")
+    >>> metric.update("spam", None); metric.update("spam", "spam")
+    >>> metric.get()
+    1.0
+    """
+    return y_pred is None or (isinstance(y_pred, dict) and not y_pred)
 
 
 class CatalogDirection:
@@ -77,9 +94,13 @@ class BinaryCatalogMetric(CatalogDirection, metrics_base.BinaryMetric):
         return 2 * bool(y_true == self.pos_val) + bool(y_pred == self.pos_val)
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
+        if no_prediction(y_pred):
+            return
         self._cells[self._cell(y_true, y_pred)] += as_count(w)
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
+        if no_prediction(y_pred):
+            return
         cell, count = self._cell(y_true, y_pred), as_count(w)
         if self._cells[cell] < count:
             raise ValueError(f"cannot revert ({y_true!r}, {y_pred!r}): it was not counted")
@@ -102,10 +123,12 @@ class MultiClassCatalogMetric(CatalogDirection, metrics_base.MultiClassMetric):
         self._counts = ConfusionCounts()
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        self._counts.add(y_true, y_pred, count=as_count(w))
+        if not no_prediction(y_pred):
+            self._counts.add(y_true, y_pred, count=as_count(w))
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
-        self._counts.evict(y_true, y_pred, count=as_count(w))
+        if not no_prediction(y_pred):
+            self._counts.evict(y_true, y_pred, count=as_count(w))
 
     def _params(self) -> dict[str, Any]:
         return {}

@@ -79,8 +79,8 @@ from streammon.river.metrics import (
     Precision,
     Recall,
     as_count,
-    no_prediction,
     make,
+    no_prediction,
 )
 
 __all__ = [

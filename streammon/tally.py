@@ -163,7 +163,8 @@ class Tally:
         self.lifetime.restore(body["lifetime"])
         if body["reference"] is not None:
             priors = {decode_label(k): float(v) for k, v in body["reference"]["priors"]}
-            self.reference = Reference.of(priors, source=str(body["reference"]["source"]))
+            # a file of an older version may hold a zero given prior: restored as saved, not judged again
+            self.reference = Reference.of(priors, source=str(body["reference"]["source"]), given=False)
         self.warmup_left = _count(body["warmup_left"], "warmup_left")
         warm = np.asarray(body["warm_counts"], dtype=np.int64)
         if warm.shape != (self.capacity,) or (warm < 0).any():

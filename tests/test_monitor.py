@@ -186,3 +186,19 @@ def test_policy_tolerance_and_parameters_are_used() -> None:
     custom.update_many(["n", "p", "p"], ["n", "p", "n"])
     w = custom.report().windows["cumulative"]
     assert w.scores["holder"] == pytest.approx(w.scores["hmean"])
+
+
+@pytest.mark.parametrize(("reference", "message"), [
+    ({"legit": 99_000, "fraud": 0}, "reference class 'fraud' has weight 0"),
+    ({"legit": 0.85, "fraud": 0.05}, "reference priors sum to 0.9"),
+    ({"legit": 0.5}, "reference priors sum to 0.5"),
+])
+def test_a_given_reference_with_a_zero_class_or_priors_not_summing_to_1_is_refused(
+        reference: dict[str, float], message: str) -> None:
+    """A zero weight or priors that do not sum to 1 raise ValueError at construction instead of an infinite IR or
+    a silent renormalisation; counts with any total and priors summing to 1 are accepted alike."""
+    with pytest.raises(ValueError, match=message):
+        Monitor(reference=reference)
+    counts = Monitor(reference={"legit": 99_000, "fraud": 1_000}).reference
+    priors = Monitor(reference={"legit": 0.99, "fraud": 0.01}).reference
+    assert counts is not None and priors is not None and counts.priors == pytest.approx(priors.priors)

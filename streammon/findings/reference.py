@@ -1,7 +1,20 @@
 """The reference (training) class mix: priors, imbalance ratio, minority class.
 
-Given as counts (``{"legit": 99_000, "fraud": 1_000}``) or as priors
-(``{"legit": 0.99, "fraud": 0.01}``); weights are normalised to sum to 1.
+Given as counts (``{"legit": 99_000, "fraud": 1_000}``: whole numbers, any total) or as priors
+(``{"legit": 0.99, "fraud": 0.01}``: they must sum to 1, within ``PRIOR_SUM_TOLERANCE``); either is normalised
+to sum to 1. A given reference needs a positive weight for every class it names (a class with weight 0 would
+make IR infinite: leave it out); priors that do not sum to 1 are refused rather than renormalised silently
+(``{"legit": 0.9}`` is a typo or a missing class, not a mix). A reference learned from the warm-up keeps every
+known class, zeros too.
+
+>>> Reference.of({"legit": 0.85, "fraud": 0.05})
+Traceback (most recent call last):
+...
+ValueError: reference priors sum to 0.9: give counts (whole numbers, any total) or priors that sum to 1
+>>> Reference.of({"legit": 99_000, "fraud": 0})
+Traceback (most recent call last):
+...
+ValueError: reference class 'fraud' has weight 0: every class of a given reference needs a positive ...
 
 >>> ref = Reference.of({"legit": 99_000, "fraud": 1_000})
 >>> ref.ir, ref.minority, ref.majority
@@ -24,6 +37,9 @@ from streammon.findings.encode import by_label, label_entries, label_keys
 from streammon.findings.frozen import FrozenMap
 
 
+PRIOR_SUM_TOLERANCE = 1e-6
+
+
 @dataclass(frozen=True)
 class Reference:
     """A class mix: labels, their priors (summing to 1), and where it came from."""
@@ -32,8 +48,9 @@ class Reference:
     source: str  # "given" or "warmup"
 
     @classmethod
-    def of(cls, mix: Mapping[Any, Any], *, source: str = "given") -> Reference:
-        """Validate a label → count (or prior) mapping."""
+    def of(cls, mix: Mapping[Any, Any], *, source: str = "given", given: bool | None = None) -> Reference:
+        """Validate a label → count (or prior) mapping; ``given`` (default: ``source == "given"``) applies a
+        user's reference's rules (no zero weight, priors that sum to 1)."""
         if not isinstance(mix, Mapping) or not mix:
             raise TypeError(
                 f"reference must be a non-empty mapping of label -> count or prior, got {mix!r}"
@@ -50,6 +67,15 @@ class Reference:
         total = math.fsum(weights.values())
         if total <= 0:
             raise ValueError(f"reference weights must not all be 0, got {mix!r}")
+        if source == "given" if given is None else given:
+            zero = next((label for label, w in weights.items() if w == 0), None)
+            if zero is not None:
+                raise ValueError(f"reference class {zero!r} has weight 0: every class of a given reference needs a "
+                                 "positive count or prior (leave out a class training never saw)")
+            whole = all(w.is_integer() for w in weights.values())
+            if not whole and abs(total - 1) > PRIOR_SUM_TOLERANCE:
+                raise ValueError(f"reference priors sum to {total:.6g}: give counts (whole numbers, any total) or "
+                                 "priors that sum to 1")
         return cls(FrozenMap({k: w / total for k, w in weights.items()}, noun="class"), source)
 
     @functools.cached_property

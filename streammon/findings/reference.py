@@ -36,7 +36,6 @@ from streammon.counting.counts import check_label
 from streammon.findings.encode import by_label, label_entries, label_keys
 from streammon.findings.frozen import FrozenMap
 
-
 PRIOR_SUM_TOLERANCE = 1e-6
 
 

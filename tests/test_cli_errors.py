@@ -162,3 +162,12 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     finally:
         os.close(write_end)
     assert result.returncode == 1 and result.stderr == "", result.stderr
+
+
+def test_an_unknown_flag_of_a_subcommand_points_to_that_subcommands_help(capsys: pytest.CaptureFixture[str]) -> None:
+    """`streammon replay log.csv --ture y` says 'see streammon replay -h' (the flags are there), exit status 2."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["replay", "log.csv", "--ture", "y"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip() == ("streammon replay: error: unrecognized arguments: --ture y "
+                                               "(see 'streammon replay -h')")

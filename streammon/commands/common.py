@@ -8,7 +8,7 @@ import logging
 import math
 import sys
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 class Parser(argparse.ArgumentParser):
@@ -16,6 +16,17 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but an unknown flag of a subcommand is reported by that subcommand, pointing to its own
+        help (``streammon replay -h``, not ``streammon -h``)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = next((action.choices.get(str(getattr(parsed, action.dest, "")))
+                           for action in self._actions if isinstance(action, argparse._SubParsersAction)), None)
+            (chosen if isinstance(chosen, argparse.ArgumentParser) else self).error(
+                f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def fail(command: str, message: str) -> int:

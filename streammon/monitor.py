@@ -81,6 +81,15 @@ class Monitor(Labelling):
         Labels to register up front (in this order), so K is known before data.
         With a reference or ``classes``, a batch (or sample) whose labels share no type
         (str / int) with them is refused: ``0``/``1`` against ``"legit"``/``"fraud"`` is a mistake.
+    closed
+        ``True``: the classes are those of the reference, ``classes`` and ``positive``, and
+        no other: a sample, prediction or label of another class (a mistyped ``"Fraud"``)
+        is refused like any bad label (``ValueError`` naming it), nothing counted. By
+        default the set is open: a stray label becomes a class of its own for good — every
+        window that holds it has one more class (K = 3 for a binary model: the binary
+        metrics leave its reports, G-mean and minimum recall read 0 while the stray class
+        is never predicted right) until it leaves the window; only the cumulative window
+        keeps it forever.
     warmup
         Samples used to learn the reference when none is given.
     max_classes
@@ -131,16 +140,9 @@ class Monitor(Labelling):
         pending: str | os.PathLike[str] | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
         label_ttl: float = DEFAULT_LABEL_TTL,
+        closed: bool = False,
     ) -> None:
-        windows = list(default_windows() if windows is None else windows)
-        if not windows:
-            raise ValueError("a monitor needs at least one window")
-        for w in windows:
-            if not isinstance(w, Window):
-                raise TypeError(f"windows must be Window objects (Cumulative, Sliding, Timed), got {w!r}")
-        names = [w.name for w in windows]
-        if len(set(names)) != len(names):
-            raise ValueError(f"window names must be unique, got {names}")
+        windows = _checked_windows(default_windows() if windows is None else windows)
         if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
             raise ValueError(f"warmup must be an int >= 1, got {warmup!r}")
         if not callable(clock):
@@ -158,6 +160,10 @@ class Monitor(Labelling):
         index.register(initial)
         if initial:
             index.declare()  # a batch must share a label type with the reference / classes
+        if not isinstance(closed, bool):
+            raise TypeError(f"closed must be True or False, got {closed!r}")
+        if closed:
+            index.close()  # raises without 2 classes up front
         watch = DegradationWatch(
             detector or DetectorSettings(),
             {index.ids[label]: (correct, total) for label, correct, total in given},
@@ -259,6 +265,7 @@ class Monitor(Labelling):
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
+                "closed": self._tally.index.closed,
             }
         check_memory(body, saving=True)
         return state.dumps(body), mark
@@ -300,7 +307,7 @@ class Monitor(Labelling):
             monitor = cls(windows, classes=labels, positive=positive, max_classes=body["max_classes"],
                           warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy(**body["policy"]),
                           detector=DetectorSettings(**body["detector"]), max_pending=saved["max_pending"],
-                          label_ttl=saved["label_ttl"])
+                          label_ttl=saved["label_ttl"], closed=body.get("closed", False))
             if monitor.labels != tuple(labels):
                 raise state.StateError("saved classes do not rebuild the same class index")
             monitor._tally.restore(body)
@@ -388,6 +395,20 @@ class Monitor(Labelling):
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"
+
+
+def _checked_windows(given: Iterable[Window]) -> list[Window]:
+    """The windows of a monitor: at least one, each a ``Window``, their names unique."""
+    windows = list(given)
+    if not windows:
+        raise ValueError("a monitor needs at least one window")
+    for w in windows:
+        if not isinstance(w, Window):
+            raise TypeError(f"windows must be Window objects (Cumulative, Sliding, Timed), got {w!r}")
+    names = [w.name for w in windows]
+    if len(set(names)) != len(names):
+        raise ValueError(f"window names must be unique, got {names}")
+    return windows
 
 
 def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:

@@ -202,3 +202,25 @@ def test_a_given_reference_with_a_zero_class_or_priors_not_summing_to_1_is_refus
     counts = Monitor(reference={"legit": 99_000, "fraud": 1_000}).reference
     priors = Monitor(reference={"legit": 0.99, "fraud": 0.01}).reference
     assert counts is not None and priors is not None and counts.priors == pytest.approx(priors.priors)
+
+
+def test_a_closed_class_set_refuses_a_stray_label_everywhere_and_is_saved() -> None:
+    """closed=True: a mistyped 'Fraud' is refused by update, update_many, predict and label alike, nothing counted
+    (the windows recount to the accepted samples only); the binary metrics stay; a saved and loaded monitor stays
+    closed. An open monitor takes the stray label as a third class (K = 3, no precision any more)."""
+    m = Monitor(reference={"legit": 99, "fraud": 1}, closed=True)
+    m.update_many(["legit", "fraud"], ["legit", "fraud"])
+    for call in (lambda: m.update("Fraud", "legit"), lambda: m.update_many(["legit", "Fraud"], ["legit", "legit"]),
+                 lambda: m.predict("k", "Fraud"), lambda: m.label_many(["k"], ["Fraud"])):
+        with pytest.raises(ValueError, match="'Fraud' is not one of the classes"):
+            call()
+    assert m.samples == 2 and m.labels == ("legit", "fraud")
+    assert "precision" in m.report().windows["cumulative"].scores
+    again = Monitor.loads(m.dumps())
+    with pytest.raises(ValueError, match="class set is closed"):
+        again.update("Fraud", "legit")
+    opened = Monitor(reference={"legit": 99, "fraud": 1})
+    opened.update_many(["legit", "fraud", "Fraud"], ["legit", "fraud", "legit"])
+    assert len(opened.labels) == 3 and "precision" not in opened.report().windows["cumulative"].scores
+    with pytest.raises(ValueError, match="needs at least 2 classes"):
+        Monitor(closed=True)

@@ -133,7 +133,7 @@ class ClassIndex:
     ValueError: too many classes: 2 known and new label(s) 'c', 'd' would pass max_classes=3
     """
 
-    __slots__ = ("_ids", "_labels", "_names", "declared", "max_classes")
+    __slots__ = ("_ids", "_labels", "_names", "closed", "declared", "max_classes")
 
     def __init__(self, labels: Iterable[Any] = (), *, max_classes: int = DEFAULT_MAX_CLASSES) -> None:
         if isinstance(max_classes, bool) or not isinstance(max_classes, int):
@@ -141,6 +141,7 @@ class ClassIndex:
         if not 2 <= max_classes <= HARD_MAX_CLASSES:
             raise ValueError(f"max_classes must be in [2, {HARD_MAX_CLASSES}], got {max_classes}")
         self.max_classes = max_classes
+        self.closed = False
         self._ids: dict[Hashable, int] = {}
         self._labels: list[Hashable] = []
         self._names: dict[str, Hashable] = {}  # exported name (str(label)) -> label
@@ -159,13 +160,13 @@ class ClassIndex:
         index._labels = list(labels)
         index._ids = {label: i for i, label in enumerate(index._labels)}
         index._names = {str(label): label for label in index._labels}
-        index.declared = frozenset()
+        index.declared, index.closed = frozenset(), False
         return index
 
     def copy(self) -> ClassIndex:
         """An independent index of the same labels (registering in one leaves the other as it is)."""
         index = type(self).__new__(type(self))
-        index.max_classes, index.declared = self.max_classes, self.declared
+        index.max_classes, index.declared, index.closed = self.max_classes, self.declared, self.closed
         index._labels, index._ids, index._names = list(self._labels), dict(self._ids), dict(self._names)
         return index
 
@@ -188,6 +189,20 @@ class ClassIndex:
             return self._ids.get(label)
         except TypeError:
             return None
+
+    def close(self) -> None:
+        """Refuse every label not known now (a stray ``"Fraud"`` for ``"fraud"`` is then a bad label, not a class).
+
+        >>> idx = ClassIndex(["legit", "fraud"]); idx.close()
+        >>> idx.new_labels(["fraud", "Fraud"])
+        Traceback (most recent call last):
+        ...
+        ValueError: label 'Fraud' is not one of the classes ['legit', 'fraud'] (the class set is closed): nothing ...
+        """
+        if len(self._labels) < 2:
+            raise ValueError(f"a closed class set needs at least 2 classes known up front, got {list(self._labels)}")
+        self.closed = True
+        self.max_classes = len(self._labels)  # batch encoders ask the index as soon as a label is past the cap
 
     def declare(self) -> None:
         """Take the kinds (str / int) of the labels known now as the declared ones.
@@ -231,6 +246,10 @@ class ClassIndex:
                 canonical = check_label(label)
                 if canonical not in self._ids:
                     fresh[canonical] = None
+                    if self.closed:
+                        known = f"{list(self._labels[:10])!r}{' …' if len(self._labels) > 10 else ''}"
+                        raise ValueError(f"label {show(canonical)} is not one of the classes {known} (the class set "
+                                         "is closed): nothing was counted")
                     if len(self._labels) + len(fresh) > self.max_classes:  # stop early: no more work than the cap
                         shown = ", ".join(show(x) for x in itertools.islice(fresh, 5))
                         raise ValueError(

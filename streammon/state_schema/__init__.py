@@ -65,12 +65,19 @@ POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "shift_min_js", "
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
 
 
+def check_optional(body: dict[str, Any]) -> None:
+    """The body's optional parts (absent from older files): the given baseline, whether the class set is closed."""
+    check_prior_baseline(body.get("prior_baseline"))
+    if type(body.get("closed", False)) is not bool:
+        raise StateError(f"closed must be true or false, got {body['closed']!r:.60}")
+
+
 def check_body(body: Any) -> None:
     """Raise ``StateError`` naming the first field of ``body`` that a saved monitor cannot hold."""
     if isinstance(body, dict):
         # the label side is checked by streammon.pending.schema; prior_baseline is optional (older files)
-        check_prior_baseline(body.get("prior_baseline"))
-        body = {key: value for key, value in body.items() if key not in ("pending", "prior_baseline")}
+        check_optional(body)
+        body = {key: value for key, value in body.items() if key not in ("pending", "prior_baseline", "closed")}
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
     labels = [_label(x, f"labels[{i}]") for i, x in enumerate(_list(body["labels"], "labels", most=max_classes))]

@@ -149,13 +149,13 @@ def test_window_conditions_prior_shift_with_its_reason() -> None:
 def test_window_conditions_class_set_change_lists_gained_then_lost_classes() -> None:
     """Present classes against the reference's non-zero ones: '+new' sorted, then '-gone' sorted, with counts."""
     w = _window((["a", "d", "c"] * 10, ["a", "d", "c"] * 10))  # 30 samples: b (0.25) and e (0.5) missed by chance
-    ref = Reference.of({"a": 1, "b": 1, "e": 2, "z": 0})  # with probability 0.75³⁰, 0.5³⁰; z has prior 0
+    ref = Reference.of({"a": 1, "b": 1, "e": 2, "z": 0}, source="warmup")  # p 0.75³⁰, 0.5³⁰; z: prior 0
     conditions = [c for c in window_conditions(w, ref) if c[0] == CLASS_SET_CHANGE]
     assert conditions == [(CLASS_SET_CHANGE, "cumulative", "+c,+d,-b,-e",
                            "3 classes present instead of the reference's 3 (+c, +d, -b, -e): "
                            "AUROC-OVO/OVA are not comparable across this change")]
     same = _window((["a", "b"], ["a", "b"]))
-    same_reference = Reference.of({"a": 1, "b": 1, "z": 0})
+    same_reference = Reference.of({"a": 1, "b": 1, "z": 0}, source="warmup")
     assert [c for c in window_conditions(same, same_reference) if c[0] == CLASS_SET_CHANGE] == []
     assert [c for c in window_conditions(w, None) if c[0] == CLASS_SET_CHANGE] == []
 
@@ -189,7 +189,7 @@ def test_window_conditions_incompetent_needs_the_whole_interval_below_one_over_k
     assert [c for c in window_conditions(crafted, None) if c[0] == INCOMPETENT] == [
         (INCOMPETENT, "cumulative", "min_recall",
          "min_recall = 0.100 and its interval up to 0.490 lie below 1/K = 0.500: some class is recalled worse "
-         "than random guessing (seed 001)")]
+         "than random guessing (Ortigosa-Hernández et al.)")]
     undecided = dataclasses.replace(crafted, competitiveness={**comp, "min_recall": "undecided"})
     assert [c for c in window_conditions(undecided, None) if c[0] == INCOMPETENT] == []
     every = dataclasses.replace(crafted, intervals={m: (0.0, 0.4) for m in comp})

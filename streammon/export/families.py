@@ -72,7 +72,7 @@ FAMILIES: Mapping[str, Family] = {
         Family("streammon_class_prior", "gauge", (*WINDOW, "class"), "Share of each true class in the window."),
         Family("streammon_reference_prior", "gauge", ("model", "class"), "Share of each class in the reference mix."),
         Family("streammon_imbalance_ratio", "gauge", ("model",), "Reference imbalance ratio max prior / min prior."),
-        Family("streammon_rrt", "gauge", WINDOW, "Ratio of representatives in the window (seed 004, Definition 2)."),
+        Family("streammon_rrt", "gauge", WINDOW, "Ratio of representatives in the window (Mullick et al., Definition 2)."),
         Family("streammon_prior_shift", "gauge", WINDOW,
                "Jensen-Shannon divergence (bits) between the window's and the reference class mix."),
         Family("streammon_window_samples", "gauge", WINDOW, "Samples in the window."),

@@ -80,7 +80,7 @@ def _one(selector: str) -> str:
 def _panels() -> list[dict[str, Any]]:
     return [
         _panel("timeseries", "Scores invariant under prior shift",
-               "Condition-1-invariant scores (seed 004): they move only when the model's per-class behaviour moves.",
+               "Condition-1-invariant scores (Mullick et al.): they move only when the model's per-class behaviour moves.",
                (0, 0, 12, 8),
                [(_one(f'streammon_score{{{SEL},metric=~"acsa|gmean|min_recall|maurpc_ova"}}'),
                  "{{window}} {{metric}}")],
@@ -89,7 +89,7 @@ def _panels() -> list[dict[str, Any]]:
                (12, 0, 12, 8), [(_one(f"streammon_recall{{{SEL}}}"), "{{window}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("stat", "Minimum recall above random (1/K)",
-               "Minimum recall minus 1/K (seed 001): below 0, some class is recalled worse than random guessing.",
+               "Minimum recall minus 1/K (Ortigosa-Hernández et al.): below 0, some class is recalled worse than random guessing.",
                (0, 8, 6, 6),
                [(_one(f'streammon_score{{{SEL},metric="min_recall"}}') + " - on (model, window) group_left () "
                  f"(1 / count by (model, window) (max by (model, window, class) (streammon_recall{{{SEL}}} >= 0)))",
@@ -101,7 +101,7 @@ def _panels() -> list[dict[str, Any]]:
                [(f"count by (kind) (max by (model, kind, subject) (streammon_alert{{{MODEL}}})) or on () vector(0)",
                  "{{kind}}")]),
         _panel("timeseries", "RRT against the reference IR",
-               "Ratio of representatives in the window (seed 004) against the training imbalance ratio.",
+               "Ratio of representatives in the window (Mullick et al.) against the training imbalance ratio.",
                (12, 8, 12, 6),
                [(_one(f"streammon_rrt{{{SEL}}}"), "RRT {{window}}"),
                 (_one(f"streammon_imbalance_ratio{{{MODEL}}}"), "IR")]),

@@ -56,7 +56,7 @@ def window_conditions(w: WindowReport, reference: Reference | None, *,
         if not math.isnan(high) and high < 1 / k:
             out.append((INCOMPETENT, w.name, metric,
                         f"{metric} = {w.scores[metric]:.3f} and its interval up to {high:.3f} lie below 1/K = "
-                        f"{1 / k:.3f}: some class is recalled worse than random guessing (seed 001)"))
+                        f"{1 / k:.3f}: some class is recalled worse than random guessing (Ortigosa-Hernández et al.)"))
     return out
 
 

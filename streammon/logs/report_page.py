@@ -55,7 +55,7 @@ MAX_ALERT_ROWS = 40  # more alerts than this are summarised per (kind, window, s
 CONDITIONS = ("Condition 1: the score depends only on how each class is classified (its recall row), not on how "
               "many samples of each class arrive — a change of class mix cannot move it. Condition 2: its bounds do "
               "not depend on the number of classes. Condition 3: it keeps information about the other classes when "
-              "one class is almost entirely misclassified (seed 004, Table 1).")
+              "one class is almost entirely misclassified (Mullick et al., Table 1).")
 
 
 def write_html(result: ReplayResult, path: str | os.PathLike[str], *, title: str | None = None,

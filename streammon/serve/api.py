@@ -118,7 +118,10 @@ class Api:
                 raise BadBatch(f"Streammon-Dropped must be a count of rows, got {dropped[:40]!r}")
             fields = parse(body, kind)
             if key is not None:
-                seen = monitor.accepted(key)
+                try:
+                    seen = monitor.accepted(key)
+                except ValueError as exc:  # not 1 to 200 printable ASCII characters
+                    raise BadBatch(f"Idempotency-Key: {exc}") from None
                 if seen is not None:
                     return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
             first, second = fields[("y_true" if kind == "samples" else "keys")], fields[

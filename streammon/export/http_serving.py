@@ -270,8 +270,11 @@ class BoundedServer:
         except OSError as error:  # resets, TLS errors
             if self._holds(connection):
                 logger.info("dropped %s: %s", connection.peer, error)
-        except Exception:
+        except Exception:  # a bug in the app: say so (500) rather than close the connection without a word
             logger.exception("error answering %s", connection.peer)
+            with contextlib.suppress(OSError, Rejected):
+                answer = http_response("500 Internal Server Error", [], b"500: internal server error\n")
+                self._send(connection.sock, answer, min(1.0, self.limits.write_timeout))
         finally:
             self._release(connection)
             connection.sock.close()

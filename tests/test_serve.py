@@ -9,7 +9,9 @@ import gzip
 import http.client
 import json
 import re
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -69,7 +71,7 @@ def test_accepted_batches_are_counted_as_recounted(tmp_path: Path) -> None:
         assert post(server.port, "m", "labels", {"keys": list(labels), "y_true": list(labels.values()),
                                                   "t": None}) == (200, {"accepted": 4})
         assert post(server.port, "m", "samples", {"y_true": [], "y_pred": []}) == (200, {"accepted": 0})
-        expected = recount([*zip(sample_true, sample_pred), *joined(predictions, labels)])
+        expected = recount([*zip(sample_true, sample_pred, strict=True), *joined(predictions, labels)])
         assert confusion(report(server.port)) == expected
         assert report(server.port)["samples"] == sum(expected.values())
         status, _, models = request(server.port, "GET", "/v1/models")
@@ -189,7 +191,7 @@ def test_idempotency_key_counts_a_retried_batch_once(tmp_path: Path) -> None:
             time.sleep(0.05)
         time.sleep(0.5)
         assert post(port, "m", "samples", batch, {"Idempotency-Key": "batch-1"})[1].get("replayed") is True
-        expected = recount([*zip(batch["y_true"], batch["y_pred"]), ("a", "a"), ("a", "b")])
+        expected = recount([*zip(batch["y_true"], batch["y_pred"], strict=True), ("a", "a"), ("a", "b")])
         assert confusion(report(port)) == expected
     with serving(tmp_path) as server:
         for kind, body, key in (("samples", batch, "batch-1"), ("labels", {"keys": ["k1", "k2"], "y_true": [
@@ -270,9 +272,6 @@ def test_expect_100_continue_with_a_raw_client(tmp_path: Path) -> None:
 def test_curl_posts_a_body_with_expect_100_continue(tmp_path: Path) -> None:
     """curl (a client in another language) sending a 20 kB body with Expect: 100-continue, as the docs show, is
     answered {"accepted": n} and the rows are counted."""
-    import shutil  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
-
     curl = shutil.which("curl")
     if curl is None:
         pytest.skip("no curl")

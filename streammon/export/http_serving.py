@@ -121,6 +121,7 @@ class _Connection:
         self.peer = f"[{peer[0]}]:{peer[1]}" if sock.family == socket.AF_INET6 else f"{peer[0]}:{peer[1]}"
         self.accepted = time.monotonic()
         self.answering = False
+        self.in_request = False  # its request head has arrived: a graceful stop waits for its body and answer
         self.thread: threading.Thread | None = None
 
     def abort(self) -> None:
@@ -152,8 +153,9 @@ class BoundedServer:
         self._close(grace)
 
     def drain(self, grace: float = 10.0) -> None:
-        """Stop accepting, close the connections waiting for a request, let those being answered finish (up to
-        ``grace`` seconds), then cut what is left: a graceful shutdown (SIGTERM) answers what is in flight."""
+        """Stop accepting, close the connections waiting for a request, let those whose request has begun (its head
+        received: its body is being read, or it is being answered) finish, up to ``grace`` seconds, then cut what is
+        left: a graceful shutdown (SIGTERM) answers what is in flight, and closes each connection after it."""
         with self._lock:
             if self._stopped:
                 return
@@ -165,9 +167,9 @@ class BoundedServer:
             with self._lock:
                 held = list(self._held.values())
             for connection in held:
-                if not connection.answering:
+                if not connection.answering and not connection.in_request:
                     connection.abort()
-            if not any(connection.answering for connection in held):
+            if not any(connection.answering or connection.in_request for connection in held):
                 break
             time.sleep(0.01)
         self._close(min(grace, 1.0))
@@ -302,7 +304,7 @@ class BoundedServer:
                 if not first and not buffer and not rejected.status:
                     return  # a kept-alive client closed between requests: not a rejection
                 raise
-            first = False
+            first, connection.in_request = False, True
             environ = request_environ(head, connection.peer, "https" if self._tls else "http", self.port)
             body = read_body(connection.sock, environ, buffer, self.limits, time.monotonic() + self.limits.body_timeout)
             environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
@@ -315,7 +317,7 @@ class BoundedServer:
             if failed:
                 logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
                             environ["PATH_INFO"], status)
-            keep = self.limits.keep_alive > 0 and not failed and _wants_keep_alive(environ)
+            keep = self.limits.keep_alive > 0 and not failed and _wants_keep_alive(environ) and not self._stopped
             self._send(connection.sock, http_response(status, headers, answer, keep_alive=keep),
                        self.limits.write_timeout)
             if not keep:
@@ -323,7 +325,7 @@ class BoundedServer:
             with self._lock:
                 if id(connection) not in self._held:
                     return
-                connection.answering = False  # idle until its next request: may make room for a newcomer
+                connection.answering = connection.in_request = False  # idle: may make room for a newcomer
             deadline = time.monotonic() + self.limits.keep_alive
             if not buffer and not _readable(connection.sock, self.limits.keep_alive):
                 return  # idle for keep_alive seconds: closed quietly

@@ -324,3 +324,32 @@ def test_dropped_rows_reported_by_clients_are_exported(tmp_path: Path) -> None:
         _, _, metrics = request(server.port, "GET", "/metrics")
         assert b'streammon_client_dropped_total{model="m"} 12.0' in metrics
         assert report(server.port)["samples"] == 2
+
+
+def test_refusals_on_the_head_are_answered_before_the_body_is_read(tmp_path: Path) -> None:
+    """A request whose head alone refuses it (no token: 401, unknown model or path: 404, wrong method: 405) is
+    answered at once without the server waiting for its announced body (it would wait body_timeout=2 s and
+    hold the bytes), also under Expect: 100-continue (no 100 sent); an authorised batch is counted meanwhile."""
+    good = f"Authorization: Bearer {TOKEN}\r\n"
+    heads = {
+        http_post("/v1/models/m/samples", b""): b"HTTP/1.1 401 ",
+        http_post("/v1/models/m/samples", b"", "Expect: 100-continue\r\n"): b"HTTP/1.1 401 ",
+        http_post("/v1/models/nope/samples", b"", good): b"HTTP/1.1 404 ",
+        http_post("/v2/upload", b"", good): b"HTTP/1.1 404 ",
+        http_post("/v1/models/m/report", b"", good): b"HTTP/1.1 405 ",
+        http_post("/v1/models/m/samples", b"", "Transfer-Encoding: chunked\r\n"): b"HTTP/1.1 401 ",
+    }
+    with serving(tmp_path, token=TOKEN) as server:
+        for head, expected in heads.items():
+            head = head.replace(b"Content-Length: 0", f"Content-Length: {CAP - 1}".encode())
+            if b"chunked" in head:
+                head = head.replace(f"Content-Length: {CAP - 1}\r\n".encode(), b"")
+            started = time.monotonic()
+            answer = raw_exchange(server.port, head, wait=5.0)
+            took = time.monotonic() - started
+            assert answer.startswith(expected), (head[:60], answer[:80])
+            assert b"100 Continue" not in answer and b"Connection: close" in answer
+            assert took < 1.0, f"{head[:40]!r} answered after {took:.2f} s"
+        assert post(server.port, "m", "samples", {"y_true": ["a"], "y_pred": ["b"]},
+                    {"Authorization": f"Bearer {TOKEN}"}) == (200, {"accepted": 1})
+        assert report(server.port, headers={"Authorization": f"Bearer {TOKEN}"})["samples"] == 1

@@ -59,13 +59,13 @@ def _counted(port: int) -> dict[str, Any]:
 def test_accepted_batches_are_counted_as_recounted(tmp_path: Path) -> None:
     """Samples, and predictions joined with labels sent later (string, integer and boolean classes and keys), are
     answered with their row counts and the report's confusion equals a recount of the batches."""
-    sample_true = ["fraud", "legit", "legit", True, 7, "legit"]
-    sample_pred = ["fraud", "fraud", "legit", True, 7, "legit"]
+    sample_true = ["fraud", "legit", "legit", True, 7, "legit", "y_true", "caf\u00e9"]  # field names as labels,
+    sample_pred = ["fraud", "fraud", "legit", True, 7, "legit", "y_pred", "caf\u00e9"]  # \u escapes (json.dumps)
     predictions = {"tx-1": "fraud", 2: "legit", "tx-3": "legit", 4: 7}
     labels = {"tx-1": "legit", 2: "legit", 4: 7, "never-predicted": "fraud"}
     with serving(tmp_path) as server:
         assert post(server.port, "m", "samples", {"y_true": sample_true, "y_pred": sample_pred}) == \
-            (200, {"accepted": 6})
+            (200, {"accepted": 8})
         assert post(server.port, "m", "predictions", {"keys": list(predictions), "y_pred": list(
             predictions.values())}) == (200, {"accepted": 4})
         assert post(server.port, "m", "labels", {"keys": list(labels), "y_true": list(labels.values()),
@@ -104,6 +104,9 @@ BAD_BATCHES: list[tuple[str, bytes, str]] = [
     ("samples", b'{"y_true": ["a"], "y_pred": ["a"], "t": [-1e308]}', r"^t.*finite seconds"),
     ("samples", b'{"y_true": ["a"], "y_pred": ["a"], "t": [1, 2]}', r"^t must have one time per row \(1\), got 2"),
     ("samples", b'{"y_true": ["a"], "y_pred": ["a"], "t": NaN}', r"^the body is not JSON"),
+    ("samples", b'{"y_true": ["a"], "y_true": ["b"], "y_pred": ["a"]}', r"^field 'y_true' is given twice"),
+    ("labels", b'{"keys": [1], "y_true": ["a"], "k\\u0065ys": [2]}', r"^field 'keys' is given twice"),
+    ("samples", b'{"y_true": ["a"], "y_pred": ["a"], "t": 5, "t": 6}', r"^field 't' is given twice"),
 ]
 
 

@@ -17,6 +17,7 @@ streammon.serve.batches.BadBatch: y_pred[0]: null is not a class label: expected
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -66,7 +67,26 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
         raise BadBatch(f"t must be a number of seconds or an array of them, got {_JSON_NAMES.get(type(t), 'a value')}")
     out["t"] = t
     _check_types(out, kind)
+    _refuse_duplicates(body, document)  # after the types: every value is a scalar, the parse cannot nest deep
     return out
+
+
+def _refuse_duplicates(body: bytes, document: dict[str, Any]) -> None:
+    """A field given twice is refused (a JSON parser keeps the last one silently). Only a body in which a field's
+    quoted name occurs more than once (it may also be a label), or that has ``\\u`` escapes (a name may be spelled
+    with them), is parsed again keeping every pair (Python's json: about as fast as orjson on label arrays)."""
+    if b"\\u" not in body and all(body.count(b'"%s"' % name.encode()) <= 1 for name in document):
+        return
+    pairs: list[str] = []
+
+    def keep(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        pairs[:] = [name for name, _ in items]  # the top-level object is the last one closed
+        return {}
+
+    json.loads(body, object_pairs_hook=keep)
+    twice = sorted({name for name in pairs if pairs.count(name) > 1})
+    if twice:
+        raise BadBatch(f"field {twice[0]!r} is given twice: give each field once")
 
 
 def _check_types(fields: dict[str, Any], kind: str) -> None:

@@ -20,7 +20,10 @@ from typing import Any
 
 import pytest
 
+from streammon.export.http_serving import BoundedServer, Limits, listen
+from streammon.serve.api import Api
 from streammon.serve.config import parse
+from streammon.serve.hub import Hub
 from streammon.serve.run import Server
 from tests.serve_http import (
     TOKEN,
@@ -355,3 +358,61 @@ def test_refusals_on_the_head_are_answered_before_the_body_is_read(tmp_path: Pat
         assert post(server.port, "m", "samples", {"y_true": ["a"], "y_pred": ["b"]},
                     {"Authorization": f"Bearer {TOKEN}"}) == (200, {"accepted": 1})
         assert report(server.port, headers={"Authorization": f"Bearer {TOKEN}"})["samples"] == 1
+
+
+def test_concurrent_clients_are_counted_exactly(tmp_path: Path) -> None:
+    """Six clients, each on its own kept-alive connection, sending 15 batches of samples, predictions and their
+    labels at once, leave the report equal to a recount of every batch."""
+    pairs: list[tuple[Any, Any]] = []
+    lock = threading.Lock()
+    failures: list[Any] = []
+
+    def client(port: int, worker: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            for i in range(15):
+                true, pred = ["a", "b", "c"][(worker + i) % 3], ["a", "b"][i % 2]
+                keys = [f"w{worker}-{i}-{j}" for j in range(3)]
+                for kind, batch in (("samples", {"y_true": [true] * 2, "y_pred": [pred] * 2}),
+                                    ("predictions", {"keys": keys, "y_pred": [pred] * 3}),
+                                    ("labels", {"keys": keys[:2], "y_true": [true] * 2})):
+                    connection.request("POST", f"/v1/models/m/{kind}", body=json.dumps(batch))
+                    response = connection.getresponse()
+                    if (response.status, response.read()) != (200, b'{"accepted":%d}' % len(batch[
+                            "y_pred" if kind != "labels" else "y_true"])):
+                        failures.append((worker, i, kind, response.status))
+                with lock:
+                    pairs.extend([(true, pred)] * 4)
+        finally:
+            connection.close()
+
+    with serving(tmp_path) as server:
+        threads = [threading.Thread(target=client, args=(server.port, worker)) for worker in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert confusion(report(server.port)) == recount(pairs)
+
+
+def test_503_while_starting(tmp_path: Path) -> None:
+    """Before the monitors are open, /healthz is 503 {"status": "starting"} and a batch is 503 with Retry-After: 1
+    (refused on its head, nothing read); once attached, both are served."""
+    api = Api(None, token=None)
+    http_server = BoundedServer(api, listen("127.0.0.1", 0), tls=None, limits=Limits(max_body_bytes=CAP),
+                                screen=api.screen)
+    hub = None
+    try:
+        status, _, body = request(http_server.port, "GET", "/healthz")
+        assert (status, json.loads(body)) == (503, {"status": "starting"})
+        status, headers, _ = request(http_server.port, "POST", "/v1/models/m/samples", b'{"y_true": [], "y_pred": []}')
+        assert status == 503 and headers.get("Retry-After") == "1"
+        hub = Hub(parse(config_text(tmp_path)))
+        api.attach(hub)
+        assert request(http_server.port, "GET", "/healthz")[0] == 200
+        assert post(http_server.port, "m", "samples", {"y_true": ["a"], "y_pred": ["a"]}) == (200, {"accepted": 1})
+    finally:
+        http_server.stop()
+        if hub is not None:
+            hub.close()

@@ -5,12 +5,14 @@ it and compares every count with its own recount. Every process started here is 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,6 +154,59 @@ def test_sigterm_answers_in_flight_requests_saves_and_exits_0(tmp_path: Path) ->
         server.start()
         assert confusion(report(server.port)) == recount([("a", "a"), ("b", "a"), *[("b", "b")] * 3])
     finally:
+        server.stop()
+
+
+def test_sigterm_while_clients_stream_keyed_batches_counts_each_once(tmp_path: Path) -> None:
+    """Two clients stream keyed sample batches over kept-alive connections while SIGTERM arrives: the process
+    exits 0, and after a restart and a retry of every batch whose answer was not seen, each batch is counted
+    exactly once (the recount of all of them); every answer seen before the stop was a 200."""
+    server = Served(tmp_path)
+    sent: dict[str, dict[str, Any]] = {}
+    answered: set[str] = set()
+    stop = threading.Event()
+
+    def client(worker: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        i = 0
+        try:
+            while not stop.is_set():
+                key, i = f"w{worker}-{i}", i + 1
+                batch = {"y_true": ["a", "b"][: 1 + i % 2], "y_pred": ["b", "b"][: 1 + i % 2]}
+                sent[key] = batch
+                connection.request("POST", "/v1/models/m/samples", body=json.dumps(batch),
+                                   headers={"Idempotency-Key": key})
+                response = connection.getresponse()
+                assert (response.status, json.loads(response.read())) == (200, {"accepted": len(batch["y_true"])})
+                answered.add(key)
+        except (OSError, http.client.HTTPException):  # the stop cut a request that was not yet in flight
+            pass
+        connection.close()
+
+    try:
+        server.start()
+        sent["warm"] = {"y_true": ["c"], "y_pred": ["c"]}  # the first batch compiles the read path
+        assert post(server.port, "m", "samples", sent["warm"], {"Idempotency-Key": "warm"})[0] == 200
+        answered.add("warm")
+        clients = [threading.Thread(target=client, args=(worker,)) for worker in range(2)]
+        for thread in clients:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while len(answered) < 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.kill(signal.SIGTERM) == 0, server.log()
+        stop.set()
+        for thread in clients:
+            thread.join(timeout=30)
+        assert len(answered) >= 50, len(answered)
+        server.start()
+        for key in sorted(set(sent) - answered):
+            assert post(server.port, "m", "samples", sent[key], {"Idempotency-Key": key})[0] == 200
+        assert confusion(report(server.port)) == recount(
+            pair for batch in sent.values() for pair in zip(batch["y_true"], batch["y_pred"], strict=True))
+        print(f"{len(answered)} batches answered before SIGTERM, {len(sent) - len(answered)} retried")
+    finally:
+        stop.set()
         server.stop()
 
 

@@ -5,6 +5,7 @@ it and compares every count with its own recount. Every process started here is 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import http.client
 import json
 import os
@@ -104,6 +105,31 @@ def test_healthz_answers_within_2_s_of_start(tmp_path: Path) -> None:
         first = time.monotonic()
         assert post(server.port, "m", "samples", {"y_true": ["a"], "y_pred": ["a"]}) == (200, {"accepted": 1})
         print(f"first batch answered after {time.monotonic() - first:.2f} s")
+
+
+def _peak_rss_kib(pid: int) -> int:
+    """The process's peak resident memory (VmHWM), KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")  # pragma: no cover - not Linux
+
+
+def test_gzip_bomb_does_not_raise_the_servers_peak_memory(tmp_path: Path) -> None:
+    """A 100 kB gzip body that inflates to 100 MB, sent to a server with max_body_bytes = 1 MB, is answered 413
+    and the server process's peak resident memory (VmHWM) grows by less than 20 MB."""
+    with served(tmp_path, max_body_bytes=1_000_000) as server:
+        assert server.process is not None
+        assert post(server.port, "m", "samples", {"y_true": ["a"], "y_pred": ["a"]})[0] == 200
+        bomb = gzip.compress(b"[" * (100 << 20), compresslevel=9)
+        before = _peak_rss_kib(server.process.pid)
+        for _ in range(3):
+            status, answer = post(server.port, "m", "samples", bomb, {"Content-Encoding": "gzip"})
+            assert status == 413 and "decompresses to over max_body_bytes=1000000" in answer
+        grown = _peak_rss_kib(server.process.pid) - before
+        print(f"peak RSS grew by {grown} KiB under three gzip bombs of {len(bomb)} bytes")
+        assert grown < 20_000
+        assert report(server.port)["samples"] == 1
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -285,3 +285,24 @@ def test_kill_9_between_acknowledged_batches_loses_and_doubles_nothing(tmp_path:
             assert counted == expected, (counted - expected, expected - counted)
     finally:
         server.stop()
+
+
+def test_a_second_server_on_one_state_dir_and_changed_windows_exit_2(tmp_path: Path) -> None:
+    """A second `streammon serve` on the same state_dir (another port) exits 2 with one line naming the busy
+    journal while the first keeps serving its counts; after the first stops, a restart with other windows exits 2
+    naming the windows, and the original configuration still starts with every count."""
+    with served(tmp_path) as first:
+        assert post(first.port, "m", "samples", {"y_true": ["a", "b"], "y_pred": ["b", "b"]})[0] == 200
+        second = tmp_path / "second.toml"
+        second.write_text(config_text(tmp_path / "state", listen=f"127.0.0.1:{_free_port()}"))
+        done = _run(["serve", str(second)], tmp_path)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "m.journal.sqlite" in done.stderr and "another monitor" in done.stderr
+        assert post(first.port, "m", "samples", {"y_true": ["a"], "y_pred": ["a"]})[0] == 200
+        assert first.kill(signal.SIGTERM) == 0
+    changed = tmp_path / "changed.toml"
+    changed.write_text(config_text(tmp_path / "state", windows='["cumulative", "sliding:10"]'))
+    done = _run(["serve", str(changed)], tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "other windows" in done.stderr, done.stderr
+    with served(tmp_path) as again:
+        assert confusion(report(again.port)) == recount([("a", "b"), ("b", "b"), ("a", "a")])

@@ -174,7 +174,8 @@ def test_token_is_needed_on_every_path_but_healthz(tmp_path: Path) -> None:
 
 def test_idempotency_key_counts_a_retried_batch_once(tmp_path: Path) -> None:
     """The same batch sent twice with one Idempotency-Key, also by 8 threads at once, also after a checkpoint
-    truncated the journal and after a restart, is counted once; the retries say "replayed"."""
+    truncated the journal and after a restart, is counted once; the retries say "replayed"; a key reused for a
+    batch of another size is 422 and not counted."""
     batch = {"y_true": ["a", "b", "b"], "y_pred": ["a", "a", "b"]}
     with serving(tmp_path, checkpoint_every=0.2) as server:
         port = server.port
@@ -191,6 +192,8 @@ def test_idempotency_key_counts_a_retried_batch_once(tmp_path: Path) -> None:
         assert all(status == 200 and answer["accepted"] == 2 for status, answer in answers), answers
         assert post(port, "m", "labels", {"keys": ["k1", "k2"], "y_true": ["a", "a"]}, {"Idempotency-Key": "b3"}
                     )[0] == 200
+        status, answer = post(port, "m", "samples", {"y_true": ["a"], "y_pred": ["b"]}, {"Idempotency-Key": "b3"})
+        assert status == 422 and "used for a batch of 2 rows, this one has 1" in answer["error"]
         state = tmp_path / "m.state.json"
         deadline = time.monotonic() + 10  # a checkpoint after the batches: the journal is truncated up to them
         while time.monotonic() < deadline and not (state.exists() and state.stat().st_mtime > time.time() - 0.1):

@@ -16,7 +16,8 @@ counted; an unknown model ``404``, a wrong method ``405``, a missing or wrong to
 ``/healthz`` needs ``Authorization: Bearer TOKEN`` when the server has a token), a body over ``max_body_bytes``
 ``413`` (gzip bodies bounded after decompression too). ``Idempotency-Key: ID`` (1 to 200 printable ASCII
 characters) makes a retried batch count once: the journal remembers the last 100,000 ids, with their batches, so
-this holds across restarts too; the answer to a retry says ``"replayed": true``. ``Streammon-Dropped: N`` on a
+this holds across restarts too; the answer to a retry says ``"replayed": true``, a key reused for a batch of
+another size gets ``422``. ``Streammon-Dropped: N`` on a
 batch reports rows a client dropped (its buffer was full): exported as ``streammon_client_dropped_total``.
 JSON is read and written with orjson (fast, strict: no NaN literals, integers within 64 bits).
 """
@@ -142,6 +143,11 @@ class Api:
                     seen = monitor.accepted(key)
                 except ValueError as exc:  # not 1 to 200 printable ASCII characters
                     raise BadBatch(f"Idempotency-Key: {exc}") from None
+                rows = len(fields["y_true" if kind == "samples" else "keys"])
+                if seen is not None and seen != rows:  # a key names one batch: this is another one
+                    return _json(start_response, "422 Unprocessable Content", {"error": f"Idempotency-Key "
+                                 f"{key!r}: it was used for a batch of {seen} rows, this one has {rows}: give each "
+                                 "batch its own key (nothing of this one was counted)"})
                 if seen is not None:
                     return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
             first, second = fields[("y_true" if kind == "samples" else "keys")], fields[

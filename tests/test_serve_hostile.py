@@ -172,3 +172,18 @@ def test_tls_with_a_bearer_token(tmp_path: Path, tls_cert: tuple[Path, Path]) ->
             plain.sendall(http_post("/v1/models/m/samples", json.dumps(BATCH).encode(), close=True))
             assert not read_until_closed(plain, 3.0).startswith(b"HTTP/1.1 200")
         assert confusion(report(port, headers=good, context=context)) == recount([("a", "a"), ("b", "a")])
+
+
+def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path, tls_cert: tuple[Path, Path]) -> None:
+    """With client_cafile and client_auth_required, a client presenting the certificate is served and counted,
+    one without a certificate fails its handshake and counts nothing."""
+    cert, key = tls_cert
+    with_cert = ssl.create_default_context(cafile=str(cert))
+    with_cert.load_cert_chain(str(cert), str(key))
+    without = ssl.create_default_context(cafile=str(cert))
+    with serving(tmp_path, with_cert, certfile=str(cert), keyfile=str(key), client_cafile=str(cert),
+                 client_auth_required=True) as server:
+        with pytest.raises(OSError):
+            post(server.port, "m", "samples", BATCH, context=without)
+        assert post(server.port, "m", "samples", BATCH, context=with_cert) == (200, {"accepted": 2})
+        assert confusion(report(server.port, context=with_cert)) == recount([("a", "a"), ("b", "a")])

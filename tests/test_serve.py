@@ -63,13 +63,13 @@ def _counted(port: int) -> dict[str, Any]:
 def test_accepted_batches_are_counted_as_recounted(tmp_path: Path) -> None:
     """Samples, and predictions joined with labels sent later (string, integer and boolean classes and keys), are
     answered with their row counts and the report's confusion equals a recount of the batches."""
-    sample_true = ["fraud", "legit", "legit", True, 7, "legit", "y_true", "caf\u00e9"]  # field names as labels,
-    sample_pred = ["fraud", "fraud", "legit", True, 7, "legit", "y_pred", "caf\u00e9"]  # \u escapes (json.dumps)
+    sample_true = ["fraud", "legit", "legit", True, 7, "legit", "y_true", "caf\u00e9", "a:b"]  # field names as
+    sample_pred = ["fraud", "fraud", "legit", True, 7, "legit", "y_pred", "caf\u00e9", "a:b"]  # labels, \u, colons
     predictions = {"tx-1": "fraud", 2: "legit", "tx-3": "legit", 4: 7}
     labels = {"tx-1": "legit", 2: "legit", 4: 7, "never-predicted": "fraud"}
     with serving(tmp_path) as server:
         assert post(server.port, "m", "samples", {"y_true": sample_true, "y_pred": sample_pred}) == \
-            (200, {"accepted": 8})
+            (200, {"accepted": 9})
         assert post(server.port, "m", "predictions", {"keys": list(predictions), "y_pred": list(
             predictions.values())}) == (200, {"accepted": 4})
         assert post(server.port, "m", "labels", {"keys": list(labels), "y_true": list(labels.values()),

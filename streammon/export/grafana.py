@@ -80,7 +80,8 @@ def _one(selector: str) -> str:
 def _panels() -> list[dict[str, Any]]:
     return [
         _panel("timeseries", "Scores invariant under prior shift",
-               "Condition-1-invariant scores (Mullick et al.): they move only when the model's per-class behaviour moves.",
+               "Condition-1-invariant scores (Mullick et al.): they move only when the model's per-class behaviour "
+               "moves.",
                (0, 0, 12, 8),
                [(_one(f'streammon_score{{{SEL},metric=~"acsa|gmean|min_recall|maurpc_ova"}}'),
                  "{{window}} {{metric}}")],
@@ -89,7 +90,8 @@ def _panels() -> list[dict[str, Any]]:
                (12, 0, 12, 8), [(_one(f"streammon_recall{{{SEL}}}"), "{{window}} {{class}}")],
                unit="percentunit", minmax=(0, 1)),
         _panel("stat", "Minimum recall above random (1/K)",
-               "Minimum recall minus 1/K (Ortigosa-Hernández et al.): below 0, some class is recalled worse than random guessing.",
+               "Minimum recall minus 1/K (Ortigosa-Hernández et al.): below 0, some class is recalled worse than "
+               "random guessing.",
                (0, 8, 6, 6),
                [(_one(f'streammon_score{{{SEL},metric="min_recall"}}') + " - on (model, window) group_left () "
                  f"(1 / count by (model, window) (max by (model, window, class) (streammon_recall{{{SEL}}} >= 0)))",

@@ -25,9 +25,10 @@ MAX_HEADER_LINES = 100
 class Rejected(Exception):
     """A request the server will not answer normally: ``status`` is the HTTP answer ("" when none can be sent)."""
 
-    def __init__(self, status: str, reason: str) -> None:
+    def __init__(self, status: str, reason: str,
+                 answer: tuple[str, list[tuple[str, str]], bytes] | None = None) -> None:
         super().__init__(reason)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.answer = status, reason, answer  # answer: (status, headers, body) to send
 
 
 def request_environ(head: bytes, peer: str, scheme: str, port: int) -> dict[str, Any]:

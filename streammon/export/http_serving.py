@@ -3,7 +3,8 @@
 The accept loop only accepts. Each connection gets its own thread, which does the TLS handshake and reads the
 request under one deadline (``request_timeout``, from accept to the end of the headers: a client that sends
 nothing, or dribbles a byte a second, is cut off all the same), caps the request head (``max_header_bytes``),
-reads its body under a second deadline (``body_timeout``) and a cap (``max_body_bytes``, 0 by default: no body;
+asks ``screen`` (when given) whether the head alone refuses it — then the body is never read —, reads its body
+under a second deadline (``body_timeout``) and a cap (``max_body_bytes``, 0 by default: no body;
 ``Content-Length`` or chunked, a gzip body bounded after decompression too: 413 beyond), answers, and sends the
 answer under a third deadline (``write_timeout``). With ``keep_alive`` seconds > 0 an HTTP/1.1 client may send
 its next request on the same connection within that time (the deadlines start again); otherwise each answer
@@ -40,6 +41,7 @@ import ssl
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +49,7 @@ from streammon.export.http_messages import Rejected, WSGIApp, call_app, http_res
 
 logger = logging.getLogger("streammon.server")  # a literal: the module may move, the logger name stays
 
+Screen = Callable[[dict[str, Any]], "tuple[str, list[tuple[str, str]], bytes] | None"]
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 _ACCEPT_BURST = 64
 _WARN_EVERY = 60.0
@@ -121,6 +124,7 @@ class _Connection:
         self.peer = f"[{peer[0]}]:{peer[1]}" if sock.family == socket.AF_INET6 else f"{peer[0]}:{peer[1]}"
         self.accepted = time.monotonic()
         self.answering = False
+        self.in_request = False  # its request head has arrived: a graceful stop waits for its body and answer
         self.thread: threading.Thread | None = None
 
     def abort(self) -> None:
@@ -132,8 +136,9 @@ class _Connection:
 class BoundedServer:
     """Serve ``app`` on ``listener`` (from :func:`listen`) in a thread, within ``limits``, until :meth:`stop`."""
 
-    def __init__(self, app: WSGIApp, listener: socket.socket, *, tls: ssl.SSLContext | None, limits: Limits) -> None:
-        self._app, self._listener, self._tls, self.limits = app, listener, tls, limits
+    def __init__(self, app: WSGIApp, listener: socket.socket, *, tls: ssl.SSLContext | None, limits: Limits,
+                 screen: Screen | None = None) -> None:
+        self._app, self._listener, self._tls, self.limits, self._screen = app, listener, tls, limits, screen
         self.port = int(listener.getsockname()[1])
         self._held: dict[int, _Connection] = {}  # insertion order: the oldest first
         self._lock = threading.Lock()
@@ -152,8 +157,9 @@ class BoundedServer:
         self._close(grace)
 
     def drain(self, grace: float = 10.0) -> None:
-        """Stop accepting, close the connections waiting for a request, let those being answered finish (up to
-        ``grace`` seconds), then cut what is left: a graceful shutdown (SIGTERM) answers what is in flight."""
+        """Stop accepting, close the connections waiting for a request, let those whose request has begun (its head
+        received: its body is being read, or it is being answered) finish, up to ``grace`` seconds, then cut what is
+        left: a graceful shutdown (SIGTERM) answers what is in flight, and closes each connection after it."""
         with self._lock:
             if self._stopped:
                 return
@@ -165,9 +171,9 @@ class BoundedServer:
             with self._lock:
                 held = list(self._held.values())
             for connection in held:
-                if not connection.answering:
+                if not connection.answering and not connection.in_request:
                     connection.abort()
-            if not any(connection.answering for connection in held):
+            if not any(connection.answering or connection.in_request for connection in held):
                 break
             time.sleep(0.01)
         self._close(min(grace, 1.0))
@@ -264,14 +270,18 @@ class BoundedServer:
                 logger.info("rejected %s: %s", connection.peer, rejected.reason)
             if rejected.status:
                 with contextlib.suppress(OSError, Rejected):
-                    answer = http_response(rejected.status, [], f"{rejected.status}: {rejected.reason}\n".encode())
+                    answer = http_response(*rejected.answer) if rejected.answer else http_response(
+                        rejected.status, [], f"{rejected.status}: {rejected.reason}\n".encode())
                     self._send(connection.sock, answer, min(1.0, self.limits.write_timeout))
                     _linger(connection.sock)
         except OSError as error:  # resets, TLS errors
             if self._holds(connection):
                 logger.info("dropped %s: %s", connection.peer, error)
-        except Exception:
+        except Exception:  # a bug in the app: say so (500) rather than close the connection without a word
             logger.exception("error answering %s", connection.peer)
+            with contextlib.suppress(OSError, Rejected):
+                answer = http_response("500 Internal Server Error", [], b"500: internal server error\n")
+                self._send(connection.sock, answer, min(1.0, self.limits.write_timeout))
         finally:
             self._release(connection)
             connection.sock.close()
@@ -279,18 +289,7 @@ class BoundedServer:
     def _answer(self, connection: _Connection) -> None:
         deadline = connection.accepted + self.limits.request_timeout
         if self._tls is not None:
-            tls_sock = self._tls.wrap_socket(connection.sock, server_side=True, do_handshake_on_connect=False)
-            with self._lock:
-                connection.sock = tls_sock
-                if id(connection) not in self._held:
-                    raise Rejected("", "dropped before its TLS handshake")
-            tls_sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-            try:
-                tls_sock.do_handshake()
-            except TimeoutError:
-                raise Rejected("", f"no TLS handshake within request_timeout={self.limits.request_timeout}s") from None
-            except ssl.SSLError as error:
-                raise Rejected("", f"TLS handshake failed: {error.reason or error}") from None
+            self._handshake(connection, self._tls, deadline)
         buffer, first = bytearray(), True
         while True:
             try:
@@ -299,8 +298,11 @@ class BoundedServer:
                 if not first and not buffer and not rejected.status:
                     return  # a kept-alive client closed between requests: not a rejection
                 raise
-            first = False
+            first, connection.in_request = False, True
             environ = request_environ(head, connection.peer, "https" if self._tls else "http", self.port)
+            refused = self._screen(environ) if self._screen is not None and _has_body(environ) else None
+            if refused is not None:  # refused on its head: the body is never read, the connection not kept
+                raise Rejected(refused[0], "refused before its body", refused)
             body = read_body(connection.sock, environ, buffer, self.limits, time.monotonic() + self.limits.body_timeout)
             environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
             with self._lock:
@@ -312,7 +314,7 @@ class BoundedServer:
             if failed:
                 logger.info("answered %s %s %r with %s", connection.peer, environ["REQUEST_METHOD"],
                             environ["PATH_INFO"], status)
-            keep = self.limits.keep_alive > 0 and not failed and _wants_keep_alive(environ)
+            keep = self.limits.keep_alive > 0 and not failed and _wants_keep_alive(environ) and not self._stopped
             self._send(connection.sock, http_response(status, headers, answer, keep_alive=keep),
                        self.limits.write_timeout)
             if not keep:
@@ -320,11 +322,26 @@ class BoundedServer:
             with self._lock:
                 if id(connection) not in self._held:
                     return
-                connection.answering = False  # idle until its next request: may make room for a newcomer
+                connection.answering = connection.in_request = False  # idle: may make room for a newcomer
             deadline = time.monotonic() + self.limits.keep_alive
             if not buffer and not _readable(connection.sock, self.limits.keep_alive):
                 return  # idle for keep_alive seconds: closed quietly
             deadline += self.limits.request_timeout
+
+    def _handshake(self, connection: _Connection, tls: ssl.SSLContext, deadline: float) -> None:
+        """The TLS handshake of ``connection``, before ``deadline``; ``Rejected`` when it fails."""
+        tls_sock = tls.wrap_socket(connection.sock, server_side=True, do_handshake_on_connect=False)
+        with self._lock:
+            connection.sock = tls_sock
+            if id(connection) not in self._held:
+                raise Rejected("", "dropped before its TLS handshake")
+        tls_sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+        try:
+            tls_sock.do_handshake()
+        except TimeoutError:
+            raise Rejected("", f"no TLS handshake within request_timeout={self.limits.request_timeout}s") from None
+        except ssl.SSLError as error:
+            raise Rejected("", f"TLS handshake failed: {error.reason or error}") from None
 
     def _read_head(self, sock: socket.socket, deadline: float, buffer: bytearray) -> bytes:
         """The next request head; ``buffer`` keeps what was read after it (the body's first bytes, a next request)."""
@@ -371,6 +388,10 @@ def _readable(sock: socket.socket, timeout: float) -> bool:
     with selectors.DefaultSelector() as selector:
         selector.register(sock, selectors.EVENT_READ)
         return bool(selector.select(timeout))
+
+
+def _has_body(environ: dict[str, Any]) -> bool:
+    return environ.get("CONTENT_LENGTH", "0") != "0" or "HTTP_TRANSFER_ENCODING" in environ
 
 
 def _wants_keep_alive(environ: dict[str, Any]) -> bool:

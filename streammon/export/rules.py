@@ -214,7 +214,8 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "annotations": {
                 "summary": "Model {{ $labels.model }} recalls some class worse than random guessing",
                 "description": (f"The minimum recall over {w} is {{{{ $value | humanizePercentage }}}}, below 1/K "
-                                "(Ortigosa-Hernández et al.): some class is recalled worse than by the uniformly random classifier. "
+                                "(Ortigosa-Hernández et al.): some class is recalled worse than by the uniformly "
+                                "random classifier. "
                                 "Find the class in the per-class recall panel; roll back to the last good model."),
                 "runbook_url": _runbook(s, "StreammonIncompetent"),
             },

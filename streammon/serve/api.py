@@ -16,7 +16,8 @@ counted; an unknown model ``404``, a wrong method ``405``, a missing or wrong to
 ``/healthz`` needs ``Authorization: Bearer TOKEN`` when the server has a token), a body over ``max_body_bytes``
 ``413`` (gzip bodies bounded after decompression too). ``Idempotency-Key: ID`` (1 to 200 printable ASCII
 characters) makes a retried batch count once: the journal remembers the last 100,000 ids, with their batches, so
-this holds across restarts too; the answer to a retry says ``"replayed": true``. ``Streammon-Dropped: N`` on a
+this holds across restarts too; the answer to a retry says ``"replayed": true``, a key reused for a batch of
+another size gets ``422``. ``Streammon-Dropped: N`` on a
 batch reports rows a client dropped (its buffer was full): exported as ``streammon_client_dropped_total``.
 JSON is read and written with orjson (fast, strict: no NaN literals, integers within 64 bits).
 """
@@ -90,34 +91,21 @@ class Api:
         self.ready.set()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        path, method = environ["PATH_INFO"], environ["REQUEST_METHOD"]
+        refusal = self._refusal(environ)
+        if refusal is not None:
+            status, body, headers = refusal
+            return _json(start_response, status, body, headers)
+        assert self.hub is not None
+        path = environ["PATH_INFO"]
         if path == "/healthz":
-            if not self.ready.is_set():
-                return _json(start_response, "503 Service Unavailable", {"status": "starting"})
             return _json(start_response, "200 OK", {"status": "ok"})
-        if self.token is not None and not hmac.compare_digest(
-                str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1"), self.token):
-            return _json(start_response, "401 Unauthorized", {"error": "a valid Authorization: Bearer token is "
-                         "needed"}, [("WWW-Authenticate", 'Bearer realm="streammon"')])
-        if not self.ready.is_set() or self.hub is None:
-            return _json(start_response, "503 Service Unavailable", {"error": "starting: replaying the journals"},
-                         [("Retry-After", "1")])
         if path == "/metrics":
-            return self._metrics(environ, start_response, method)
-        parts = path.split("/")
+            return self._metrics(environ, start_response)
         if path == "/v1/models":
             segments = {m: [s for name, s in self.hub.monitors if name == m and s] for m in self.hub.config.models}
             return _json(start_response, "200 OK", {"models": list(self.hub.config.models), "segments": segments})
-        if len(parts) != 5 or parts[:3] != ["", "v1", "models"] or parts[4] not in (*KINDS, "report"):
-            return _json(start_response, "404 Not Found", {"error": f"no such path {path[:200]!r}: see "
-                         "/v1/models/{model}/samples|predictions|labels|report, /metrics, /healthz"})
-        model, what = parts[3], parts[4]
-        if model not in self.hub.config.models:
-            return _json(start_response, "404 Not Found", {"error": f"unknown model {model[:100]!r}: this server "
-                         f"has {', '.join(self.hub.config.models)}"})
+        _, _, _, model, what = path.split("/")
         if what == "report":
-            if method != "GET":
-                return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
             segment = parse_qs(environ.get("QUERY_STRING", "")).get("segment", [""])[0]
             monitor = self.hub.monitors.get((model, segment))
             if monitor is None:
@@ -125,9 +113,43 @@ class Api:
                 return _json(start_response, "404 Not Found", {"error": f"model {model} has no segment "
                              f"{segment[:100]!r} (its segments: {', '.join(known)})"})
             return _json(start_response, "200 OK", monitor.report().to_dict())
-        if method != "POST":
-            return _json(start_response, "405 Method Not Allowed", {"error": "use POST"}, [("Allow", "POST")])
         return self._batch(environ, start_response, model, what)
+
+    def screen(self, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes] | None:
+        """The answer to a request refused on its head alone (401, 404, 405, 503), given before its body is read
+        (the HTTP core calls it): a client without the token cannot make the server hold a body; None: read it."""
+        refusal = self._refusal(environ)
+        if refusal is None:
+            return None
+        status, body, headers = refusal
+        return status, [("Content-Type", "application/json"), *headers], orjson.dumps(body)
+
+    def _refusal(self, environ: dict[str, Any]) -> tuple[str, dict[str, Any], list[tuple[str, str]]] | None:
+        """(status, JSON body, headers) when the request's method, path, token or the server's state refuse it."""
+        path, method = environ["PATH_INFO"], environ["REQUEST_METHOD"]
+        if path == "/healthz":
+            return None if self.ready.is_set() else ("503 Service Unavailable", {"status": "starting"}, [])
+        if self.token is not None and not hmac.compare_digest(
+                str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1"), self.token):
+            return ("401 Unauthorized", {"error": "a valid Authorization: Bearer token is needed"},
+                    [("WWW-Authenticate", 'Bearer realm="streammon"')])
+        if not self.ready.is_set() or self.hub is None or self._collector is None:
+            return "503 Service Unavailable", {"error": "starting: replaying the journals"}, [("Retry-After", "1")]
+        parts = path.split("/")
+        if path in ("/metrics", "/v1/models"):
+            kind = "read"
+        elif len(parts) != 5 or parts[:3] != ["", "v1", "models"] or parts[4] not in (*KINDS, "report"):
+            return "404 Not Found", {"error": f"no such path {path[:200]!r}: see /v1/models/{{model}}/samples|" \
+                                                 "predictions|labels|report, /metrics, /healthz"}, []
+        elif parts[3] not in self.hub.config.models:
+            return "404 Not Found", {"error": f"unknown model {parts[3][:100]!r}: this server has " \
+                                                 f"{', '.join(self.hub.config.models)}"}, []
+        else:
+            kind = "read" if parts[4] == "report" else "batch"
+        wanted = "GET" if kind == "read" else "POST"
+        if method != wanted:
+            return "405 Method Not Allowed", {"error": f"use {wanted}"}, [("Allow", wanted)]
+        return None
 
     def _batch(self, environ: dict[str, Any], start_response: Callable[..., Any], model: str,
                kind: str) -> Iterable[bytes]:
@@ -144,18 +166,23 @@ class Api:
             except BadSegment as exc:
                 raise BadBatch(str(exc)) from None
             if key is not None:
-                seen = monitor.accepted(key)
+                try:
+                    seen = monitor.accepted(key)
+                except ValueError as exc:  # not 1 to 200 printable ASCII characters
+                    raise BadBatch(f"Idempotency-Key: {exc}") from None
+                rows = len(fields["y_true" if kind == "samples" else "keys"])
+                if seen is not None and seen != rows:  # a key names one batch: this is another one
+                    return _json(start_response, "422 Unprocessable Content", {"error": f"Idempotency-Key "
+                                 f"{key!r}: it was used for a batch of {seen} rows, this one has {rows}: give each "
+                                 "batch its own key (nothing of this one was counted)"})
                 if seen is not None:
                     return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
             first, second = fields[("y_true" if kind == "samples" else "keys")], fields[
                 "y_pred" if kind in ("samples", "predictions") else "y_true"]
+            write = {"samples": monitor.update_many, "predictions": monitor.predict_many,
+                     "labels": monitor.label_many}[kind]
             try:
-                if kind == "samples":
-                    monitor.update_many(first, second, fields["t"], batch_id=key)
-                elif kind == "predictions":
-                    monitor.predict_many(first, second, fields["t"], batch_id=key)
-                else:
-                    monitor.label_many(first, second, fields["t"], batch_id=key)
+                write(first, second, fields["t"], batch_id=key)
             except (TypeError, ValueError) as exc:
                 if str(exc).startswith("batch_id"):
                     raise BadBatch(f"Idempotency-Key: {exc}") from None
@@ -170,11 +197,8 @@ class Api:
             self.batches[kind] += 1
         return _json(start_response, "200 OK", {"accepted": len(first)})
 
-    def _metrics(self, environ: dict[str, Any], start_response: Callable[..., Any],
-                 method: str) -> Iterable[bytes]:
+    def _metrics(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         assert self._collector is not None and self.hub is not None
-        if method != "GET":
-            return _json(start_response, "405 Method Not Allowed", {"error": "use GET"}, [("Allow", "GET")])
         _, content_type = choose_encoder(str(environ.get("HTTP_ACCEPT") or ""))
         openmetrics = "openmetrics" in content_type
         body = segment_labels(self._collector.exposition(openmetrics=openmetrics))

@@ -251,11 +251,29 @@ def _model_settings(body: dict[str, Any], where: str) -> dict[str, Any]:
         if key in body:
             given = _table(body[key], f"{where} {key}")
             _known(given, {f.name for f in fields(cls)}, f"{where} {key}")
+            if cls is Policy:
+                _check_policy(given, f"{where} policy")
             try:
                 options[key] = cls(**given)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"{where} {key}: {exc}") from exc
     return options
+
+
+def _check_policy(given: dict[str, Any], where: str) -> None:
+    """The policy's levels and tolerances are fractions (``Policy`` itself takes anything, and a bad value would
+    only fail at the first report, on every report)."""
+    for name, value in given.items():
+        if name == "metric_params":
+            table = _table(value, f"{where} metric_params")
+            for metric, params in table.items():
+                _table(params, f"{where} metric_params.{metric}")
+            continue
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        open_ = name in ("confidence", "shift_alpha")
+        if not number or not (0 < value < 1 if open_ else 0 <= value <= 1):
+            raise ConfigError(f"{where} {name}: expected a number in {'(0, 1)' if open_ else '[0, 1]'}, "
+                              f"got {value!r:.60}")
 
 
 def _token(server: dict[str, Any], base: Path) -> str | None:

@@ -44,7 +44,7 @@ class Server:
             raise OSError(exc.errno, f"cannot listen on {config.host}:{config.port} ([server] listen): "
                           f"{exc.strerror}") from None
         self.api = Api(None, token=config.token, distortion_prone=config.distortion_prone)
-        self._http = BoundedServer(self.api, listener, tls=tls, limits=limits)
+        self._http = BoundedServer(self.api, listener, tls=tls, limits=limits, screen=self.api.screen)
         self.port = self._http.port
         host = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"{'https' if tls else 'http'}://{host}:{self.port}"

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streammon.client import checks, options
-from streammon.client.lane import KINDS, LABELS, PREDICTIONS, SAMPLES, Lane
+from streammon.client.lane import KINDS, LABELS, MARK, PREDICTIONS, SAMPLES, Lane
 
 __all__ = ["Client", "route"]
 
@@ -72,7 +72,7 @@ class Client:
 
     def __init__(self, url: str | Sequence[str], model: str, *, token: str | None = None,
                  batch_size: int = 10_000, max_buffer: int = 100_000, flush_interval: float = 1.0,
-                 timeout: float = 10.0, max_backoff: float = 5.0, compress_above: int | None = 65_536,
+                 timeout: float = 10.0, max_backoff: float = 5.0, compress_above: int | None = None,
                  ssl_context: ssl.SSLContext | None = None, stamp: bool = False, exit_timeout: float = 5.0) -> None:
         settings, targets = options.check(url, model, token=token, batch_size=batch_size, max_buffer=max_buffer,
                                           flush_interval=flush_interval, timeout=timeout, max_backoff=max_backoff,
@@ -265,7 +265,7 @@ class Client:
     @property
     def buffered(self) -> int:
         """Rows waiting in the buffers (the batches being sent not included)."""
-        return sum(sum(1 for row in lane.buffer if type(row) is tuple) for lane in self._lanes)
+        return sum(sum(1 for row in lane.buffer if row[0] != MARK) for lane in self._lanes)
 
     def __repr__(self) -> str:
         return (f"Client({list(self.urls)!r}, {self.model!r}, sent={self.sent}, buffered={self.buffered}, "

@@ -29,6 +29,7 @@ MAX_KEY_LENGTH = 512  # characters of a str key (streammon.pending.keys.MAX_KEY_
 MAX_LABEL_LENGTH = 256  # characters of a str label (streammon.counting.counts.MAX_LABEL_LENGTH)
 INT_BOUND = 2**63  # keys: -2**63 <= key < 2**63; labels: -2**63 < label < 2**63 (as the server)
 MAX_TIME = 1e12  # seconds: times within ±10**12 (streammon.counting.timing.MAX_TIME)
+UNPRINTABLE = [False]  # becomes [True] once a str with unprintable characters (a tab ...) passed: see wire._array
 Label = str | int | bool
 Key = str | int
 
@@ -50,8 +51,11 @@ def _text(value: str, what: str, most: int) -> str:
     text = str.__str__(value)  # a str subclass (StrEnum, numpy.str_) is sent as its str
     if not 0 < len(text) <= most:
         raise ValueError(f"{what} {show(text)} has {len(text)} characters: expected 1 to {most}")
-    if not text.isprintable() and any("\ud800" <= c <= "\udfff" for c in text):
-        raise ValueError(f"{what} {show(text)} holds a lone surrogate: it is not valid Unicode and cannot be sent")
+    if not text.isprintable():
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            raise ValueError(f"{what} {show(text)} holds a lone surrogate: it is not valid Unicode and cannot be "
+                             "sent")
+        UNPRINTABLE[0] = True
     return text
 
 

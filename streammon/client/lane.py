@@ -3,9 +3,11 @@
 Callers append rows ``(kind, first, second, t)`` to ``buffer`` (a ``deque``: ``append`` is atomic, no lock) and
 call ``grew`` when its length reaches ``threshold``: that starts the thread on first use (again in a forked
 child), drops the oldest waiting rows beyond ``max_buffer`` (counted per kind, under ``lock``) and wakes the
-sender once a batch is ready. The sender wakes every ``flush_interval`` seconds or when woken, cuts the buffer
-into runs of one kind (so a label never overtakes its prediction) of at most ``batch_size`` rows, and sends each
-run until the server answers: ``200`` acknowledges it; a connection error, ``408``, ``429`` or ``5xx`` is retried
+sender once a batch is ready. The sender wakes every ``flush_interval`` seconds or when woken, takes the oldest
+``batch_size`` rows and sends them as one batch per kind, predictions first (a label never overtakes its
+prediction: both are in this chunk or the prediction in an earlier one); rows with times keep the arrival order of
+samples and labels (they share the server's time line), as runs of one kind. Each batch is sent until the server
+answers: ``200`` acknowledges it; a connection error, ``408``, ``429`` or ``5xx`` is retried
 with exponential backoff and full jitter under the same ``Idempotency-Key`` (the server counts a retried batch
 once); any other answer (``400``: a row the server refuses) drops the batch, counts it in ``rejected`` and logs
 the server's message on logger ``streammon.client``, never retrying it. ``Streammon-Dropped`` tells the server
@@ -14,33 +16,32 @@ how many rows were dropped since the last acknowledged batch (an empty batch car
 >>> lane = Lane(Target("http", "127.0.0.1", 9, ""), "fraud", Settings())
 >>> lane.buffer.append((PREDICTIONS, "tx-1", "legit", None)); lane.grew()
 >>> lane.stop(0.0); lane.dropped  # nothing listens on port 9: the row is lost at close, and counted
-[0, 1, 0]
+[1, 0, 0]
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import math
 import os
 import random
-import ssl
 import threading
 import time
-import zlib
 from collections import deque
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from streammon.client.options import Settings, Target
+from streammon.client.wire import CONNECTION_ERRORS, Connection, body, pack
 
 logger = logging.getLogger("streammon.client")
 
-SAMPLES, PREDICTIONS, LABELS = 0, 1, 2
-KINDS = ("samples", "predictions", "labels")
-FIELDS = (("y_true", "y_pred"), ("keys", "y_pred"), ("keys", "y_true"))
+PREDICTIONS, SAMPLES, LABELS, MARK = 0, 1, 2, 3  # a chunk sorted by kind sends predictions first, marks last
+KINDS = ("predictions", "samples", "labels")
+FIELDS = (("keys", "y_pred"), ("y_true", "y_pred"), ("keys", "y_true"))
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
-_CONNECTION_ERRORS = (OSError, http.client.HTTPException)
+_kind, _time = itemgetter(0), itemgetter(3)
 
 
 class Lane:
@@ -55,14 +56,14 @@ class Lane:
     def reset(self) -> None:
         """A fresh lane: empty buffer, new lock and events, no thread, no connection, counters at 0 (what a forked
         child starts from: the parent's rows and connection are the parent's)."""
-        self.buffer: deque[Any] = deque()
+        self.buffer: deque[tuple[Any, ...]] = deque()  # rows (kind, first, second, t) and marks (MARK, event, ...)
         self.threshold = 0  # 0 while the thread is not running: the first row starts it
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.halt = threading.Event()
         self.woken = False
         self.thread: threading.Thread | None = None
-        self.connection: http.client.HTTPConnection | None = None
+        self.connection = Connection(self.target, self.settings)  # the parent's socket is left to the parent
         self.client_id = os.urandom(8).hex()
         self.sequence = 0
         self.deadline = math.inf  # set by stop: after it, rows still unsent are dropped (and counted)
@@ -103,11 +104,11 @@ class Lane:
             buffer, dropped = self.buffer, self.dropped
             while len(buffer) > self.settings.max_buffer:
                 row = buffer.popleft()
-                if type(row) is tuple:
+                if row[0] == MARK:
+                    self.orphans.append(row[1])
+                else:
                     first = first or not any(dropped)
                     dropped[row[0]] += 1
-                else:
-                    self.orphans.append(row)
         if first:
             logger.warning("streammon client: buffer full (%d rows) while %s does not acknowledge: dropping the "
                            "oldest rows, counted in client.dropped", self.settings.max_buffer, self.target)
@@ -117,7 +118,7 @@ class Lane:
         if self.thread is None and not self.buffer:
             return None
         marker = threading.Event()
-        self.buffer.append(marker)
+        self.buffer.append((MARK, marker, None, None))
         self.grew()
         self.wake.set()
         return marker
@@ -127,7 +128,7 @@ class Lane:
         with self.lock:
             self.closed = True
             thread = self.thread
-        self.deadline = time.monotonic()
+        self.deadline = time.monotonic() + grace
         self.halt.set()
         self.wake.set()
         if thread is not None:
@@ -135,15 +136,13 @@ class Lane:
         with self.lock:
             self.thread = None  # a later row finds the lane closed (``_start`` raises)
             for row in self.buffer:
-                if type(row) is tuple:
-                    self.dropped[row[0]] += 1
+                if row[0] == MARK:
+                    row[1].set()
                 else:
-                    row.set()
+                    self.dropped[row[0]] += 1
             self.buffer.clear()
         self.threshold = 0
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
+        self.connection.close()
 
     # -- the sender thread --------------------------------------------------------------------------------
 
@@ -159,67 +158,35 @@ class Lane:
                 self.halt.wait(1.0)
 
     def _drain(self) -> None:
+        """Send chunks until the buffer is empty."""
         while True:
-            self._release_orphans()
+            if self.orphans:
+                with self.lock:
+                    orphans, self.orphans = self.orphans, []
+                for marker in orphans:
+                    marker.set()
             with self.lock:
-                batch = self._cut()
-            if batch is None:
+                buffer = self.buffer
+                chunk = [buffer.popleft() for _ in range(min(len(buffer), self.settings.batch_size))]
+            if not chunk:
                 return
-            if isinstance(batch, threading.Event):
+            for kind, rows in _batches(chunk):
+                if kind != MARK:
+                    self._deliver(kind, rows)
+                    continue
                 if self.unreported() and time.monotonic() < self.deadline:
-                    self._deliver(SAMPLES, [], unreported=self.unreported())  # an empty batch tells the drops
-                batch.set()
-                continue
-            self._deliver(batch[0][0], batch, unreported=self.unreported())
+                    self._deliver(SAMPLES, [])  # an empty batch tells the server the drops
+                for mark in rows:
+                    mark[1].set()
 
     def unreported(self) -> int:
         """Dropped rows not yet told to the server."""
         return sum(self.dropped) - self.reported
 
-    def _release_orphans(self) -> None:
-        if self.orphans:
-            with self.lock:
-                orphans, self.orphans = self.orphans, []
-            for marker in orphans:
-                marker.set()
-
-    def _cut(self) -> list[Any] | threading.Event | None:
-        """The next run of rows of one kind (and all timed or all untimed), up to ``batch_size``; or a flush mark."""
-        buffer = self.buffer
-        if not buffer:
-            return None
-        first = buffer.popleft()
-        if type(first) is not tuple:
-            return first  # type: ignore[no-any-return]
-        kind, timed = first[0], first[3] is not None
-        rows = [first]
-        most = self.settings.batch_size
-        while buffer and len(rows) < most:
-            row = buffer[0]
-            if type(row) is not tuple or row[0] != kind or (row[3] is not None) != timed:
-                break
-            rows.append(buffer.popleft())
-        return rows
-
-    def _body(self, kind: int, rows: list[Any]) -> tuple[bytes, dict[str, str]]:
-        first, second = FIELDS[kind]
-        document: dict[str, Any] = {first: [row[1] for row in rows], second: [row[2] for row in rows]}
-        if rows and rows[0][3] is not None:
-            document["t"] = [row[3] for row in rows]
-        body = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.settings.token is not None:
-            headers["Authorization"] = f"Bearer {self.settings.token}"
-        limit = self.settings.compress_above
-        if limit is not None and len(body) > limit:
-            packer = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip framing, fastest level
-            body = packer.compress(body) + packer.flush()
-            headers["Content-Encoding"] = "gzip"
-        return body, headers
-
-    def _deliver(self, kind: int, rows: list[Any], *, unreported: int) -> None:
+    def _deliver(self, kind: int, rows: list[tuple[Any, ...]]) -> None:
         """Send one batch until the server acknowledges or refuses it, or ``deadline`` passes."""
-        body, headers = self._body(kind, rows)
+        unreported = self.unreported()
+        data, headers = pack(body(rows, FIELDS[kind]), self.settings)
         self.sequence += 1
         headers["Idempotency-Key"] = f"{self.client_id}-{self.name}-{self.sequence}"
         if unreported:
@@ -230,8 +197,8 @@ class Lane:
                 self.dropped[kind] += len(rows)
                 return
             try:
-                status, answer = self._post(self.paths[kind], body, headers)
-            except _CONNECTION_ERRORS as exc:
+                status, answer = self.connection.post(self.paths[kind], data, headers)
+            except CONNECTION_ERRORS as exc:
                 status, answer = 0, f"{type(exc).__name__}: {exc}"
             if status == 200:
                 self.sent += len(rows)
@@ -254,45 +221,32 @@ class Lane:
             attempt += 1
             self.halt.wait(min(random.uniform(delay / 2, delay), max(0.0, self.deadline - time.monotonic())))
 
-    def _post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
-        """One request on the keep-alive connection (reconnecting once if the server closed an idle one)."""
-        for reused in (True, False):
-            connection = self.connection
-            fresh = connection is None
-            if connection is None:
-                connection = self._connect()
-            try:
-                connection.request("POST", path, body, headers)
-                response = connection.getresponse()
-                answer = response.read()
-            except _CONNECTION_ERRORS:
-                connection.close()
-                self.connection = None
-                if reused and not fresh:
-                    continue  # an idle connection the server closed: once more on a new one, at once
-                raise
-            if response.will_close:
-                connection.close()
-                self.connection = None
-            return response.status, _message(answer)
-        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _connect(self) -> http.client.HTTPConnection:
-        target, settings = self.target, self.settings
-        if target.scheme == "https":
-            context = settings.ssl_context or ssl.create_default_context()
-            self.connection = http.client.HTTPSConnection(target.host, target.port, timeout=settings.timeout,
-                                                          context=context)
-        else:
-            self.connection = http.client.HTTPConnection(target.host, target.port, timeout=settings.timeout)
-        return self.connection
+def _untimed(row: tuple[Any, ...]) -> bool:
+    return row[3] is None
 
 
-def _message(answer: bytes) -> str:
-    """The server's ``{"error": ...}`` (or the start of its answer), for the log."""
-    try:
-        document = json.loads(answer)
-        text = str(document["error"]) if isinstance(document, dict) and "error" in document else answer.decode()
-    except (ValueError, UnicodeDecodeError):
-        text = answer[:500].decode("utf-8", "replace")
-    return text[:500]
+def _run_of(row: tuple[Any, ...]) -> tuple[int, bool]:
+    return row[0], row[3] is None
+
+
+def _batches(chunk: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """A chunk's batches, in sending order, the marks last. Without times: one batch per kind, predictions first
+    (a sort by kind, stable: each in arrival order). With times: the predictions (runs with and without times),
+    then samples and labels in arrival order as runs of one kind, since they share the server's time line.
+
+    >>> [(k, [r[1] for r in rows]) for k, rows in _batches([(2, "a", 0, None), (0, "a", 0, None), (1, 0, 0, None)])]
+    [(0, ['a']), (1, [0]), (2, ['a'])]
+    >>> [(k, [r[1] for r in rows]) for k, rows in _batches([(2, "a", 0, 5.0), (0, "a", 0, 4.0), (1, 0, 0, 6.0)])]
+    [(0, ['a']), (2, ['a']), (1, [0])]
+    """
+    times = list(map(_time, chunk))
+    if times.count(None) == len(chunk):
+        chunk.sort(key=_kind)
+        return [(kind, list(rows)) for kind, rows in groupby(chunk, key=_kind)]
+    predictions = [row for row in chunk if row[0] == PREDICTIONS]
+    others = [row for row in chunk if row[0] == SAMPLES or row[0] == LABELS]
+    marks = [row for row in chunk if row[0] == MARK]
+    batches = [(PREDICTIONS, list(rows)) for _, rows in groupby(predictions, key=_untimed)]
+    batches += [(run[0], list(rows)) for run, rows in groupby(others, key=_run_of)]
+    return [*batches, (MARK, marks)] if marks else batches

@@ -46,12 +46,12 @@ class Settings:
     flush_interval: float = 1.0
     timeout: float = 10.0
     max_backoff: float = 5.0
-    compress_above: int | None = 65_536
+    compress_above: int | None = None
     ssl_context: ssl.SSLContext | None = None
 
 
 def check(url: Any, model: Any, *, token: Any = None, batch_size: Any = 10_000, max_buffer: Any = 100_000,
-          flush_interval: Any = 1.0, timeout: Any = 10.0, max_backoff: Any = 5.0, compress_above: Any = 65_536,
+          flush_interval: Any = 1.0, timeout: Any = 10.0, max_backoff: Any = 5.0, compress_above: Any = None,
           ssl_context: Any = None, exit_timeout: Any = 5.0) -> tuple[Settings, list[Target]]:
     """The settings and targets of a ``Client``, or the error naming the first bad option."""
     urls = [url] if isinstance(url, str) else list(url) if isinstance(url, (list, tuple)) else None

@@ -92,3 +92,11 @@ def exposition_labels() -> st.SearchStrategy[list[object]]:
     strings = st.lists(tricky | long, min_size=2, max_size=4, unique=True)
     ints = st.lists(st.integers(-(2**63) + 1, 2**63 - 1), min_size=2, max_size=4, unique=True)
     return st.one_of(strings, ints, st.just([False, True]))
+
+
+def client_keys() -> st.SearchStrategy[object]:
+    """Prediction keys good and bad: text up to past the 512-character limit (lone surrogates too), ints around
+    the int64 bounds, bools, floats, NumPy scalars, bytes, None and the hostile labels."""
+    bounds = st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, np.int64(7), np.uint64(2**64 - 1),
+                              np.str_("k"), np.bool_(True), "\ud800", "", "x" * 512, "x" * 513, b"k", None, 1.0])
+    return st.one_of(bounds, st.text(max_size=600), st.integers(), st.booleans(), st.floats(), hostile_labels())

@@ -68,6 +68,7 @@ class Lane:
         self.sequence = 0
         self.deadline = math.inf  # set by stop: after it, rows still unsent are dropped (and counted)
         self.orphans: list[threading.Event] = []  # flush marks dropped with the rows before them
+        self.marks = 0  # flush marks in the buffer (they take no row's place: not counted against max_buffer)
         self.dropped = [0, 0, 0]  # rows dropped per kind: buffer full, or still unsent at close
         self.reported = 0  # of them, told to the server in an acknowledged Streammon-Dropped header
         self.sent = 0  # rows the server acknowledged
@@ -81,7 +82,7 @@ class Lane:
         settings = self.settings
         if self.thread is None:
             self._start()
-        if len(self.buffer) > settings.max_buffer:
+        if len(self.buffer) - self.marks > settings.max_buffer:
             self._trim()
         if len(self.buffer) >= settings.batch_size and not self.woken:
             self.woken = True
@@ -102,9 +103,10 @@ class Lane:
         first = False
         with self.lock:
             buffer, dropped = self.buffer, self.dropped
-            while len(buffer) > self.settings.max_buffer:
+            while len(buffer) - self.marks > self.settings.max_buffer:
                 row = buffer.popleft()
                 if row[0] == MARK:
+                    self.marks -= 1
                     self.orphans.append(row[1])
                 else:
                     first = first or not any(dropped)
@@ -118,8 +120,11 @@ class Lane:
         if self.thread is None and not self.buffer:
             return None
         marker = threading.Event()
-        self.buffer.append((MARK, marker, None, None))
-        self.grew()
+        with self.lock:
+            self.buffer.append((MARK, marker, None, None))
+            self.marks += 1
+        if self.thread is None:
+            self._start()
         self.wake.set()
         return marker
 
@@ -141,6 +146,7 @@ class Lane:
                 else:
                     self.dropped[row[0]] += 1
             self.buffer.clear()
+            self.marks = 0
         self.threshold = 0
         self.connection.close()
 
@@ -168,6 +174,8 @@ class Lane:
             with self.lock:
                 buffer = self.buffer
                 chunk = [buffer.popleft() for _ in range(min(len(buffer), self.settings.batch_size))]
+                if self.marks:
+                    self.marks -= sum(1 for row in chunk if row[0] == MARK)
             if not chunk:
                 return
             for kind, rows in _batches(chunk):

@@ -106,7 +106,7 @@ def test_the_lazy_package_keeps_every_public_name() -> None:
     assert set(streammon.__all__) <= set(namespace) and set(streammon.__all__) <= set(dir(streammon))
     assert namespace["Monitor"] is streammon.monitor.Monitor and namespace["StateError"] is streammon.state.StateError
     with pytest.raises(AttributeError, match="no attribute 'Monitr'"):
-        streammon.Monitr  # noqa: B018
+        streammon.Monitr
 
 
 def test_counts_equal_a_recount_of_what_was_sent(tmp_path: Path) -> None:

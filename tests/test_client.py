@@ -208,6 +208,23 @@ def test_a_refused_batch_is_logged_and_never_retried(tmp_path: Path, caplog: pyt
         stranger.close()
 
 
+def test_workers_default_to_the_servers_clock_since_it_keeps_one_time_line(tmp_path: Path) -> None:
+    """Two workers whose batches arrive out of order are both counted by default (the server stamps arrival),
+    while with ``stamp=True`` the later-arriving batch of earlier call times is refused (400): why stamping is
+    opt-in, for a single writer per model."""
+    with serving(tmp_path) as server:
+        for stamp, refused in ((False, 0), (True, 1)):
+            first, second = (Client(server.url, "fraud", stamp=stamp, flush_interval=60) for _ in range(2))
+            first.update("a", "a")
+            time.sleep(0.01)
+            second.update("b", "b")
+            assert second.flush(10) and first.flush(10)  # the later call's batch arrives first
+            assert (first.rejected, second.rejected, second.sent) == (refused, 0, 1)
+            first.close()
+            second.close()
+        assert _counts(server.url) == Counter({("a", "a"): 1, ("b", "b"): 2})
+
+
 class LossyProxy:
     """Forwards each request to the server, but for the first ``lose`` ones closes the client's connection instead
     of relaying the answer: the server counted the batch, the client never heard so."""

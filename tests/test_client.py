@@ -40,15 +40,15 @@ ROOT = Path(__file__).resolve().parents[1]
 FAST = {"flush_interval": 0.05, "max_backoff": 0.1, "timeout": 5.0}  # quick retries: the tests wait less
 
 
-def _config(state: Path, port: int = 0, *, checkpoint: float = 60.0) -> str:
-    return (f'[server]\nlisten = "127.0.0.1:{port}"\nstate_dir = "{state}"\ncheckpoint_every = {checkpoint}\n'
+def _config(state: Path, port: int = 0, *, checkpoint: float = 60.0, extra: str = "") -> str:
+    return (f'[server]\nlisten = "127.0.0.1:{port}"\nstate_dir = "{state}"\ncheckpoint_every = {checkpoint}\n{extra}'
             '[models.fraud]\nwindows = ["cumulative"]\n[models.codes]\nwindows = ["cumulative"]\n')
 
 
 @contextmanager
-def serving(state: Path, port: int = 0) -> Iterator[Server]:
+def serving(state: Path, port: int = 0, extra: str = "") -> Iterator[Server]:
     """An in-process server (its own state folder), stopped after."""
-    server = Server(parse(_config(state, port)))
+    server = Server(parse(_config(state, port, extra=extra)))
     try:
         yield server
     finally:
@@ -223,6 +223,65 @@ def test_workers_default_to_the_servers_clock_since_it_keeps_one_time_line(tmp_p
             first.close()
             second.close()
         assert _counts(server.url) == Counter({("a", "a"): 1, ("b", "b"): 2})
+
+
+def test_batches_too_large_for_the_server_are_sent_in_halves(tmp_path: Path,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """A server whose max_body_bytes is 4 kB answers 413 to a large batch: the client sends it again in halves
+    (and smaller chunks from then on), and every row is counted once."""
+    with serving(tmp_path, extra="max_body_bytes = 4000\n") as server, \
+            caplog.at_level(logging.WARNING, logger="streammon.client"):
+        client = Client(server.url, "fraud", flush_interval=60, **{k: v for k, v in FAST.items()
+                                                                   if k != "flush_interval"})
+        rows = _rows(3000, 6)
+        client.update_many([y for y, _ in rows], [p for _, p in rows])
+        assert client.flush(30)
+        assert _counts(server.url) == Counter(rows)
+        assert (client.sent, client.rejected) == (3000, 0) and "(413)" in caplog.text
+        client.close()
+
+
+def test_threads_calling_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    """Eight threads calling update without a lock, against a live server and a buffer that overflows while the
+    server is down: every row is acknowledged or counted dropped, exactly once."""
+    port = _free_port()
+    with serving(tmp_path / "warm") as warm:  # the process's first server loads the compiled loops: not below
+        first = Client(warm.url, "fraud")
+        first.update("legit", "legit")
+        assert first.close(20)
+    client = Client(f"http://127.0.0.1:{port}", "fraud", batch_size=64, max_buffer=500, **FAST)
+    per_thread = 3000
+
+    def feed(seed: int) -> None:
+        for i, (y, p) in enumerate(_rows(per_thread, seed)):
+            client.update(y, p)
+            if i % 50 == 0:
+                time.sleep(0.005)  # about 0.3 s of calls: the server comes up in the middle
+
+    threads = [threading.Thread(target=feed, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.1)
+    with serving(tmp_path, port) as server:  # comes up while the threads still call
+        for thread in threads:
+            thread.join()
+        assert client.flush(30)
+        counted = sum(_counts(server.url).values())
+        assert counted == client.sent and client.sent + client.dropped == 8 * per_thread
+        assert client.dropped > 0 and client.sent > 500 + 64  # both: overflow, then a live server
+        assert _series(server.url, "streammon_client_dropped_total")['{model="fraud"}'] == client.dropped
+        client.close()
+
+
+def test_a_batch_with_decreasing_times_is_refused_whole_at_the_call() -> None:
+    """``update_many`` with times that go back raises ValueError naming the row, and buffers nothing."""
+    client = Client("http://127.0.0.1:9", "fraud", flush_interval=3600)
+    with pytest.raises(ValueError, match=re.escape("t[2]=5.0 < t[1]=6.0")):
+        client.update_many(["a", "b", "c"], ["a", "b", "c"], t=[4.0, 6.0, 5.0])
+    with pytest.raises(TypeError, match="y_pred"):
+        client.update_many(["a", "b"], ["a", None.__class__])
+    assert client.buffered == 0
+    client.close(0.0)
 
 
 class LossyProxy:

@@ -191,6 +191,10 @@ class Client:
             times = [_when(v) for v in checks.column(t, "t")]
             if len(times) != len(a):
                 raise ValueError(f"t must have one time per row ({len(a)}), got {len(times)}")
+            later = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
+            if later is not None:  # the server refuses the whole batch: say so now, naming the row
+                raise ValueError(f"t must never decrease, but t[{later}]={times[later]!r} < "
+                                 f"t[{later - 1}]={times[later - 1]!r}")
         else:
             times = [_when(t)] * len(a)
         rows = [(kind, x, y, s) for x, y, s in zip(a, b, times, strict=True)]

@@ -64,6 +64,14 @@ def _numpy_bool(value: Any) -> bool:
     return cls.__module__ == "numpy" and cls.__name__ in ("bool_", "bool")
 
 
+def _index(value: Any, what: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:  # e.g. a NumPy array of one element: it has __index__, and refuses it
+        raise TypeError(f"{what} {show(value)} ({type(value).__name__}) is not a plain integer: expected a str or "
+                        "an int") from None
+
+
 def key(value: Any) -> Key:
     """A prediction key as sent: a ``str`` (1 to 512 characters) or an ``int`` within int64."""
     if isinstance(value, str):
@@ -72,7 +80,7 @@ def key(value: Any) -> Key:
         raise TypeError(f"key {show(value)} ({type(value).__name__}) is not a prediction key: expected a str or an "
                         "int (a bool or a float would merge with the int key of the same value)")
     if isinstance(value, int) or hasattr(type(value), "__index__"):  # int subclasses, NumPy integers
-        number = operator.index(value)
+        number = _index(value, "key")
         if -INT_BOUND <= number < INT_BOUND:
             return number
         raise ValueError(f"key {show(number)} is out of range: int keys must fit int64")
@@ -87,7 +95,7 @@ def label(value: Any, what: str) -> Label:
     if isinstance(value, bool) or _numpy_bool(value):
         return bool(value)
     if isinstance(value, int) or (hasattr(type(value), "__index__") and not isinstance(value, float)):
-        number = operator.index(value)
+        number = _index(value, what)
         if -INT_BOUND < number < INT_BOUND:
             return number
         raise ValueError(f"{what} {show(number)} is out of range: int labels must be within ±2**63 (int64)")

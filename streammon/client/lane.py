@@ -9,8 +9,9 @@ prediction: both are in this chunk or the prediction in an earlier one); rows wi
 samples and labels (they share the server's time line), as runs of one kind. Each batch is sent until the server
 answers: ``200`` acknowledges it; a connection error, ``408``, ``429`` or ``5xx`` is retried
 with exponential backoff and full jitter under the same ``Idempotency-Key`` (the server counts a retried batch
-once); any other answer (``400``: a row the server refuses) drops the batch, counts it in ``rejected`` and logs
-the server's message on logger ``streammon.client``, never retrying it. ``Streammon-Dropped`` tells the server
+once); a ``413`` (over the server's ``max_body_bytes``) sends the batch again in halves; any other answer
+(``400``: a row the server refuses) drops the batch, counts it in ``rejected`` and logs the server's message on
+logger ``streammon.client``, never retrying it. ``Streammon-Dropped`` tells the server
 how many rows were dropped since the last acknowledged batch (an empty batch carries it if no rows are left).
 
 >>> lane = Lane(Target("http", "127.0.0.1", 9, ""), "fraud", Settings())
@@ -74,6 +75,7 @@ class Lane:
         self.sent = 0  # rows the server acknowledged
         self.rejected = 0  # rows of batches the server refused (400 ...)
         self.failing = False
+        self.most = self.settings.batch_size  # rows a chunk: batch_size, less after a 413
 
     # -- the callers' side --------------------------------------------------------------------------------
 
@@ -173,7 +175,7 @@ class Lane:
                     marker.set()
             with self.lock:
                 buffer = self.buffer
-                chunk = [buffer.popleft() for _ in range(min(len(buffer), self.settings.batch_size))]
+                chunk = [buffer.popleft() for _ in range(min(len(buffer), self.most))]
                 if self.marks:
                     self.marks -= sum(1 for row in chunk if row[0] == MARK)
             if not chunk:
@@ -202,7 +204,8 @@ class Lane:
         attempt = 0
         while True:
             if time.monotonic() >= self.deadline:
-                self.dropped[kind] += len(rows)
+                with self.lock:  # the callers' threads count their drops under it too
+                    self.dropped[kind] += len(rows)
                 return
             try:
                 status, answer = self.connection.post(self.paths[kind], data, headers)
@@ -214,6 +217,14 @@ class Lane:
                 if self.failing:
                     self.failing = False
                     logger.info("streammon client: %s acknowledges batches again", self.target)
+                return
+            if status == 413 and len(rows) > 1:  # over this server's max_body_bytes: halves (a 413 counted
+                if self.most > len(rows) // 2:  # nothing, so their new keys are safe), and smaller chunks from now
+                    self.most = len(rows) // 2
+                    logger.warning("streammon client: %s refused %d rows as too large (413): sending at most %d "
+                                   "rows a batch from now on", self.target, len(rows), self.most)
+                self._deliver(kind, rows[:len(rows) // 2])
+                self._deliver(kind, rows[len(rows) // 2:])
                 return
             if status and status not in RETRIED:
                 self.rejected += len(rows)

@@ -12,6 +12,7 @@ ValueError: url 'http://user:pw@a:9464' is not a server URL: expected http(s)://
 from __future__ import annotations
 
 import math
+import re
 import ssl
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from streammon.client.checks import show
 
+_PATH = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")  # RFC 3986 path characters (percent-escapes too)
 MODEL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
@@ -96,5 +98,8 @@ def _target(url: Any) -> Target:
             or parts.username or (port is not None and not 0 < port < 65536):
         raise ValueError(f"url {show(url)} is not a server URL: expected http(s)://HOST:PORT[/PREFIX] "
                          "(no user, query or fragment: the token goes in token=)")
+    if not _PATH.fullmatch(parts.path):
+        raise ValueError(f"url {show(url)}: the path {show(parts.path)} has characters a URL path cannot carry "
+                         "unescaped")
     default = 443 if parts.scheme == "https" else 80
     return Target(parts.scheme, parts.hostname, port or default, parts.path.rstrip("/"))

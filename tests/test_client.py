@@ -11,6 +11,7 @@ import os
 import random
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -282,6 +283,33 @@ def test_a_batch_with_decreasing_times_is_refused_whole_at_the_call() -> None:
         client.update_many(["a", "b"], ["a", None.__class__])
     assert client.buffered == 0
     client.close(0.0)
+
+
+def test_https_with_a_token(tmp_path: Path, tls_cert: tuple[Path, Path]) -> None:
+    """Over TLS (the client's ``ssl_context`` trusting the server's certificate) with the server's token the rows
+    are counted; a wrong token is refused (401), logged and not retried."""
+    cert, key = tls_cert
+    token = "s3cret-token-0123456789"
+    extra = f'certfile = "{cert}"\nkeyfile = "{key}"\ntoken = "{token}"\n'
+    context = ssl.create_default_context(cafile=str(cert))
+    with serving(tmp_path, extra=extra) as server:
+        assert server.url.startswith("https://")
+        client = Client(server.url, "fraud", token=token, ssl_context=context, **FAST)
+        intruder = Client(server.url, "fraud", token="wrong-token-0123456789", ssl_context=context, **FAST)
+        rows = _rows(500, 7)
+        client.update_many([y for y, _ in rows], [p for _, p in rows])
+        intruder.update("legit", "fraud")
+        assert client.flush(20) and intruder.flush(20)
+        assert (client.sent, intruder.sent, intruder.rejected) == (500, 0, 1)
+        request = urllib.request.Request(f"{server.url}/v1/models/fraud/report",
+                                         headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+            window = json.loads(answer.read())["windows"]["cumulative"]
+        labels = [entry["value"] for entry in window["labels"]]
+        assert Counter({(labels[i], labels[j]): n for i, row in enumerate(window["confusion"])
+                        for j, n in enumerate(row) if n}) == Counter(rows)
+        client.close()
+        intruder.close()
 
 
 class LossyProxy:

@@ -8,7 +8,7 @@ sender once a batch is ready. The sender wakes every ``flush_interval`` seconds 
 prediction: both are in this chunk or the prediction in an earlier one); rows with times keep the arrival order of
 samples and labels (they share the server's time line), as runs of one kind. Each batch is sent until the server
 answers: ``200`` acknowledges it; a connection error, ``408``, ``429`` or ``5xx`` is retried
-with exponential backoff and full jitter under the same ``Idempotency-Key`` (the server counts a retried batch
+with exponential backoff and jitter under the same ``Idempotency-Key`` (the server counts a retried batch
 once); a ``413`` (over the server's ``max_body_bytes``) sends the batch again in halves; any other answer
 (``400``: a row the server refuses) drops the batch, counts it in ``rejected`` and logs the server's message on
 logger ``streammon.client``, never retrying it. ``Streammon-Dropped`` tells the server

@@ -1,17 +1,17 @@
 """A light client for Python workers that feed a ``streammon serve`` server (``docs/reference/http-api.md``).
 
 ``Client(url, model)`` has the monitor's feeding methods — ``update``, ``predict``, ``label`` and their ``_many``
-forms. A call checks its values (the server's rules: a bad one raises at the call, before anything is buffered)
-and appends one row to a bounded in-memory buffer: no I/O, no lock. A background thread per server sends the rows
-in batches (see ``streammon.client.lane``): every ``flush_interval`` seconds or once ``batch_size`` rows wait,
-the oldest first and predictions before labels (a label never overtakes its prediction), retried with backoff
-under an ``Idempotency-Key`` while the server is unreachable, so each acknowledged batch is counted exactly once.
-While the server does not acknowledge, at most ``max_buffer`` rows wait (plus the batch being sent); beyond, the oldest waiting rows are dropped and counted (``dropped``, and the
-server exports what clients report as ``streammon_client_dropped_total``). ``flush`` waits for the buffer,
-``close`` flushes and stops; open clients are flushed at exit (``exit_timeout``), and a client created before a
-``fork`` starts afresh in the child (gunicorn ``--preload``). A client stays referenced (and its threads alive)
-until ``close``: make one per process and model, not one per request. This package imports only the standard
-library.
+forms. A call checks its values (the server's rules: a bad one raises at the call, before anything is buffered) and
+appends one row to a bounded in-memory buffer: no I/O, no lock. A background thread per server sends the rows in
+batches (see ``streammon.client.lane``): every ``flush_interval`` seconds or once ``batch_size`` rows wait, the
+oldest first and predictions before labels (a label never overtakes its prediction), retried with backoff under an
+``Idempotency-Key`` while the server is unreachable, so each acknowledged batch is counted exactly once. While the
+server does not acknowledge, at most ``max_buffer`` rows wait (plus the batch being sent); beyond, the oldest
+waiting rows are dropped and counted (``dropped``, and the server exports what clients report as
+``streammon_client_dropped_total``). ``flush`` waits for the buffer, ``close`` flushes and stops; open clients are
+flushed at exit (``exit_timeout``), and a client created before a ``fork`` starts afresh in the child (gunicorn
+``--preload``). A client stays referenced (and its threads alive) until ``close``: make one per process and model,
+not one per request. This package imports only the standard library.
 
 Several URLs spread one model over several servers: ``predict`` and ``label`` go to server
 ``route(key, len(urls))`` — ``zlib.crc32`` of the key's UTF-8 text (an int key as its decimal text) modulo the

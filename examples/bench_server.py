@@ -75,6 +75,7 @@ def client_call(url: str, rows: int, rounds: int) -> dict[str, dict[str, float]]
     rng = random.Random(0)
     counter = Counter("bench_requests", "Requests.", ["model"], registry=CollectorRegistry()).labels("fraud")
     client = Client(url, "fraud")
+    routed = Client([url, url], "fraud")  # two lanes (to one server here): the key-hash routing's own cost
     labels = [rng.choice(["legit", "fraud"]) for _ in range(rows)]
     truth = [rng.choice(["legit", "fraud"]) for _ in range(rows)]
 
@@ -82,23 +83,27 @@ def client_call(url: str, rows: int, rounds: int) -> dict[str, dict[str, float]]
         counter.inc()
 
     ratios: dict[str, dict[str, list[float]]] = {name: {"call": [], "cpu": [], "ns": [], "inc_ns": []}
-                                                 for name in ("predict", "label", "update")}
+                                                 for name in ("predict", "label", "update", "predict, 2 URLs")}
     for r in range(rounds):
         keys = [f"tx-{r:05d}-{i:06d}" for i in range(rows)]  # 15-character keys, new each round
+        others = [f"rt-{r:05d}-{i:06d}" for i in range(rows)]
         for name, call, firsts, seconds in (("predict", client.predict, keys, labels),
                                             ("label", client.label, keys, truth),
-                                            ("update", client.update, truth, labels)):
+                                            ("update", client.update, truth, labels),
+                                            ("predict, 2 URLs", routed.predict, others, labels)):
             base_wall, base_cpu = _block(inc, firsts, seconds)
             cpu = time.process_time()
             wall, _ = _block(call, firsts, seconds)
-            assert client.flush(60), "the server did not acknowledge within 60 s"
+            assert client.flush(60) and routed.flush(60), "the server did not acknowledge within 60 s"
             cpu = time.process_time() - cpu
             ratios[name]["call"].append(wall / base_wall)
             ratios[name]["cpu"].append(cpu / base_cpu)
             ratios[name]["ns"].append(wall / rows * 1e9)
             ratios[name]["inc_ns"].append(base_wall / rows * 1e9)
-    assert client.dropped == client.rejected == 0 and client.sent == 3 * rows * rounds
+    assert client.dropped == client.rejected == routed.dropped == routed.rejected == 0
+    assert (client.sent, routed.sent) == (3 * rows * rounds, rows * rounds)
     client.close()
+    routed.close()
     return {name: {what: statistics.median(values) for what, values in parts.items()}
             for name, parts in ratios.items()}
 

@@ -228,12 +228,12 @@ class Lane:
                 return
             if status and status not in RETRIED:
                 self.rejected += len(rows)
-                logger.error("streammon client: %s refused a batch of %d %s (HTTP %d), dropped, not retried: %s",
+                logger.error("streammon client: %s refused a batch of %d %s (HTTP %d), dropped, not retried: %r",
                              self.target, len(rows), KINDS[kind], status, answer)
                 return
             if not self.failing:
                 self.failing = True
-                logger.warning("streammon client: %s did not acknowledge a batch (%s): retrying with backoff, "
+                logger.warning("streammon client: %s did not acknowledge a batch (%r): retrying with backoff, "
                                "buffering up to %d rows", self.target, answer or f"HTTP {status}",
                                self.settings.max_buffer)
             delay = min(self.settings.max_backoff, 0.05 * 2.0 ** min(attempt, 30))

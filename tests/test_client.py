@@ -274,6 +274,23 @@ def test_threads_calling_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> N
         client.close()
 
 
+def test_close_is_bounded_when_the_server_never_answers() -> None:
+    """Against a server that accepts connections and never answers, ``close(0.5)`` returns within a few seconds
+    (not the 30 s socket timeout), False, with every row counted as dropped."""
+    with socket.create_server(("127.0.0.1", 0)) as mute:
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+        client = Client(f"http://127.0.0.1:{mute.getsockname()[1]}", "fraud", flush_interval=0.01, timeout=30.0)
+        client.update_many(["a"] * 20, ["b"] * 20)
+        time.sleep(0.2)  # the batch is on the wire, waiting for an answer
+        started = time.monotonic()
+        assert client.close(0.5) is False
+        assert time.monotonic() - started < 3.0
+        assert (client.sent, client.dropped) == (0, 20)
+        for connection in held:
+            connection.close()
+
+
 def test_a_batch_with_decreasing_times_is_refused_whole_at_the_call() -> None:
     """``update_many`` with times that go back raises ValueError naming the row, and buffers nothing."""
     client = Client("http://127.0.0.1:9", "fraud", flush_interval=3600)

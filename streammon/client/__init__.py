@@ -230,14 +230,15 @@ class Client:
         return True
 
     def close(self, timeout: float = 5.0) -> bool:
-        """Flush (at most ``timeout`` seconds), then stop sending: rows still unsent are dropped and counted.
-        Returns what ``flush`` returned. Later calls raise ``RuntimeError``."""
+        """Flush (at most ``timeout`` seconds), then stop sending (a request under way gets up to one more second):
+        rows still unsent are dropped and counted. Returns what ``flush`` returned. Later calls raise
+        ``RuntimeError``."""
         if self.closed:
             return not self.buffered
         flushed = self.flush(timeout)
         self.closed = True
         for lane in self._lanes:
-            lane.stop(0.0)
+            lane.stop(1.0)
         with _open_lock:
             _open.discard(self)
         return flushed

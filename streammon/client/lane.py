@@ -131,15 +131,19 @@ class Lane:
         return marker
 
     def stop(self, grace: float) -> None:
-        """Stop the thread: rows it cannot send within ``grace`` seconds are dropped and counted."""
+        """Stop the thread: no new attempt to send; a request under way may finish within ``grace`` seconds, then
+        its socket is shut down; rows not acknowledged are dropped and counted."""
         with self.lock:
             self.closed = True
             thread = self.thread
-        self.deadline = time.monotonic() + grace
+        self.deadline = time.monotonic()
         self.halt.set()
         self.wake.set()
         if thread is not None:
-            thread.join(grace + self.settings.timeout + 1.0)
+            thread.join(grace)
+            if thread.is_alive():  # blocked on a server that does not answer
+                self.connection.abort()
+                thread.join(1.0)
         with self.lock:
             self.thread = None  # a later row finds the lane closed (``_start`` raises)
             for row in self.buffer:

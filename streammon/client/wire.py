@@ -13,8 +13,10 @@ b'{"keys":[1],"y_true":[true],"t":[1700000000.5]}'
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import ssl
 import zlib
 from operator import itemgetter
@@ -95,6 +97,14 @@ class Connection:
         else:
             self.http = http.client.HTTPConnection(target.host, target.port, timeout=settings.timeout)
         return self.http
+
+    def abort(self) -> None:
+        """Shut the socket down from another thread: a ``post`` blocked on a server that does not answer returns
+        (with an error) at once."""
+        sock = getattr(self.http, "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         """Close the connection (the next ``post`` opens a new one)."""

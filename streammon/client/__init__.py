@@ -70,7 +70,14 @@ def route(key: str | int, servers: int) -> int:
 
 
 class Client:
-    """Feeds one model of one or more ``streammon serve`` servers from a worker (see the module docstring)."""
+    """Feeds one model of one or more ``streammon serve`` servers from a worker (see the module docstring).
+
+    >>> client = Client(["http://a:9464", "http://b:9464/streammon"], "fraud", batch_size=5_000)
+    >>> client.urls, client.sent, client.dropped_by_kind
+    (('http://a:9464', 'http://b:9464/streammon'), 0, {'predictions': 0, 'samples': 0, 'labels': 0})
+    >>> client.close()
+    True
+    """
 
     def __init__(self, url: str | Sequence[str], model: str, *, token: str | None = None,
                  batch_size: int = 10_000, max_buffer: int = 100_000, flush_interval: float = 1.0,

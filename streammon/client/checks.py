@@ -35,7 +35,11 @@ Key = str | int
 
 
 def show(value: Any) -> str:
-    """A short repr of ``value`` for an error message (never fails)."""
+    """A short repr of ``value`` for an error message (never fails).
+
+    >>> show("x" * 50), show(2**100)
+    ("'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… (50 characters)", '<an int of 101 bits>')
+    """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"<an int of {value.bit_length()} bits>"
     if isinstance(value, str) and len(value) > 40:
@@ -137,7 +141,15 @@ def when(value: Any) -> float:
 
 def column(values: Any, what: str) -> list[Any]:
     """A batch argument as a list: a list, a tuple, a range or anything with ``tolist()`` (a NumPy array, a pandas
-    Series), never a str, bytes, a dict, a set or an iterator of unknown length."""
+    Series), never a str, bytes, a dict, a set or an iterator of unknown length.
+
+    >>> column(("a", "b"), "y_true"), column(range(2), "keys")
+    (['a', 'b'], [0, 1])
+    >>> column("ab", "y_true")
+    Traceback (most recent call last):
+    ...
+    TypeError: y_true must be a list, a tuple or a 1-D array, got str
+    """
     if isinstance(values, (list, tuple, range)):
         return list(values)
     tolist = getattr(values, "tolist", None)

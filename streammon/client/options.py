@@ -26,7 +26,11 @@ MODEL_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 @dataclass(frozen=True)
 class Target:
-    """Where a lane sends: scheme, host, port and the path prefix before ``/v1``."""
+    """Where a lane sends: scheme, host, port and the path prefix before ``/v1``.
+
+    >>> str(Target("http", "::1", 9464, "/monitor"))
+    'http://[::1]:9464/monitor'
+    """
 
     scheme: str
     host: str
@@ -40,7 +44,11 @@ class Target:
 
 @dataclass(frozen=True)
 class Settings:
-    """The sending options a client gives each of its lanes (see ``Client``)."""
+    """The sending options a client gives each of its lanes (see ``Client``).
+
+    >>> Settings().batch_size, Settings().max_buffer, Settings().compress_above
+    (10000, 100000, None)
+    """
 
     token: str | None = None
     batch_size: int = 10_000

@@ -51,7 +51,12 @@ def body(rows: list[tuple[Any, ...]], fields: tuple[str, str]) -> bytes:
 
 
 def pack(data: bytes, settings: Settings) -> tuple[bytes, dict[str, str]]:
-    """The body (gzip above ``compress_above`` bytes) and its headers (the token's too)."""
+    """The body (gzip above ``compress_above`` bytes) and its headers (the token's too).
+
+    >>> data, headers = pack(b"{}" * 100, Settings(token="t0ken", compress_above=64))
+    >>> headers["Content-Encoding"], headers["Authorization"], zlib.decompress(data, 31) == b"{}" * 100
+    ('gzip', 'Bearer t0ken', True)
+    """
     headers = {"Content-Type": "application/json"}
     if settings.token is not None:
         headers["Authorization"] = f"Bearer {settings.token}"
@@ -63,7 +68,13 @@ def pack(data: bytes, settings: Settings) -> tuple[bytes, dict[str, str]]:
 
 
 class Connection:
-    """A keep-alive connection to one server, opened on first use and again after an error."""
+    """A keep-alive connection to one server, opened on first use and again after an error.
+
+    >>> Connection(Target("http", "127.0.0.1", 9, ""), Settings(timeout=1.0)).post("/v1/models", b"", {})
+    Traceback (most recent call last):
+    ...
+    ConnectionRefusedError: [Errno 111] Connection refused
+    """
 
     def __init__(self, target: Target, settings: Settings) -> None:
         self.target, self.settings = target, settings

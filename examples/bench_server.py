@@ -5,6 +5,8 @@
   ``predict_many`` + ``label_many`` with the durable journal (target: each ≥ 50 %);
 - healthz: seconds from starting ``python -m streammon serve CONFIG`` to its first 200 on ``/healthz`` (target
   ≤ 2 s on a warm numba cache);
+- client call: ``examples/bench_client.py`` (a ``streammon.client`` call against a bound prometheus_client
+  ``Counter.inc()``, target ≤ 2×), run first;
 - soak (``--soak SECONDS``): four gunicorn workers sending through ``streammon.client`` as fast as they can, the
   server on the same cores: what the workers' clients report as sent (less what they dropped) against what the
   server counted, and the server's RSS over time (target: equal counts, RSS flat after the first minute).
@@ -139,6 +141,10 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--soak", type=float, default=0.0, help="seconds of the four-worker soak (0: skip)")
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_client import table  # examples/bench_client.py  # noqa: PLC0415
+
+    print(table(quick=args.rounds < 3), flush=True)
     print("\n".join(ingest(args.rounds, args.batches)), flush=True)
     print("\n".join(healthz(5)), flush=True)
     if args.soak:

@@ -2,7 +2,8 @@
 
 Incremental confusion counts in several windows, the imbalance-aware scores of
 the seed papers, prior-shift tracking and Type 1 / Type 2 distortion flags.
-Importing streammon registers nothing and starts nothing.
+Importing streammon registers nothing and starts nothing, and imports nothing heavy: its public names
+are loaded on first use (``streammon.client``, for workers, needs only the standard library).
 
 >>> import streammon
 >>> m = streammon.Monitor([streammon.Sliding(100)], reference={0: 95, 1: 5})
@@ -12,17 +13,32 @@ Importing streammon registers nothing and starts nothing.
 0.5
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from streammon.counting.counts import ClassIndex, ConfusionCounts
-from streammon.counting.windows import Cumulative, Sliding, Timed, Window
-from streammon.detection.baseline import DetectorSettings
-from streammon.findings.distortion import Policy
-from streammon.findings.reference import Reference
-from streammon.findings.report import Alert, Flag, Report, WindowReport
-from streammon.findings.shift import PriorShift
-from streammon.monitor import Monitor, default_windows
-from streammon.state import Checkpointer, StateError
+if TYPE_CHECKING:  # what the names below are, for type checkers; at run time they are imported on first use
+    from streammon.counting.counts import ClassIndex, ConfusionCounts
+    from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+    from streammon.detection.baseline import DetectorSettings
+    from streammon.findings.distortion import Policy
+    from streammon.findings.reference import Reference
+    from streammon.findings.report import Alert, Flag, Report, WindowReport
+    from streammon.findings.shift import PriorShift
+    from streammon.monitor import Monitor, default_windows
+    from streammon.state import Checkpointer, StateError
+
+# PEP 562: each public name is imported from its module on first use, so that importing a light submodule
+# (``streammon.client``: the standard library only) does not import numpy through this package.
+_LAZY = {
+    "ClassIndex": "streammon.counting.counts", "ConfusionCounts": "streammon.counting.counts",
+    "Cumulative": "streammon.counting.windows", "Sliding": "streammon.counting.windows",
+    "Timed": "streammon.counting.windows", "Window": "streammon.counting.windows",
+    "DetectorSettings": "streammon.detection.baseline", "Policy": "streammon.findings.distortion",
+    "Reference": "streammon.findings.reference", "Alert": "streammon.findings.report",
+    "Flag": "streammon.findings.report", "Report": "streammon.findings.report",
+    "WindowReport": "streammon.findings.report", "PriorShift": "streammon.findings.shift",
+    "Monitor": "streammon.monitor", "default_windows": "streammon.monitor",
+    "Checkpointer": "streammon.state", "StateError": "streammon.state",
+}
 
 __version__ = "0.1.0"
 
@@ -39,6 +55,23 @@ def replay(source: Any, **options: Any) -> Any:
     from streammon.logs.replayer import replay as run  # noqa: PLC0415 (imports no extra until used)
 
     return run(source, **options)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name's object, imported from its module on first use (then kept in this module's globals)."""
+    module = _LAZY.get(name)
+    if module is None:  # also lets ``from streammon import state`` fall back to importing the submodule
+        raise AttributeError(f"module 'streammon' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415 (only when a lazy name is first used)
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazy ones included (as before they became lazy)."""
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

@@ -125,3 +125,11 @@ def user_strings() -> st.SearchStrategy[str]:
     markup = st.lists(pieces, max_size=12).map("".join)
     anything = st.text(alphabet=st.characters(exclude_categories=()), max_size=260)
     return st.one_of(st.sampled_from(HOSTILE_STRINGS), markup, anything)
+
+
+def client_keys() -> st.SearchStrategy[object]:
+    """Prediction keys good and bad: text up to past the 512-character limit (lone surrogates too), ints around
+    the int64 bounds, bools, floats, NumPy scalars, bytes, None and the hostile labels."""
+    bounds = st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, np.int64(7), np.uint64(2**64 - 1),
+                              np.str_("k"), np.bool_(True), "\ud800", "", "x" * 512, "x" * 513, b"k", None, 1.0])
+    return st.one_of(bounds, st.text(max_size=600), st.integers(), st.booleans(), st.floats(), hostile_labels())

@@ -16,14 +16,27 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from pydantic import BaseModel
+
 from streammon.client import Client
 
-app = FastAPI(title="fraud scoring")
 monitor = Client(os.environ.get("STREAMMON_URL", "http://127.0.0.1:9464"), "fraud",
                  flush_interval=float(os.environ.get("STREAMMON_FLUSH", "1")))
+
+
+@asynccontextmanager
+async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    yield
+    # Send what is buffered before the worker exits. The client also flushes at interpreter exit, but uvicorn ends
+    # a worker by re-raising SIGTERM after its graceful shutdown, which skips atexit handlers: close it here.
+    monitor.close()
+
+
+app = FastAPI(title="fraud scoring", lifespan=lifespan)
 
 
 class Transaction(BaseModel):

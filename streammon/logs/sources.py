@@ -30,6 +30,7 @@ from streammon.counting.coded import Coded
 from streammon.logs.columns import (
     DictionaryCache,
     Where,
+    check_names,
     check_order,
     check_types,
     label_column,
@@ -38,6 +39,7 @@ from streammon.logs.columns import (
     seconds,
 )
 from streammon.logs.errors import ReplayError
+from streammon.logs.limits import check_parquet
 from streammon.logs.prefetch import prefetched
 
 BATCH_ROWS = 1 << 20
@@ -100,18 +102,20 @@ ReadColumn = Callable[[Any, Where, DictionaryCache], "np.ndarray | Coded"]
 
 
 def read_columns(parts: list[Part], names: tuple[str, str], time: str | None, *, ordered: bool = True,
-                 read: ReadColumn = labels) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
-    """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two label
-    columns ``names`` read by ``read`` (nulls and types checked), the times in seconds (in order, if
-    ``ordered``; None without a time column)."""
+                 read: ReadColumn | tuple[ReadColumn, ReadColumn] = labels,
+                 ) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
+    """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two
+    columns ``names`` read by ``read`` (one reader for both, or one each; nulls and types checked), the
+    times in seconds (in order, if ``ordered``; None without a time column)."""
+    readers = read if isinstance(read, tuple) else (read, read)
     last = -math.inf
     for part in parts:
         caches = (DictionaryCache(), DictionaryCache())
         row = 0
         for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
             n = batch.num_rows
-            pair = tuple(read(batch.column(name), Where(part.name, name, row), cache)
-                         for name, cache in zip(names, caches, strict=True))
+            pair = tuple(reader(batch.column(name), Where(part.name, name, row), cache)
+                         for reader, name, cache in zip(readers, names, caches, strict=True))
             times = None
             if time is not None:
                 where = Where(part.name, time, row)
@@ -194,8 +198,11 @@ def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = pq.read_schema(name)
+        metadata = pq.read_metadata(name)
     except (pa.ArrowException, OSError) as exc:
         raise ReplayError(f"not a readable Parquet file (truncated or corrupt?): {exc}", file=name) from exc
+    check_names(schema, name)
+    check_parquet(name, metadata, columns)
     strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
 
     def batches() -> Iterator[Any]:

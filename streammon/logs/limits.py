@@ -1,0 +1,194 @@
+"""Size limits checked before the bytes are decoded: a hostile log is refused from its metadata, not after
+its cells have been inflated in memory.
+
+A label has at most ``MAX_LABEL_LENGTH`` (256) characters and a key ``MAX_KEY_LENGTH`` (512): no legal cell
+of a log takes more than ``MAX_CELL_BYTES`` (4 bytes a character in UTF-8, 2048 bytes) and a time or an
+integer at most 16. Parquet allocates each page at the size its page header states before decompressing
+it, so every page header of the columns read is looked at when the file is opened (a few bytes a page,
+no page is decompressed): a page stating more bytes than its values could take if each were as long as a
+legal cell, plus ``PAGE_SLACK`` for levels and encodings, holds a cell over the limit (a 1 GB label cell
+compressed to 31 kB, say) and the file is refused with a ``ReplayError`` naming the file, the column, the
+row group and the limit. CSV is read in blocks of ``CSV_BLOCK_BYTES`` (16 MiB): a line longer than a block
+is refused by the reader itself before it grows (``csv_error`` says so plainly).
+
+>>> page_bound(num_values=3, cell_bytes=MAX_CELL_BYTES)
+71728
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from streammon.counting.classes import MAX_LABEL_LENGTH
+from streammon.logs.errors import ReplayError
+from streammon.pending.keys import MAX_KEY_LENGTH
+
+MAX_CELL_BYTES = 4 * max(MAX_LABEL_LENGTH, MAX_KEY_LENGTH)  # a str cell in UTF-8, at most 4 bytes a character
+FIXED_CELL_BYTES = 16  # an integer, boolean, float, date, timestamp (INT96: 12 bytes)
+CELL_OVERHEAD = 16  # length prefix, levels, delta-encoded lengths: at most this much a value
+PAGE_SLACK = 1 << 16  # headers of levels and encodings, bit-packing runs, alignment
+MAX_PAGE_HEADER = 16 << 20  # Arrow's own default limit of a Parquet page header
+CSV_BLOCK_BYTES = 16 << 20
+DICTIONARY_PAGE, DATA_PAGE, DATA_PAGE_V2 = 2, 0, 3
+
+
+def page_bound(num_values: int, cell_bytes: int) -> int:
+    """The most bytes a page of ``num_values`` legal values of at most ``cell_bytes`` bytes can take."""
+    return num_values * (cell_bytes + CELL_OVERHEAD) + PAGE_SLACK
+
+
+def check_parquet(name: str, metadata: Any, columns: list[str]) -> None:
+    """Refuse a Parquet file whose page headers (of ``columns``) state more bytes than legal cells could take.
+
+    ``metadata`` is the file's ``FileMetaData``; the page headers are read from the file ``name``.
+    """
+    wanted = set(columns)
+    with open(name, "rb") as file:
+        for group in range(metadata.num_row_groups):
+            row_group = metadata.row_group(group)
+            for index in range(row_group.num_columns):
+                chunk = row_group.column(index)
+                if chunk.path_in_schema not in wanted:
+                    continue
+                strings = chunk.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+                cell = MAX_CELL_BYTES if strings else FIXED_CELL_BYTES
+                _check_chunk(file, chunk, cell, name, group)
+
+
+def _check_chunk(file: BinaryIO, chunk: Any, cell: int, name: str, group: int) -> None:
+    column = chunk.path_in_schema
+    start = chunk.data_page_offset
+    if chunk.has_dictionary_page and chunk.dictionary_page_offset and 0 < chunk.dictionary_page_offset < start:
+        start = chunk.dictionary_page_offset
+    end = start + chunk.total_compressed_size
+    at = start
+    while at < end:
+        page_type, size, compressed, values, header_bytes = _page_header(file, at, name, column)
+        if page_type in (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE):
+            bound = page_bound(values, cell)
+            if size > bound or size < 0:
+                kind = "dictionary page" if page_type == DICTIONARY_PAGE else "data page"
+                limit = (f"a label has at most {MAX_LABEL_LENGTH} characters and a key {MAX_KEY_LENGTH}, at most "
+                         f"{MAX_CELL_BYTES} bytes" if cell == MAX_CELL_BYTES else f"a value of this type takes at "
+                         f"most {FIXED_CELL_BYTES} bytes")
+                raise ReplayError(f"row group {group}: a {kind} of {values} values states {size} bytes once "
+                                  f"decompressed, more than {bound} ({limit}): a cell is over the limit, the file "
+                                  "is refused before it is decoded", file=name, column=column)
+        if compressed < 0:
+            raise ReplayError(f"row group {group}: a page header states a negative size", file=name, column=column)
+        at += header_bytes + compressed
+
+
+def _page_header(file: BinaryIO, at: int, name: str, column: str) -> tuple[int, int, int, int, int]:
+    """(type, uncompressed size, compressed size, values, header length) of the page header at ``at``."""
+    want = 256
+    while True:
+        file.seek(at)
+        data = file.read(want)
+        try:
+            return _parse_header(data)
+        except IndexError:
+            if len(data) < want or want >= MAX_PAGE_HEADER:
+                raise ReplayError(f"a page header at byte {at} is truncated or over {MAX_PAGE_HEADER} bytes "
+                                  "(corrupt file?)", file=name, column=column) from None
+            want *= 16
+        except ValueError as exc:
+            raise ReplayError(f"a page header at byte {at} cannot be read (corrupt file?): {exc}", file=name,
+                              column=column) from None
+
+
+class _Reader:
+    """The Thrift compact protocol, as far as a Parquet page header needs it (IndexError: more bytes needed)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def byte(self) -> int:
+        value = self.data[self.at]
+        self.at += 1
+        return value
+
+    def varint(self) -> int:
+        shift = result = 0
+        while True:
+            b = self.byte()
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+            if shift > 63:
+                raise ValueError("a varint longer than 10 bytes")
+
+    def zigzag(self) -> int:
+        n = self.varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def skip(self, kind: int) -> None:
+        if kind in (1, 2):  # booleans live in the field header
+            return
+        if kind == 3:
+            self.byte()
+        elif kind in (4, 5, 6):
+            self.varint()
+        elif kind in (7, 8):  # a double, a binary
+            length = 8 if kind == 7 else self.varint()
+            self.at += length
+            if self.at > len(self.data):
+                raise IndexError
+        elif kind in (9, 10):
+            head = self.byte()
+            size = head >> 4 if head >> 4 != 15 else self.varint()
+            for _ in range(size):
+                self.skip_element(head & 0x0F)
+        elif kind == 11:
+            size = self.varint()
+            types = self.byte() if size else 0
+            for _ in range(size):
+                self.skip_element(types >> 4)
+                self.skip_element(types & 0x0F)
+        elif kind == 12:
+            self.struct(lambda field, kind: False)
+        else:
+            raise ValueError(f"unknown Thrift type {kind}")
+
+    def skip_element(self, kind: int) -> None:
+        if kind in (1, 2):  # in a list a boolean takes a byte
+            self.byte()
+        else:
+            self.skip(kind)
+
+    def struct(self, read: Any) -> None:
+        """Fields until the end of the struct: ``read(field, kind)`` consumes a field it wants (returns True)."""
+        last = 0
+        while True:
+            head = self.byte()
+            if head == 0:
+                return
+            kind, delta = head & 0x0F, head >> 4
+            field = last + delta if delta else self.zigzag()
+            last = field
+            if not read(field, kind):
+                self.skip(kind)
+
+
+def _parse_header(data: bytes) -> tuple[int, int, int, int, int]:
+    reader = _Reader(data)
+    found = {"type": -1, "size": 0, "compressed": 0, "values": 0}
+
+    def nested(field: int, kind: int) -> bool:
+        if field == 1 and kind == 5:  # num_values of the data, dictionary and v2 page headers
+            found["values"] = reader.zigzag()
+            return True
+        return False
+
+    def top(field: int, kind: int) -> bool:
+        if field in (1, 2, 3) and kind == 5:
+            found[("type", "size", "compressed")[field - 1]] = reader.zigzag()
+            return True
+        if field in (5, 7, 8) and kind == 12:
+            reader.struct(nested)
+            return True
+        return False
+
+    reader.struct(top)
+    return found["type"], found["size"], found["compressed"], found["values"], reader.at

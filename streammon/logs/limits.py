@@ -4,12 +4,12 @@ its cells have been inflated in memory.
 A label has at most ``MAX_LABEL_LENGTH`` (256) characters and a key ``MAX_KEY_LENGTH`` (512): no legal cell
 of a log takes more than ``MAX_CELL_BYTES`` (4 bytes a character in UTF-8, 2048 bytes) and a time or an
 integer at most 16. Parquet allocates each page at the size its page header states before decompressing
-it, so every page header of the columns read is looked at when the file is opened (a few bytes a page,
-no page is decompressed): a page stating more bytes than its values could take if each were as long as a
-legal cell, plus ``PAGE_SLACK`` for levels and encodings, holds a cell over the limit (a 1 GB label cell
-compressed to 31 kB, say) and the file is refused with a ``ReplayError`` naming the file, the column, the
-row group and the limit. CSV is read in blocks of ``CSV_BLOCK_BYTES`` (16 MiB): a line longer than a block
-is refused by the reader itself before it grows (``csv_error`` says so plainly).
+it, so every page header of the columns read is looked at before its row group is read (a few bytes a
+page, none decompressed; on the reading thread, while the rows before are counted): a page stating more
+bytes than its values could take if each were as long as a legal cell, plus ``PAGE_SLACK`` for levels
+and encodings, holds a cell over the limit (a 1 GB label cell compressed to 31 kB, say), and the file is
+refused with a ``ReplayError`` naming the file, the column, the row group and the limit. CSV is read in
+blocks of ``CSV_BLOCK_BYTES`` (16 MiB): a line longer than a block is refused (``streammon.logs.csv_source``).
 
 >>> page_bound(num_values=3, cell_bytes=MAX_CELL_BYTES)
 71728
@@ -17,6 +17,7 @@ is refused by the reader itself before it grows (``csv_error`` says so plainly).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from streammon.counting.classes import MAX_LABEL_LENGTH
@@ -42,31 +43,48 @@ def check_parquet(name: str, metadata: Any, columns: list[str]) -> None:
 
     ``metadata`` is the file's ``FileMetaData``; the page headers are read from the file ``name``.
     """
-    wanted = set(columns)
-    with open(name, "rb") as file:
+    with open(name, "rb", buffering=0) as file:  # a read a page header: no 8 KiB buffer refilled each time
         for group in range(metadata.num_row_groups):
-            row_group = metadata.row_group(group)
-            for index in range(row_group.num_columns):
-                chunk = row_group.column(index)
-                if chunk.path_in_schema not in wanted:
-                    continue
-                strings = chunk.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
-                cell = MAX_CELL_BYTES if strings else FIXED_CELL_BYTES
-                _check_chunk(file, chunk, cell, name, group)
+            check_row_group(file, name, metadata, group, columns)
+
+
+def checked_batches(name: str, metadata: Any, columns: list[str], batches: Iterator[Any],
+                    batch_rows: int) -> Iterator[Any]:
+    """The record batches of ``batches`` (of the Parquet file ``name``, ``batch_rows`` rows at most), the page
+    headers of each row group a batch may reach into checked before that batch is asked for (so on the reading
+    thread, while the rows before are being counted, not all at open)."""
+    starts = [0]
+    for group in range(metadata.num_row_groups):
+        starts.append(starts[-1] + metadata.row_group(group).num_rows)
+    checked = done = 0
+    with open(name, "rb", buffering=0) as file:
+        while True:
+            while checked < metadata.num_row_groups and starts[checked] < done + batch_rows:
+                check_row_group(file, name, metadata, checked, columns)
+                checked += 1
+            batch = next(batches, None)
+            if batch is None:
+                return
+            done += batch.num_rows
+            yield batch
+
+
+def check_row_group(file: BinaryIO, name: str, metadata: Any, group: int, columns: list[str]) -> None:
+    """Refuse the row group ``group`` if a page header of ``columns`` states more bytes than legal cells take."""
+    row_group = metadata.row_group(group)
+    for index in range(row_group.num_columns):
+        chunk = row_group.column(index)
+        if chunk.path_in_schema in columns:
+            strings = chunk.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+            _check_chunk(file, chunk, MAX_CELL_BYTES if strings else FIXED_CELL_BYTES, name, group)
 
 
 def _check_chunk(file: BinaryIO, chunk: Any, cell: int, name: str, group: int) -> None:
     column = chunk.path_in_schema
-    start = chunk.data_page_offset
-    if chunk.has_dictionary_page and chunk.dictionary_page_offset and 0 < chunk.dictionary_page_offset < start:
-        start = chunk.dictionary_page_offset
-    end = start + chunk.total_compressed_size
-    at = start
-    while at < end:
-        page_type, size, compressed, values, header_bytes = _page_header(file, at, name, column)
+    for page_type, size, values, _, _ in pages(file, chunk, name):
         if page_type in (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE):
             bound = page_bound(values, cell)
-            if size > bound or size < 0:
+            if size > bound:
                 kind = "dictionary page" if page_type == DICTIONARY_PAGE else "data page"
                 limit = (f"a label has at most {MAX_LABEL_LENGTH} characters and a key {MAX_KEY_LENGTH}, at most "
                          f"{MAX_CELL_BYTES} bytes" if cell == MAX_CELL_BYTES else f"a value of this type takes at "
@@ -74,8 +92,23 @@ def _check_chunk(file: BinaryIO, chunk: Any, cell: int, name: str, group: int) -
                 raise ReplayError(f"row group {group}: a {kind} of {values} values states {size} bytes once "
                                   f"decompressed, more than {bound} ({limit}): a cell is over the limit, the file "
                                   "is refused before it is decoded", file=name, column=column)
-        if compressed < 0:
-            raise ReplayError(f"row group {group}: a page header states a negative size", file=name, column=column)
+
+
+def pages(file: BinaryIO, chunk: Any, name: str) -> Iterator[tuple[int, int, int, int, int]]:
+    """``(type, uncompressed size, values, compressed size, header length)`` of each page of a column chunk
+    (``ColumnChunkMetaData``), from its page headers in ``file``."""
+    column = chunk.path_in_schema
+    start = chunk.data_page_offset
+    if chunk.has_dictionary_page and 0 < chunk.dictionary_page_offset < start:
+        start = chunk.dictionary_page_offset
+    end = start + chunk.total_compressed_size
+    at = start
+    while at < end:
+        page_type, size, compressed, values, header_bytes = _page_header(file, at, name, column)
+        if min(size, compressed, values) < 0:
+            raise ReplayError(f"a page header at byte {at} states a negative size or count (corrupt file?)",
+                              file=name, column=column)
+        yield page_type, size, values, compressed, header_bytes
         at += header_bytes + compressed
 
 
@@ -172,23 +205,59 @@ class _Reader:
 
 
 def _parse_header(data: bytes) -> tuple[int, int, int, int, int]:
-    reader = _Reader(data)
-    found = {"type": -1, "size": 0, "compressed": 0, "values": 0}
+    """(type, uncompressed size, compressed size, values, header length) of the Thrift-compact PageHeader at the
+    start of ``data`` (IndexError: more bytes needed). Written flat, without a call per byte: it runs once a page
+    of every column read (a few hundred times a file), before a row is read."""
+    found = [-1, 0, 0, 0]
+    at, last = 0, 0
+    lasts: list[int] = []
+    path: list[int] = []
+    while True:
+        head = data[at]
+        at += 1
+        if head == 0:  # the end of a struct
+            if not path:
+                return found[0], found[1], found[2], found[3], at
+            last = lasts.pop()
+            path.pop()
+            continue
+        kind, delta = head & 0x0F, head >> 4
+        if delta:
+            field = last + delta
+        else:
+            value, at = _varint(data, at)
+            field = (value >> 1) ^ -(value & 1)
+        last = field
+        if kind == 12:
+            lasts.append(last)
+            path.append(field)
+            last = 0
+        elif kind in (4, 5, 6):
+            value, at = _varint(data, at)
+            if kind == 5 and not path and field <= 3:  # type, uncompressed_page_size, compressed_page_size
+                found[field - 1] = (value >> 1) ^ -(value & 1)
+            elif kind == 5 and field == 1 and len(path) == 1 and path[0] in (5, 7, 8):  # num_values
+                found[3] = (value >> 1) ^ -(value & 1)
+        elif kind == 8:
+            length, at = _varint(data, at)
+            at += length
+        elif kind in (3, 7):
+            at += 1 if kind == 3 else 8
+        elif kind not in (1, 2):  # a list, set or map: rare in a page header
+            reader = _Reader(data)
+            reader.at = at
+            reader.skip(kind)
+            at = reader.at
 
-    def nested(field: int, kind: int) -> bool:
-        if field == 1 and kind == 5:  # num_values of the data, dictionary and v2 page headers
-            found["values"] = reader.zigzag()
-            return True
-        return False
 
-    def top(field: int, kind: int) -> bool:
-        if field in (1, 2, 3) and kind == 5:
-            found[("type", "size", "compressed")[field - 1]] = reader.zigzag()
-            return True
-        if field in (5, 7, 8) and kind == 12:
-            reader.struct(nested)
-            return True
-        return False
-
-    reader.struct(top)
-    return found["type"], found["size"], found["compressed"], found["values"], reader.at
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, at
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint longer than 10 bytes")

@@ -40,7 +40,7 @@ from streammon.logs.columns import (
 )
 from streammon.logs.csv_source import csv_part, slices
 from streammon.logs.errors import ReplayError
-from streammon.logs.limits import check_parquet
+from streammon.logs.limits import checked_batches
 from streammon.logs.prefetch import prefetched
 
 BATCH_ROWS = 1 << 20
@@ -202,13 +202,13 @@ def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
         metadata = pq.read_metadata(name)
     except (pa.ArrowException, OSError) as exc:
         raise ReplayError(f"not a readable Parquet file (truncated or corrupt?): {exc}", file=name) from exc
-    check_names(schema, name)
-    check_parquet(name, metadata, columns)
+    check_names(schema.names, name)
     strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
 
     def batches() -> Iterator[Any]:
         parquet = pq.ParquetFile(name, read_dictionary=strings, memory_map=False, pre_buffer=False)
-        yield from parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
+        read = parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
+        yield from checked_batches(name, metadata, [c for c in columns if c in schema.names], read, batch_rows)
 
     return Part(name, schema, batches)
 
@@ -251,6 +251,7 @@ def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
         return "<Arrow stream>", source
     module = type(source).__module__.split(".")[0]
     if module == "pandas" and hasattr(source, "columns"):
+        check_names(list(source.columns), "<pandas DataFrame>")
         missing = [c for c in columns if c not in source.columns]
         if missing:
             raise ReplayError(f"no column {missing[0]!r}; the DataFrame has {list(source.columns)[:20]}",

@@ -77,6 +77,41 @@ def test_a_csv_gz_bomb_line_is_refused_at_the_block_limit_in_bounded_memory(tmp_
     assert peak < PEAK_BOUND_MIB, peak
 
 
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_compressed_arrow_ipc_bomb_is_refused_from_its_buffer_sizes(tmp_path: Path, compression: str) -> None:
+    """An Arrow IPC file whose one label cell decompresses to 256 MiB is refused at open, the child staying small."""
+    path = tmp_path / "bomb.arrow"
+    table = _bomb_table(BOMB)
+    with ipc.new_file(path, table.schema, options=ipc.IpcWriteOptions(compression=compression)) as out:
+        out.write_table(table)
+    del table
+    assert path.stat().st_size < BOMB // 100
+    said, peak = _read_in_child(path)
+    assert said.startswith(f"{path}, column 'y': record batch 0: a buffer of 2 values states"), said
+    assert "refused before the batch is read" in said, said
+    assert peak < PEAK_BOUND_MIB, peak
+
+
+def test_legal_arrow_ipc_files_pass_the_limits_and_read_back(tmp_path: Path) -> None:
+    """Cells at the limit, in file and stream format, compressed or not, dictionary-encoded or not, recount exactly
+    (a 5,000-character column not read is left alone)."""
+    rng = np.random.default_rng(1)
+    n = 12_000
+    longest = ["\U0001d518" * 256, "é" * 256, "b"]
+    y, p = rng.choice(longest, n).tolist(), rng.choice(longest, n).tolist()
+    recount = Counter(zip(y, p, strict=True))
+    path = tmp_path / "log.arrow"
+    for compression, dictionary, stream in itertools.product([None, "lz4", "zstd"], [False, True], [False, True]):
+        table = pa.table({"y": y, "other": ["x" * 5000] * n, "p": p})
+        if dictionary:
+            table = table.set_column(0, "y", table["y"].dictionary_encode())
+        writer = ipc.new_stream if stream else ipc.new_file
+        with writer(path, table.schema, options=ipc.IpcWriteOptions(compression=compression)) as out:
+            out.write_table(table, max_chunksize=5_000)
+        result = replay(path, true="y", pred="p", every=5_000)
+        assert result.report.windows["cumulative"].confusion.cells() == recount, (compression, dictionary, stream)
+
+
 def test_legal_long_cells_pass_the_limits_and_read_back(tmp_path: Path) -> None:
     """Cells at the limits (256 four-byte characters) pass the page checks under every writer setting tried."""
     rng = np.random.default_rng(0)

@@ -40,6 +40,7 @@ from streammon.logs.columns import (
 )
 from streammon.logs.csv_source import csv_part, slices
 from streammon.logs.errors import ReplayError
+from streammon.logs.ipc_limits import check_ipc
 from streammon.logs.limits import checked_batches
 from streammon.logs.prefetch import prefetched
 
@@ -226,7 +227,11 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = reader().schema
-    except (pa.ArrowException, OSError) as exc:
+        check_names(schema.names, name)
+        check_ipc(name, schema, columns)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if isinstance(exc, ReplayError):
+            raise
         raise ReplayError(f"not a readable Arrow IPC file (truncated or corrupt?): {exc}", file=name) from exc
 
     def batches() -> Iterator[Any]:

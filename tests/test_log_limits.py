@@ -184,3 +184,11 @@ def test_a_column_name_given_twice_is_refused_in_every_source(tmp_path: Path, fm
         source = table
     with pytest.raises(ReplayError, match="column 'y': the column name 'y' appears 2 times"):
         replay(source, true="y", pred="p")
+
+
+def test_names_given_twice_that_are_not_read_are_left_alone(tmp_path: Path) -> None:
+    """A spreadsheet export's empty trailing columns (y,p,,) replay: only a name read must be unique."""
+    path = tmp_path / "log.csv"
+    path.write_text("y,p,,\n1,1,,\n0,1,,\n1,0,,\n")
+    result = replay(path, true="y", pred="p")
+    assert result.report.windows["cumulative"].confusion.cells() == {(1, 1): 1, (0, 1): 1, (1, 0): 1}

@@ -20,6 +20,7 @@ streammon.logs.errors.ReplayError: log.csv, column 'true', row 11: null label (e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -81,8 +82,9 @@ def key_kind(arrow_type: Any) -> str | None:
     return kind if kind in ("int", "str") else None
 
 
-def check_names(names: list[str], file: str) -> None:
-    """No column name appears twice (which of the two would be read is not for a reader to guess).
+def check_names(names: list[str], file: str, used: Iterable[str | None] | None = None) -> None:
+    """No column name read (of ``used``; all when None) appears twice: which of the two to read is not for a
+    reader to guess. Names given twice that are not read (``y,p,,`` from a spreadsheet) are left alone.
 
     >>> check_names(["y", "y", "p"], "log.csv")
     Traceback (most recent call last):
@@ -91,7 +93,8 @@ def check_names(names: list[str], file: str) -> None:
 rename the columns so that each name is given once
     """
     names = [str(name) for name in names]
-    twice = next((n for n in names if names.count(n) > 1), None)
+    read = set(names) if used is None else {str(name) for name in used if name is not None}
+    twice = next((n for n in names if n in read and names.count(n) > 1), None)
     if twice is not None:
         raise ReplayError(f"the column name {twice!r} appears {names.count(twice)} times in the header: rename the "
                           "columns so that each name is given once", file=file, column=twice)
@@ -99,7 +102,7 @@ rename the columns so that each name is given once
 
 def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
     """Every named column is in ``schema`` (once) and of a usable type (``names``: role -> column)."""
-    check_names(schema.names, file)
+    check_names(schema.names, file, names.values())
     present = set(schema.names)
     for role, column in names.items():
         if column is None:

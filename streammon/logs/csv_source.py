@@ -38,7 +38,7 @@ def csv_part(name: str, columns: list[str], batch_rows: int,
     read = pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES)
 
     header = _header(name)
-    check_names(header.names, name)
+    check_names(header.names, name, columns)
     missing = next((c for c in columns if c not in header.names), None)
     if missing is not None:
         raise ReplayError(f"no such column; the file has {', '.join(map(repr, header.names[:20]))}", file=name,

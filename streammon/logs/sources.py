@@ -203,7 +203,7 @@ def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
         metadata = pq.read_metadata(name)
     except (pa.ArrowException, OSError) as exc:
         raise ReplayError(f"not a readable Parquet file (truncated or corrupt?): {exc}", file=name) from exc
-    check_names(schema.names, name)
+    check_names(schema.names, name, columns)
     strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
 
     def batches() -> Iterator[Any]:
@@ -227,7 +227,7 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = reader().schema
-        check_names(schema.names, name)
+        check_names(schema.names, name, columns)
         check_ipc(name, schema, columns)
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, ReplayError):
@@ -256,7 +256,7 @@ def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
         return "<Arrow stream>", source
     module = type(source).__module__.split(".")[0]
     if module == "pandas" and hasattr(source, "columns"):
-        check_names(list(source.columns), "<pandas DataFrame>")
+        check_names(list(source.columns), "<pandas DataFrame>", columns)
         missing = [c for c in columns if c not in source.columns]
         if missing:
             raise ReplayError(f"no column {missing[0]!r}; the DataFrame has {list(source.columns)[:20]}",

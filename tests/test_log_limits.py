@@ -18,6 +18,7 @@ from pyarrow import ipc
 
 from streammon.logs import ReplayError, replay
 from streammon.logs.limits import MAX_CELL_BYTES, pages
+from streammon.logs.page_walk import OK, walk
 
 ROOT = Path(__file__).resolve().parents[1]
 BOMB = 256 << 20  # one label cell of 256 MiB, compressed to a few hundred kB
@@ -129,7 +130,8 @@ def test_legal_long_cells_pass_the_limits_and_read_back(tmp_path: Path) -> None:
 
 
 def test_page_headers_read_add_up_to_the_writer_s_column_chunk_totals(tmp_path: Path) -> None:
-    """The page headers parsed add up, per column chunk, to the sizes and value counts Arrow's writer recorded."""
+    """The page headers parsed add up, per column chunk, to the sizes and value counts Arrow's writer recorded, and
+    the compiled walk ends exactly where the chunk does."""
     n = 30_000
     table = pa.table({"y": pa.array([f"class_{i % 7}" * (i % 40) or "z" for i in range(n)]),
                       "k": pa.array([f"key-{i}" for i in range(n)]),
@@ -140,6 +142,7 @@ def test_page_headers_read_add_up_to_the_writer_s_column_chunk_totals(tmp_path: 
         pq.write_table(table, path, data_page_version=version, write_statistics=statistics, write_page_index=index,
                        row_group_size=12_000, data_page_size=1 << 14, compression="snappy")
         metadata = pq.read_metadata(path)
+        data = np.memmap(path, dtype=np.uint8, mode="r")
         with open(path, "rb") as file:
             for group in range(metadata.num_row_groups):
                 for column in range(metadata.num_columns):
@@ -148,6 +151,9 @@ def test_page_headers_read_add_up_to_the_writer_s_column_chunk_totals(tmp_path: 
                     assert sum(h + u for _, u, _, _, h in found) == chunk.total_uncompressed_size
                     assert sum(h + c for _, _, _, c, h in found) == chunk.total_compressed_size
                     assert sum(v for kind, _, v, _, _ in found if kind != 2) == chunk.num_values
+                    start = min(o for o in (chunk.dictionary_page_offset, chunk.data_page_offset) if o)
+                    status, *_, end = walk(data, start, start + chunk.total_compressed_size, MAX_CELL_BYTES, 0)
+                    assert (status, end) == (OK, start + chunk.total_compressed_size)  # the compiled walk agrees
 
 
 def test_a_truncated_page_header_is_a_replay_error(tmp_path: Path) -> None:

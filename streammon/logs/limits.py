@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from streammon.counting.classes import MAX_LABEL_LENGTH
 from streammon.logs.errors import ReplayError
+from streammon.logs.page_walk import OK, OVER, walk
 from streammon.pending.keys import MAX_KEY_LENGTH
 
 MAX_CELL_BYTES = 4 * max(MAX_LABEL_LENGTH, MAX_KEY_LENGTH)  # a str cell in UTF-8, at most 4 bytes a character
@@ -43,9 +44,10 @@ def check_parquet(name: str, metadata: Any, columns: list[str]) -> None:
 
     ``metadata`` is the file's ``FileMetaData``; the page headers are read from the file ``name``.
     """
-    with open(name, "rb", buffering=0) as file:  # a read a page header: no 8 KiB buffer refilled each time
+    with open(name, "rb", buffering=0) as file:
+        data = _mapped(name)
         for group in range(metadata.num_row_groups):
-            check_row_group(file, name, metadata, group, columns)
+            check_row_group(file, name, metadata, group, columns=columns, data=data)
 
 
 def checked_batches(name: str, metadata: Any, columns: list[str], batches: Iterator[Any],
@@ -58,9 +60,10 @@ def checked_batches(name: str, metadata: Any, columns: list[str], batches: Itera
         starts.append(starts[-1] + metadata.row_group(group).num_rows)
     checked = done = 0
     with open(name, "rb", buffering=0) as file:
+        data = _mapped(name)
         while True:
             while checked < metadata.num_row_groups and starts[checked] < done + batch_rows:
-                check_row_group(file, name, metadata, checked, columns)
+                check_row_group(file, name, metadata, checked, columns=columns, data=data)
                 checked += 1
             batch = next(batches, None)
             if batch is None:
@@ -69,40 +72,64 @@ def checked_batches(name: str, metadata: Any, columns: list[str], batches: Itera
             yield batch
 
 
-def check_row_group(file: BinaryIO, name: str, metadata: Any, group: int, columns: list[str]) -> None:
-    """Refuse the row group ``group`` if a page header of ``columns`` states more bytes than legal cells take."""
+def _mapped(name: str) -> Any:
+    """The file's bytes, memory-mapped (only the page headers walked are touched)."""
+    import numpy as np
+
+    return np.memmap(name, dtype=np.uint8, mode="r")
+
+
+def check_row_group(file: BinaryIO, name: str, metadata: Any, group: int, *, columns: list[str],
+                    data: Any = None) -> None:
+    """Refuse the row group ``group`` if a page header of ``columns`` states more bytes than legal cells take:
+    walked in compiled code over ``data`` (the file's bytes) when given, in Python from ``file`` otherwise or when
+    the compiled walk meets something unusual (to say what is wrong)."""
     row_group = metadata.row_group(group)
     for index in range(row_group.num_columns):
         chunk = row_group.column(index)
-        if chunk.path_in_schema in columns:
-            strings = chunk.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
-            _check_chunk(file, chunk, MAX_CELL_BYTES if strings else FIXED_CELL_BYTES, name, group)
+        if chunk.path_in_schema not in columns:
+            continue
+        strings = chunk.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+        cell = MAX_CELL_BYTES if strings else FIXED_CELL_BYTES
+        if data is not None:
+            start, end = _span(chunk)
+            status, kind, size, values, _ = walk(data, start, end, cell, PAGE_SLACK)
+            if status == OK:
+                continue
+            if status == OVER:
+                _refuse(name, chunk.path_in_schema, group, page_type=kind, size=size, values=values, cell=cell)
+        _check_chunk(file, chunk, cell, name, group)
+
+
+def _span(chunk: Any) -> tuple[int, int]:
+    """Where a column chunk's pages start and end in the file."""
+    start = chunk.data_page_offset
+    if chunk.has_dictionary_page and 0 < chunk.dictionary_page_offset < start:
+        start = chunk.dictionary_page_offset
+    return start, start + chunk.total_compressed_size
+
+
+def _refuse(name: str, column: str, group: int, *, page_type: int, size: int, values: int, cell: int) -> None:
+    kind = "dictionary page" if page_type == DICTIONARY_PAGE else "data page"
+    limit = (f"a label has at most {MAX_LABEL_LENGTH} characters and a key {MAX_KEY_LENGTH}, at most "
+             f"{MAX_CELL_BYTES} bytes" if cell == MAX_CELL_BYTES else f"a value of this type takes at "
+             f"most {FIXED_CELL_BYTES} bytes")
+    raise ReplayError(f"row group {group}: a {kind} of {values} values states {size} bytes once decompressed, more "
+                      f"than {page_bound(values, cell)} ({limit}): a cell is over the limit, the file is refused "
+                      "before it is decoded", file=name, column=column)
 
 
 def _check_chunk(file: BinaryIO, chunk: Any, cell: int, name: str, group: int) -> None:
-    column = chunk.path_in_schema
     for page_type, size, values, _, _ in pages(file, chunk, name):
-        if page_type in (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE):
-            bound = page_bound(values, cell)
-            if size > bound:
-                kind = "dictionary page" if page_type == DICTIONARY_PAGE else "data page"
-                limit = (f"a label has at most {MAX_LABEL_LENGTH} characters and a key {MAX_KEY_LENGTH}, at most "
-                         f"{MAX_CELL_BYTES} bytes" if cell == MAX_CELL_BYTES else f"a value of this type takes at "
-                         f"most {FIXED_CELL_BYTES} bytes")
-                raise ReplayError(f"row group {group}: a {kind} of {values} values states {size} bytes once "
-                                  f"decompressed, more than {bound} ({limit}): a cell is over the limit, the file "
-                                  "is refused before it is decoded", file=name, column=column)
+        if page_type in (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE) and size > page_bound(values, cell):
+            _refuse(name, chunk.path_in_schema, group, page_type=page_type, size=size, values=values, cell=cell)
 
 
 def pages(file: BinaryIO, chunk: Any, name: str) -> Iterator[tuple[int, int, int, int, int]]:
     """``(type, uncompressed size, values, compressed size, header length)`` of each page of a column chunk
     (``ColumnChunkMetaData``), from its page headers in ``file``."""
     column = chunk.path_in_schema
-    start = chunk.data_page_offset
-    if chunk.has_dictionary_page and 0 < chunk.dictionary_page_offset < start:
-        start = chunk.dictionary_page_offset
-    end = start + chunk.total_compressed_size
-    at = start
+    at, end = _span(chunk)
     while at < end:
         page_type, size, compressed, values, header_bytes = _page_header(file, at, name, column)
         if min(size, compressed, values) < 0:

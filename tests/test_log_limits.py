@@ -17,7 +17,7 @@ import pytest
 from pyarrow import ipc
 
 from streammon.logs import ReplayError, replay
-from streammon.logs.limits import MAX_CELL_BYTES, pages
+from streammon.logs.limits import MAX_CELL_BYTES, check_parquet, pages
 from streammon.logs.page_walk import OK, walk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,3 +198,27 @@ def test_names_given_twice_that_are_not_read_are_left_alone(tmp_path: Path) -> N
     path.write_text("y,p,,\n1,1,,\n0,1,,\n1,0,,\n")
     result = replay(path, true="y", pred="p")
     assert result.report.windows["cumulative"].confusion.cells() == {(1, 1): 1, (0, 1): 1, (1, 0): 1}
+
+
+def test_garbled_page_bytes_give_a_replay_error_or_pass_never_a_crash(tmp_path: Path) -> None:
+    """300 files with random bytes overwritten among the pages (footer intact) are checked without crashing: each
+    passes or raises ReplayError, and the check never reads outside the file."""
+    rng = np.random.default_rng(7)
+    path = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"y": [f"c{i % 5}" for i in range(3000)], "t": np.arange(3000)}), path,
+                   row_group_size=1000, data_page_size=512)
+    metadata = pq.read_metadata(path)
+    clean = path.read_bytes()
+    body = len(clean) - 8 - int.from_bytes(clean[-8:-4], "little")  # the pages end where the footer starts
+    outcomes = Counter()
+    for _ in range(300):
+        spoilt = bytearray(clean)
+        for at in rng.integers(4, body, rng.integers(1, 6)):
+            spoilt[at] = int(rng.integers(0, 256))
+        path.write_bytes(bytes(spoilt))
+        try:
+            check_parquet(str(path), metadata, ["y", "t"])
+            outcomes["passed"] += 1
+        except ReplayError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0 and sum(outcomes.values()) == 300, outcomes

@@ -33,7 +33,7 @@ def _walk(data: Any, start: int, end: int, cell: int,  # noqa: PLR0912, PLR0915 
         found0, found1, found2, found3 = -1, 0, 0, 0
         depth, last = 0, 0
         while True:
-            if at >= n:
+            if at < 0 or at >= n:
                 return PYTHON, 0, 0, 0, page_at
             head = int(data[at])
             at += 1
@@ -49,7 +49,7 @@ def _walk(data: Any, start: int, end: int, cell: int,  # noqa: PLR0912, PLR0915 
             else:
                 value, shift = 0, 0
                 while True:
-                    if at >= n or shift > 63:
+                    if at < 0 or at >= n or shift > 63:
                         return PYTHON, 0, 0, 0, page_at
                     b = int(data[at])
                     at += 1
@@ -69,7 +69,7 @@ def _walk(data: Any, start: int, end: int, cell: int,  # noqa: PLR0912, PLR0915 
             elif kind in (4, 5, 6):
                 value, shift = 0, 0
                 while True:
-                    if at >= n or shift > 63:
+                    if at < 0 or at >= n or shift > 63:
                         return PYTHON, 0, 0, 0, page_at
                     b = int(data[at])
                     at += 1
@@ -89,7 +89,7 @@ def _walk(data: Any, start: int, end: int, cell: int,  # noqa: PLR0912, PLR0915 
             elif kind == 8:
                 length, shift = 0, 0
                 while True:
-                    if at >= n or shift > 63:
+                    if at < 0 or at >= n or shift > 63:
                         return PYTHON, 0, 0, 0, page_at
                     b = int(data[at])
                     at += 1

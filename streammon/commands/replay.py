@@ -9,7 +9,9 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from streammon.commands.common import fail
 from streammon.commands.demo import format_view
+from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
     from streammon.logs.result import AlertSpan
@@ -43,12 +45,10 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             raise ValueError(f"expected LABEL=COUNT,LABEL=COUNT or JSON, got {text!r}")
         return {label.strip(): float(count) for label, _, count in pairs}
 
-    if not args.counts and not (args.true and args.pred):
-        parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
-    if (args.key is None) != (args.labels is None) or (args.counts and args.labels):
-        parser.error("--key and --labels go together (and not with --counts)")
-    if args.label_time and not (args.labels and args.time):
-        parser.error("--label-time needs --labels and --time")
+    _check_flags(args, parser)
+    problem = _clash(args)
+    if problem is not None:  # before anything is read or written
+        return fail("replay", problem)
     try:
         from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
         from streammon.logs.columns import show_time  # noqa: PLC0415
@@ -82,6 +82,22 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     for a in result.alerts:
         print(f"  alert {a.kind} [{a.window}] {a.subject}: {_span(a, show_time)}")
     return 0
+
+
+def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The flags that go together are given together (else a usage error, status 2)."""
+    if not args.counts and not (args.true and args.pred):
+        parser.error("--true and --pred name the label columns (or give --counts for a bucket-count table)")
+    if (args.key is None) != (args.labels is None) or (args.counts and args.labels):
+        parser.error("--key and --labels go together (and not with --counts)")
+    if args.label_time and not (args.labels and args.time):
+        parser.error("--label-time needs --labels and --time")
+
+
+def _clash(args: argparse.Namespace) -> str | None:
+    """Why an output flag cannot be written (it is an input, in an input folder, or another output), or None."""
+    return clash({"PATH": args.path, "--labels": args.labels, "--reference": args.reference,
+                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html})
 
 
 def _span(alert: AlertSpan, show_time: Callable[[float], str]) -> str:

@@ -35,14 +35,13 @@ True
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.export.durations import milliseconds
 from streammon.export.estimate_rules import estimate_alerting_rules, estimate_recording_rules
 from streammon.export.label_rules import label_alerting_rules, label_recording_rules
 
-DURATION = re.compile(r"(?:[0-9]+(?:y|w|d|h|m|s|ms))+")
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
                    "shift_for", "label_coverage_for", "predicted_mix_for", "not_prior_shift_for")
 DEGRADED = "streammon:class_degraded:replicas"
@@ -63,7 +62,7 @@ class RuleSettings:
     >>> RuleSettings(window="1 hour")
     Traceback (most recent call last):
     ...
-    ValueError: window must be a Prometheus duration like '1h' or '90s', got '1 hour'
+    ValueError: window must be a Prometheus duration like '1h' or '90s', got '1 hour': ...
     """
 
     window: str = "1h"
@@ -92,8 +91,14 @@ class RuleSettings:
     def __post_init__(self) -> None:
         for name in DURATION_FIELDS:
             value = getattr(self, name)
-            if not isinstance(value, str) or not DURATION.fullmatch(value):
-                raise ValueError(f"{name} must be a Prometheus duration like '1h' or '90s', got {value!r}")
+            try:
+                length = milliseconds(value)
+            except ValueError as error:
+                raise ValueError(f"{name} must be a Prometheus duration like '1h' or '90s', got {value!r}: "
+                                 f"{error}") from None
+            if name in ("window", "baseline") and length == 0:
+                raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
+                                 f"samples), got {value!r}")
         for name in ("recall_drop", "prior_shift_tv", "label_coverage_fraction", "predicted_mix_tv",
                      "label_shift_p_value"):
             value = getattr(self, name)
@@ -103,8 +108,8 @@ class RuleSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        if self.window == self.baseline:
-            raise ValueError(f"window and baseline must differ, both are {self.window!r}")
+        if milliseconds(self.window) == milliseconds(self.baseline):
+            raise ValueError(f"window and baseline must differ, got {self.window!r} and {self.baseline!r}")
         if not isinstance(self.runbook, str) or not self.runbook or any(c.isspace() for c in self.runbook):
             raise ValueError(f"runbook must be a non-empty URL without spaces, got {self.runbook!r}")
 

@@ -20,6 +20,7 @@ streammon.logs.errors.ReplayError: log.csv, column 'true', row 11: null label (e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -30,6 +31,7 @@ from streammon.counting.coded import Coded
 from streammon.logs.errors import ReplayError
 
 LABEL_TYPES = "integers, booleans or strings"
+KEY_TYPES = "strings or integers"
 TIME_TYPES = "timestamps, dates or numbers of seconds"
 DATES_FROM = 946_684_800.0  # 2000-01-01 UTC: times from here on are read as timestamps (UTC seconds since 1970)
 DATES_UNTIL = 253_402_300_800.0  # 10000-01-01 UTC: the first time datetime cannot show
@@ -74,8 +76,33 @@ def is_time_type(arrow_type: Any) -> bool:
                 or pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type))
 
 
+def key_kind(arrow_type: Any) -> str | None:
+    """``"int"`` or ``"str"`` for a column type that holds prediction keys, else None."""
+    kind = label_kind(arrow_type)
+    return kind if kind in ("int", "str") else None
+
+
+def check_names(names: list[str], file: str, used: Iterable[str | None] | None = None) -> None:
+    """No column name read (of ``used``; all when None) appears twice: which of the two to read is not for a
+    reader to guess. Names given twice that are not read (``y,p,,`` from a spreadsheet) are left alone.
+
+    >>> check_names(["y", "y", "p"], "log.csv")
+    Traceback (most recent call last):
+    ...
+    streammon.logs.errors.ReplayError: log.csv, column 'y': the column name 'y' appears 2 times in the header: \
+rename the columns so that each name is given once
+    """
+    names = [str(name) for name in names]
+    read = set(names) if used is None else {str(name) for name in used if name is not None}
+    twice = next((n for n in names if n in read and names.count(n) > 1), None)
+    if twice is not None:
+        raise ReplayError(f"the column name {twice!r} appears {names.count(twice)} times in the header: rename the "
+                          "columns so that each name is given once", file=file, column=twice)
+
+
 def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
-    """Every named column is in ``schema`` and of a usable type (``names``: role -> column)."""
+    """Every named column is in ``schema`` (once) and of a usable type (``names``: role -> column)."""
+    check_names(schema.names, file, names.values())
     present = set(schema.names)
     for role, column in names.items():
         if column is None:
@@ -87,7 +114,10 @@ def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
         arrow_type = schema.field(column).type
         if role == "time" and not is_time_type(arrow_type):
             raise ReplayError(f"type {arrow_type} cannot be a time: expected {TIME_TYPES}", file=file, column=column)
-        if role != "time" and label_kind(arrow_type) is None:
+        if role == "key" and key_kind(arrow_type) is None:
+            raise ReplayError(f"type {arrow_type} cannot hold prediction keys: expected {KEY_TYPES}", file=file,
+                              column=column)
+        if role not in ("time", "key") and label_kind(arrow_type) is None:
             hint = " (scores? threshold them into class labels first)" if "float" in str(arrow_type) or (
                 "double" in str(arrow_type)) else ""
             raise ReplayError(f"type {arrow_type} cannot hold class labels: expected {LABEL_TYPES}{hint}",
@@ -122,6 +152,21 @@ def labels(array: Any, where: Where, cache: DictionaryCache | None = None) -> np
     """A label column (an Arrow array) as a numpy array of labels."""
     column = label_column(array, where, cache)
     return column.labels() if isinstance(column, Coded) else column
+
+
+def keys(array: Any, where: Where, cache: DictionaryCache | None = None) -> np.ndarray:
+    """A key column (an Arrow array of strings or integers) as a numpy array of keys.
+
+    >>> import pyarrow as pa
+    >>> keys(pa.array(["k1", None]), Where("preds.csv", "id", 0))
+    Traceback (most recent call last):
+    ...
+    streammon.logs.errors.ReplayError: preds.csv, column 'id', row 1: null key (every row needs a prediction key)
+    """
+    _no_nulls(array, where, "key (every row needs a prediction key)")
+    if key_kind(array.type) is None:
+        raise where.error(f"type {array.type} cannot hold prediction keys: expected {KEY_TYPES}")
+    return labels(array, where, cache)
 
 
 def label_column(array: Any, where: Where, cache: DictionaryCache | None = None) -> np.ndarray | Coded:

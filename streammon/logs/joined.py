@@ -27,7 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from streammon.logs.columns import check_types, label_kind
+from streammon.logs import columns
+from streammon.logs.columns import check_types, key_kind, label_kind
 from streammon.logs.errors import ReplayError
 from streammon.logs.result import ReplayResult
 from streammon.logs.sources import BATCH_ROWS, open_parts, read_columns
@@ -50,18 +51,25 @@ class KeyedLog:
     def __init__(self, source: Any, *, key: str, value: str, role: str, time: str | None, batch_rows: int) -> None:
         self.name, self.parts = open_parts(source, [key, value, time], batch_rows, time)
         self.key, self.value, self.time = key, value, time
-        kinds = set()
+        kinds, key_kinds = set(), set()
         for part in self.parts:
             check_types(part.schema, {"key": key, role: value, "time": time}, part.name)
             kinds.add(label_kind(part.schema.field(value).type))
+            key_kinds.add(key_kind(part.schema.field(key).type))
         if len(kinds) > 1:
             raise ReplayError(f"the {role} column {value!r} holds labels of different types between files: "
                               f"{sorted(map(str, kinds))}", file=self.name, column=value)
+        if len(key_kinds) > 1:
+            raise ReplayError(f"the key column {key!r} holds keys of different types between files: "
+                              f"{sorted(map(str, key_kinds))} (a str key never matches an int key)", file=self.name,
+                              column=key)
         self.label_kind: str = (kinds.pop() or "int") if kinds else "int"
+        self.key_kind: str | None = key_kinds.pop() if key_kinds else None
 
     def chunks(self) -> Iterator[Keyed]:
         """The rows as numpy chunks, checked (nulls, types, time order) as they are read."""
-        for (keys, values), times, file, row in read_columns(self.parts, (self.key, self.value), self.time):
+        for (keys, values), times, file, row in read_columns(self.parts, (self.key, self.value), self.time,
+                                                                    read=(columns.keys, columns.labels)):
             yield Keyed(keys, values, times, file, row)
 
 
@@ -124,6 +132,10 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
     if predictions.parts and labels_.parts and predictions.label_kind != labels_.label_kind:
         raise ReplayError(f"the predicted column {pred!r} holds {predictions.label_kind} labels but the labels' "
                           f"true column {true!r} holds {labels_.label_kind} labels", file=labels_.name, column=true)
+    if predictions.key_kind and labels_.key_kind and predictions.key_kind != labels_.key_kind:
+        raise ReplayError(f"the key column {key!r} holds {predictions.key_kind} keys in the predictions log but "
+                          f"{labels_.key_kind} keys in the labels log: a str key never matches an int key (cast one "
+                          "of them)", file=labels_.name, column=key)
     on_snapshot = options.pop("on_snapshot", None)
     monitor = options.pop("monitor", None)
     fed = replay_monitor(monitor, timed=timed, windows=options.pop("windows", None),

@@ -30,6 +30,7 @@ from streammon.counting.coded import Coded
 from streammon.logs.columns import (
     DictionaryCache,
     Where,
+    check_names,
     check_order,
     check_types,
     label_column,
@@ -37,7 +38,10 @@ from streammon.logs.columns import (
     labels,
     seconds,
 )
+from streammon.logs.csv_source import csv_part, slices
 from streammon.logs.errors import ReplayError
+from streammon.logs.ipc_limits import check_ipc
+from streammon.logs.limits import checked_batches
 from streammon.logs.prefetch import prefetched
 
 BATCH_ROWS = 1 << 20
@@ -100,18 +104,20 @@ ReadColumn = Callable[[Any, Where, DictionaryCache], "np.ndarray | Coded"]
 
 
 def read_columns(parts: list[Part], names: tuple[str, str], time: str | None, *, ordered: bool = True,
-                 read: ReadColumn = labels) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
-    """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two label
-    columns ``names`` read by ``read`` (nulls and types checked), the times in seconds (in order, if
-    ``ordered``; None without a time column)."""
+                 read: ReadColumn | tuple[ReadColumn, ReadColumn] = labels,
+                 ) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
+    """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two
+    columns ``names`` read by ``read`` (one reader for both, or one each; nulls and types checked), the
+    times in seconds (in order, if ``ordered``; None without a time column)."""
+    readers = read if isinstance(read, tuple) else (read, read)
     last = -math.inf
     for part in parts:
         caches = (DictionaryCache(), DictionaryCache())
         row = 0
         for batch in guarded(part, lambda: row):  # noqa: B023 (read at once, within this iteration)
             n = batch.num_rows
-            pair = tuple(read(batch.column(name), Where(part.name, name, row), cache)
-                         for name, cache in zip(names, caches, strict=True))
+            pair = tuple(reader(batch.column(name), Where(part.name, name, row), cache)
+                         for reader, name, cache in zip(readers, names, caches, strict=True))
             times = None
             if time is not None:
                 where = Where(part.name, time, row)
@@ -183,7 +189,7 @@ def file_parts(path: Path, columns: list[str], batch_rows: int, time: str | None
         raise ReplayError("no such file or folder", file=str(path))
     fmt = _format(files[0])
     if fmt == "csv":
-        return [_csv_part(str(p), columns, batch_rows, time) for p in files]
+        return [Part(str(p), *csv_part(str(p), columns, batch_rows, time)) for p in files]
     opener = _parquet_part if fmt == "parquet" else _ipc_part
     return [opener(str(p), columns, batch_rows) for p in files]
 
@@ -194,13 +200,16 @@ def _parquet_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = pq.read_schema(name)
+        metadata = pq.read_metadata(name)
     except (pa.ArrowException, OSError) as exc:
         raise ReplayError(f"not a readable Parquet file (truncated or corrupt?): {exc}", file=name) from exc
+    check_names(schema.names, name, columns)
     strings = [c for c in columns if c in schema.names and label_kind(schema.field(c).type) == "str"]
 
     def batches() -> Iterator[Any]:
         parquet = pq.ParquetFile(name, read_dictionary=strings, memory_map=False, pre_buffer=False)
-        yield from parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
+        read = parquet.iter_batches(batch_size=batch_rows, columns=columns, use_threads=True)
+        yield from checked_batches(name, metadata, [c for c in columns if c in schema.names], read, batch_rows)
 
     return Part(name, schema, batches)
 
@@ -218,7 +227,11 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
 
     try:
         schema = reader().schema
-    except (pa.ArrowException, OSError) as exc:
+        check_names(schema.names, name, columns)
+        check_ipc(name, schema, columns)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if isinstance(exc, ReplayError):
+            raise
         raise ReplayError(f"not a readable Arrow IPC file (truncated or corrupt?): {exc}", file=name) from exc
 
     def batches() -> Iterator[Any]:
@@ -226,95 +239,9 @@ def _ipc_part(name: str, columns: list[str], batch_rows: int) -> Part:
         stream = (opened.get_batch(i) for i in range(opened.num_record_batches)) if hasattr(
             opened, "get_batch") else iter(opened)
         for batch in stream:
-            yield from _slices(batch.select(columns), batch_rows)
+            yield from slices(batch.select(columns), batch_rows)
 
     return Part(name, schema, batches)
-
-
-def _csv_part(name: str, columns: list[str], batch_rows: int, time: str | None = None) -> Part:
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    convert = pcsv.ConvertOptions(include_columns=columns, strings_can_be_null=True, auto_dict_encode=True)
-    read = pcsv.ReadOptions(block_size=16 << 20)
-
-    try:
-        schema = pcsv.open_csv(name, read_options=read, convert_options=convert).schema
-        if time is not None and label_kind(schema.field(time).type) == "str":  # a time column read as text
-            found = first_bad(name, time, [pa.float64(), pa.timestamp("us")])
-            if found is not None:
-                raise ReplayError(f"value {found[1]!r} is not a time: expected timestamps, dates or seconds",
-                                  file=name, column=time, row=found[0])
-    except (pa.ArrowKeyError, KeyError) as exc:
-        header = pcsv.open_csv(name, read_options=pcsv.ReadOptions(block_size=1 << 16)).schema
-        missing = next((c for c in columns if c not in header.names), None)
-        raise ReplayError(f"no such column; the file has {', '.join(map(repr, header.names[:20]))}", file=name,
-                          column=missing) from exc
-    except (pa.ArrowException, OSError) as exc:
-        raise ReplayError(f"not a readable CSV file: {exc}", file=name) from exc
-
-    def batches() -> Iterator[Any]:
-        done = 0
-        reader = pcsv.open_csv(name, read_options=read, convert_options=convert)
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            except pa.ArrowInvalid as exc:
-                raise _csv_error(name, schema, done, exc) from exc
-            done += batch.num_rows
-            yield from _slices(batch, batch_rows)
-
-    return Part(name, schema, batches)
-
-
-def _csv_error(name: str, schema: Any, done: int, exc: Exception) -> ReplayError:
-    """Find the row and column of a CSV value that does not parse as its column's (inferred) type."""
-    for field in schema:
-        if label_kind(field.type) != "str":
-            found = first_bad(name, field.name, [field.type], done)
-            if found is not None:
-                row, value = found
-                return ReplayError(f"value {value!r} is not of the column's type {field.type} (inferred from the "
-                                   "first rows)", file=name, column=field.name, row=row)
-    return ReplayError(f"cannot parse the rows after row {done}: {exc}", file=name, row=done)
-
-
-def first_bad(name: str, column: str, targets: list[Any], skip: int = 0) -> tuple[int, Any] | None:
-    """The first row (from ``skip``) and value of a CSV column that casts to none of ``targets``."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    reader = pcsv.open_csv(name, read_options=pcsv.ReadOptions(skip_rows_after_names=skip),
-                           convert_options=pcsv.ConvertOptions(include_columns=[column],
-                                                               column_types={column: pa.string()}))
-    row = skip
-    for batch in reader:
-        text = batch.column(0)
-        if not any(_casts(text, t) for t in targets):
-            lo, hi = 0, len(text)
-            while hi - lo > 1:  # the first value that does not cast
-                mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if not any(_casts(text.slice(lo, mid - lo), t) for t in targets) else (mid, hi)
-            return row + lo, text[lo].as_py()
-        row += len(text)
-    return None
-
-
-def _casts(text: Any, target: Any) -> bool:
-    import pyarrow as pa
-
-    try:
-        text.cast(target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return False
-    return True
-
-
-def _slices(batch: Any, rows: int) -> Iterator[Any]:
-    for start in range(0, max(batch.num_rows, 1), rows):
-        yield batch.slice(start, rows)
 
 
 def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
@@ -329,6 +256,7 @@ def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
         return "<Arrow stream>", source
     module = type(source).__module__.split(".")[0]
     if module == "pandas" and hasattr(source, "columns"):
+        check_names(list(source.columns), "<pandas DataFrame>", columns)
         missing = [c for c in columns if c not in source.columns]
         if missing:
             raise ReplayError(f"no column {missing[0]!r}; the DataFrame has {list(source.columns)[:20]}",
@@ -343,6 +271,6 @@ def in_memory(source: Any, columns: list[str]) -> tuple[str, Any]:
 def table_part(name: str, table: Any, columns: list[str], batch_rows: int) -> Part:
     def batches() -> Iterator[Any]:
         for batch in (table.to_batches(max_chunksize=batch_rows) if hasattr(table, "to_batches") else table):
-            yield from _slices(batch.select(columns), batch_rows)
+            yield from slices(batch.select(columns), batch_rows)
 
     return Part(name, table.schema, batches)

@@ -165,16 +165,26 @@ class Parsed(Exception):
 
 
 def commands(script: str) -> list[list[str]]:
-    """The simple commands of a shell script (continuations joined, comments dropped, split at ; & | &&)."""
-    lexer = shlex.shlex(script.replace("\\\n", " "), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    found: list[list[str]] = [[]]
-    for token in lexer:
-        if set(token) <= set(";&|()\n"):
-            found.append([])
-        else:
-            found[-1].append(token)
+    """The simple commands of a shell script (continuations joined, comments and redirections dropped, split at
+    newlines and ; & | && ||)."""
+    found: list[list[str]] = []
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        current: list[str] = []
+        redirected = False
+        for token in lexer:
+            if redirected:
+                redirected = False  # the file a redirection names
+            elif set(token) <= set("<>"):
+                redirected = True
+            elif set(token) <= set(";&|()"):
+                found.append(current)
+                current = []
+            else:
+                current.append(token)
+        found.append(current)
     return [c for c in found if c]
 
 
@@ -274,9 +284,11 @@ def test_skips_say_why() -> None:
 
 def test_commands_split_like_a_shell() -> None:
     """The bash checker finds each simple command of a line as the shell would."""
-    script = "pip install -e . && streammon demo &  # comment\nstreammon replay a.csv --true y \\\n  --pred p | head"
+    script = ("pip install -e . && streammon demo &  # comment\nstreammon replay a.csv --true y \\\n  --pred p | head"
+              "\nstreammon rules > out.yml\npromtool check rules out.yml")
     assert commands(script) == [["pip", "install", "-e", "."], ["streammon", "demo"],
-                                ["streammon", "replay", "a.csv", "--true", "y", "--pred", "p"], ["head"]]
+                                ["streammon", "replay", "a.csv", "--true", "y", "--pred", "p"], ["head"],
+                                ["streammon", "rules"], ["promtool", "check", "rules", "out.yml"]]
 
 
 def test_a_bad_streammon_line_fails(monkeypatch: pytest.MonkeyPatch) -> None:

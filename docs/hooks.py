@@ -37,7 +37,7 @@ PAPERS = {
 
 def cli_help(args: list[str]) -> str:
     """What ``streammon ARGS -h`` prints, at a fixed width of 100 columns."""
-    from streammon.cli import main  # noqa: PLC0415 (imported when the page is built)
+    from streammon.cli import main
 
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
@@ -71,7 +71,7 @@ def _cell(text: str) -> str:
 
 def metrics() -> str:
     """The catalog as a table, one row per metric, and each metric's parameters."""
-    from streammon.metrics import catalog  # noqa: PLC0415
+    from streammon.metrics import catalog
 
     kinds = {"binary": "2", "per_class": "any (one class)", "multiclass": "any"}
     rows = [
@@ -91,8 +91,8 @@ def metrics() -> str:
 
 def series() -> str:
     """Every exported family: the name a sample carries, its kind, labels and help."""
-    from streammon.export.estimate_families import FAMILIES as ESTIMATES  # noqa: PLC0415
-    from streammon.export.families import FAMILIES, Family  # noqa: PLC0415
+    from streammon.export.estimate_families import FAMILIES as ESTIMATES
+    from streammon.export.families import FAMILIES, Family
 
     families = dict(FAMILIES)
     for name, (labels, text) in ESTIMATES.items():
@@ -105,7 +105,7 @@ def series() -> str:
 
 
 def _rules() -> list[dict[str, Any]]:
-    import yaml  # noqa: PLC0415 (a dependency of MkDocs)
+    import yaml
 
     text = (ROOT / "grafana" / "rules" / "streammon.rules.yml").read_text("utf-8")
     return [rule for group in yaml.safe_load(text)["groups"] for rule in group["rules"]]

@@ -23,7 +23,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +31,13 @@ from typing import Any
 import pytest
 import yaml
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 DIRECTIVE = re.compile(r"<!-- (skip|fixture): (.+?) -->\s*$")
 ILLUSTRATIONS = {"", "text", "promql", "go"}
@@ -220,7 +224,8 @@ def test_bash_block_is_valid(block: Block, monkeypatch: pytest.MonkeyPatch) -> N
     """A ```bash block is valid shell, its streammon command lines parse, its files and extras exist."""
     syntax = subprocess.run(["bash", "-n"], input=block.code, text=True, capture_output=True, check=False)
     assert syntax.returncode == 0, f"{block.name}: bash -n: {syntax.stderr}"
-    for command in commands(block.code):
+    for line in commands(block.code):
+        command = list(line)
         while command and ("=" in command[0] or command[0] in ("nice", "sudo", "exec")):
             command = command[1:]  # VAR=value prefixes, nice
         if not command:

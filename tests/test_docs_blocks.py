@@ -332,3 +332,15 @@ def test_the_configuration_page_lists_every_key() -> None:
     listed_models = {m for m in re.findall(r"^\| `(\w+)` \|", models, re.MULTILINE)}
     assert listed == set(config._SERVER_KEYS)
     assert listed_models == set(config._MODEL_KEYS)
+
+
+def test_docstring_examples_are_fenced_for_the_api_reference() -> None:
+    """The griffe extension fences each run of ``>>>`` lines (with its output) and leaves the prose alone."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from griffe_doctests import fence_examples
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    text = "Prose.\n\n    >>> 1 + 1\n    2\n\nMore prose.\n>>> x = 1"
+    assert fence_examples(text) == ("Prose.\n\n    ```pycon\n    >>> 1 + 1\n    2\n    ```\n\nMore prose.\n"
+                                    "```pycon\n>>> x = 1\n```")

@@ -16,6 +16,7 @@ An unknown marker fails the build.
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import os
 import re
@@ -69,24 +70,32 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _code(text: str) -> str:
+    """Text as inline code inside a table cell (a pipe in a Markdown code span would end the cell)."""
+    return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>"
+
+
 def metrics() -> str:
-    """The catalog as a table, one row per metric, and each metric's parameters."""
+    """The catalog: a table of each metric's facts, then a section per metric with its formula and parameters."""
     from streammon.metrics import catalog
 
     kinds = {"binary": "2", "per_class": "any (one class)", "multiclass": "any"}
-    rows = [
-        "| metric | title | formula | K | Cond. 1 | Cond. 2 | Cond. 3 | higher is better | parameters | source |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    direction = {True: "higher is better", False: "lower is better", None: "neither end is better"}
+    rows = ["| metric | K | Cond. 1 | Cond. 2 | Cond. 3 | source |", "|---|---|---|---|---|---|"]
+    sections = []
     for name, spec in catalog().items():
-        params = ", ".join(f"`{key}={value!r}`" for key, value in spec.params.items()) or "–"
         sources = ", ".join(f"[{seed}](#seed-{seed})" for seed in spec.seeds)
-        rows.append(
-            f"| `{name}` | {_cell(spec.title)} | `{_cell(spec.formula)}` | {kinds[spec.kind]} | "
-            f"{_fact(spec.condition1)} | {_fact(spec.condition2)} | {_fact(spec.condition3)} | "
-            f"{_fact(spec.higher_is_better)} | {params} | {sources} |"
-        )
-    return "\n".join(rows)
+        rows.append(f"| [`{name}`](#{name}) | {kinds[spec.kind]} | {_fact(spec.condition1)} | "
+                    f"{_fact(spec.condition2)} | {_fact(spec.condition3)} | {sources} |")
+        params = ", ".join(f"`{key}` (default `{value!r}`)" for key, value in spec.params.items())
+        sections += [
+            f"### `{name}` {{#{name}}}", "",
+            f"**{spec.title}**: {_code(spec.formula)}. K = {kinds[spec.kind]}; {direction[spec.higher_is_better]}."
+            + (f" Parameters: {params}." if params else ""), "",
+            f"Condition 1: {_fact(spec.condition1)} · Condition 2: {_fact(spec.condition2)} · "
+            f"Condition 3: {_fact(spec.condition3)} · source: {sources}.", "",
+        ]
+    return "\n".join([*rows, "", "## Formulas", "", *sections])
 
 
 def series() -> str:
@@ -131,7 +140,7 @@ def alerts() -> str:
 def recording() -> str:
     """Every recording rule of the checked-in rules."""
     rows = ["| record | expression |", "|---|---|"]
-    rows += [f"| `{rule['record']}` | `{_cell(rule['expr'])}` |" for rule in _rules() if "record" in rule]
+    rows += [f"| `{rule['record']}` | {_code(rule['expr'])} |" for rule in _rules() if "record" in rule]
     return "\n".join(rows)
 
 

@@ -344,3 +344,11 @@ def test_docstring_examples_are_fenced_for_the_api_reference() -> None:
     text = "Prose.\n\n    >>> 1 + 1\n    2\n\nMore prose.\n>>> x = 1"
     assert fence_examples(text) == ("Prose.\n\n    ```pycon\n    >>> 1 + 1\n    2\n    ```\n\nMore prose.\n"
                                     "```pycon\n>>> x = 1\n```")
+
+
+def test_the_readmes_links_lead_to_files() -> None:
+    """Every relative link of the README names a file of the repository (mkdocs --strict checks the docs' own)."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    targets = [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", readme) if "://" not in t and t[0] != "#"]
+    assert len(targets) >= 20
+    assert [t for t in targets if not (ROOT / t).is_file()] == []

@@ -119,6 +119,8 @@ class Monitor(Labelling):
         Seconds a prediction waits for its label (default 90 days): then it expires,
         counted as never labelled, and a later label is an orphan.
 
+    Notes
+    -----
     Samples carry an optional time ``t`` (seconds); times must never decrease.
     Timed windows follow the sample times when given, else the clock — then a
     quiet period empties them too.

@@ -10,8 +10,9 @@
   ```yaml blocks are parsed.
 - ```text, ```promql and ```go blocks (and bare fences) are illustrations, not run.
 
-A line ``<!-- skip: WHY -->`` right before a fence runs that block no further than its parse, saying why; ``<!-- fixture: NAME -->``
-prepares the temporary folder first (``FIXTURES``: the files a block reads, such as a quarter's log).
+A line ``<!-- skip: WHY -->`` right before a fence runs that block no further than its parse, saying why;
+``<!-- fixture: NAME -->`` prepares the temporary folder first (``FIXTURES``: the files a block reads, such as a
+quarter's log).
 """
 
 from __future__ import annotations

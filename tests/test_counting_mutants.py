@@ -262,12 +262,17 @@ def test_timed_restore_takes_buckets_back_and_keeps_expiring_them() -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"ids": [0]}, r"saved buckets of 'timed_10s' do not fit 2 buckets"),
     ({"slots": [None]}, r"saved buckets of 'timed_10s' do not fit 2 buckets"),
-    ({"counts": [[1, 0, 0], [1, 0, 0], [0, 0, 0]]}, r"saved counts of 'timed_10s' do not match its buckets"),
-    ({"counts": [[1, 0], [1, 0]]}, r"a saved count matrix must be 3×3 and >= 0, got shape \(2, 2\)"),
-    ({"counts": [[1, 0, 0], [1, 0, 0], [0, 0, -1]]}, r"a saved count matrix must be 3×3 and >= 0, got shape \(3, 3\)"),
+    ({"counts": {"cells": [0, 3], "counts": [1, 1]}}, r"saved counts of 'timed_10s' do not match its buckets"),
+    ({"counts": {"cells": [0, 9], "counts": [1, 1]}},  # a cell of a 4×4 matrix, beyond this window's 3×3
+     r"a saved count matrix must hold cells in \[0, 9\) with counts > 0, sorted and unique"),
+    ({"counts": {"cells": [0, 3, 8], "counts": [1, 1, -1]}},
+     r"a saved count matrix must hold cells in \[0, 9\) with counts > 0, sorted and unique"),
+    ({"counts": [[1, 0, 0], [1, 0, 0], [0, 0, 1]]}, r"a saved count matrix must be its non-zero cells and counts, "
+                                                    r"got list"),
 ])
 def test_timed_restore_refuses_what_does_not_fit(change: dict, message: str) -> None:
-    """Bucket ids and slots must number `buckets`; counts must be K×K, >= 0 and the sum of the slots."""
+    """Bucket ids and slots must number `buckets`; counts must be cells of a K×K matrix, > 0, stored sparse, and the
+    sum of the slots."""
     _, state = _saved_timed()
     with pytest.raises(ValueError, match=rf"^{message}$"):
         _restored_timed({**state, **change})
@@ -534,7 +539,8 @@ def test_containers_that_would_miscount_are_refused_saying_what_to_pass() -> Non
 def test_an_unattached_window_holds_an_empty_int_matrix() -> None:
     """Before a monitor attaches it, a window's counts are an empty 0×0 int64 matrix."""
     w = Cumulative()
-    assert w.snapshot(None).shape == (0, 0) and w.snapshot(None).dtype == np.int64 and w.state() == {"counts": []}
+    assert w.snapshot(None).shape == (0, 0) and w.snapshot(None).dtype == np.int64
+    assert w.state() == {"counts": {"cells": [], "counts": []}}
 
 
 @pytest.mark.parametrize("k", [2, 40])

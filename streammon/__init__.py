@@ -13,7 +13,15 @@ are loaded on first use (``streammon.client``, for workers, needs only the stand
 0.5
 """
 
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+# The logging HOWTO's rule for libraries: a NullHandler, so that streammon's records (alerts raised and cleared,
+# checkpoint failures) print nowhere until the application configures logging; the CLI configures its own.
+logging.getLogger("streammon").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:  # what the names below are, for type checkers; at run time they are imported on first use
     from streammon.counting.counts import ClassIndex, ConfusionCounts
@@ -23,6 +31,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
     from streammon.findings.reference import Reference
     from streammon.findings.report import Alert, Flag, Report, WindowReport
     from streammon.findings.shift import PriorShift
+    from streammon.logs.result import ReplayResult
     from streammon.monitor import Monitor, default_windows
     from streammon.state import Checkpointer, StateError
 
@@ -43,9 +52,27 @@ _LAZY = {
 __version__ = "0.1.0"
 
 
-def replay(source: Any, **options: Any) -> Any:
-    """Replay a log of predictions and labels through a monitor: ``streammon.logs.replay``, imported on first use
-    (it needs the ``replay`` extra: pyarrow, pandas).
+def replay(
+    source: Any,
+    *,
+    true: str | None = None,
+    pred: str,
+    time: str | None = None,
+    key: str | None = None,
+    labels: Any = None,
+    label_time: str | None = None,
+    every: str | int | None = None,
+    windows: Iterable[Window] | None = None,
+    reference: Mapping[Any, Any] | None = None,
+    baseline: Any = None,
+    positive: Any = None,
+    monitor: Monitor | None = None,
+    on_snapshot: Callable[..., Any] | None = None,
+    text_labels: bool = False,
+    batch_rows: int = 1 << 20,
+) -> ReplayResult:
+    """Replay a log of predictions and labels through a monitor: ``streammon.logs.replay`` (its docstring says what
+    each option does), imported on first use (it needs the ``replay`` extra: pyarrow, pandas).
 
     >>> import pyarrow as pa
     >>> log = pa.table({"y": ["a", "b", "b"], "p": ["a", "b", "a"]})
@@ -54,7 +81,9 @@ def replay(source: Any, **options: Any) -> Any:
     """
     from streammon.logs.replayer import replay as run  # noqa: PLC0415 (imports no extra until used)
 
-    return run(source, **options)
+    return run(source, true=true, pred=pred, time=time, key=key, labels=labels, label_time=label_time, every=every,
+               windows=windows, reference=reference, baseline=baseline, positive=positive, monitor=monitor,
+               on_snapshot=on_snapshot, text_labels=text_labels, batch_rows=batch_rows)
 
 
 def __getattr__(name: str) -> Any:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from streammon import Alert, Monitor, Sliding
+
+ROOT = Path(__file__).resolve().parent.parent
 
 AT_REFERENCE = (["neg"] * 90 + ["pos"] * 10, ["neg"] * 90 + ["pos"] * 10)
 HALF_HALF = (["neg"] * 50 + ["pos"] * 50, ["neg"] * 50 + ["pos"] * 50)
@@ -92,10 +98,29 @@ def test_alerts_are_logged_outside_the_monitor_lock() -> None:
 
 
 def test_the_library_configures_no_log_handlers() -> None:
-    """Neither "streammon" nor "streammon.alerts" gets a handler from the library: the application decides."""
+    """The library adds no handler that writes anywhere: "streammon" has only a NullHandler (the logging HOWTO's
+    rule for libraries), "streammon.alerts" none, and both propagate: the application decides."""
     monitor = _monitor()
     monitor.update_many(*HALF_HALF)
     monitor.report()
-    for name in ("streammon", "streammon.alerts"):
-        logger = logging.getLogger(name)
-        assert logger.handlers == [] and logger.propagate
+    assert [type(h) for h in logging.getLogger("streammon").handlers] == [logging.NullHandler]
+    assert logging.getLogger("streammon.alerts").handlers == []
+    assert logging.getLogger("streammon").propagate and logging.getLogger("streammon.alerts").propagate
+
+
+def test_a_script_that_configures_no_logging_prints_no_alert_records() -> None:
+    """The logging HOWTO's rule for libraries: streammon's logger has a NullHandler, so an alert raised in a script
+    that configured nothing prints nothing on stderr (logging.lastResort used to print every one); once the
+    application configures logging, the records reach its handlers."""
+    code = ("import logging, sys\nfrom streammon import Monitor, Sliding\n"
+            "if sys.argv[1] == 'configured':\n"
+            "    logging.basicConfig()\n"
+            "m = Monitor([Sliding(50)], reference={'a': 1, 'b': 1})\n"
+            "m.update_many(['a'] * 40 + ['b'] * 40, ['b'] * 40 + ['b'] * 40)\n"
+            "assert m.report().alerts\n")
+    quiet = subprocess.run([sys.executable, "-c", code, "plain"], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert quiet.stderr == ""
+    loud = subprocess.run([sys.executable, "-c", code, "configured"], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "streammon.alerts" in loud.stderr

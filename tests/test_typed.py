@@ -58,12 +58,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def _mypy(site: Path, code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(site: Path | None, code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """mypy --strict on ``code`` in a folder of its own, with ``site`` on the path (None: the environment alone)."""
     user = tmp_path / "user"
     user.mkdir()
     (user / "app.py").write_text(code, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    env.pop("MYPYPATH", None)
+    env = {key: value for key, value in os.environ.items() if key not in ("MYPYPATH", "PYTHONPATH")}
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
                            "app.py"], cwd=user, env=env, capture_output=True, text=True, check=False, timeout=600)
 
@@ -82,3 +84,12 @@ def test_mypy_sees_the_real_types_not_any(installed: Path, tmp_path: Path) -> No
     line = len(WRONG_USE.splitlines())
     assert (f'app.py:{line}: error: Incompatible types in assignment (expression has type "float", variable has type '
             '"str")') in result.stdout, result.stdout
+
+
+def test_mypy_finds_the_package_after_the_readmes_editable_install(tmp_path: Path) -> None:
+    """After `pip install -e .` (what the README's commands run), `mypy --strict` in a folder outside the project
+    finds streammon and its types: the editable install is a path mypy follows (hatchling's .pth), not an import
+    hook it cannot see (setuptools' install of this layout gave "Cannot find implementation or library stub")."""
+    result = _mypy(None, WRONG_USE, tmp_path)
+    assert "Cannot find implementation" not in result.stdout, result.stdout
+    assert 'error: Incompatible types in assignment (expression has type "float"' in result.stdout, result.stdout

@@ -1,9 +1,10 @@
 """Start a server from its configuration, and stop it gracefully.
 
 ``start`` binds the port first (a busy address fails at once, naming it), answers ``/healthz`` with 503 while
-the monitors open (each model's checkpoint loaded and its journal replayed), then 200; the compiled loops of the
-detector and the read path are loaded in the background from then on (about a second on a warm numba cache), so
-a batch or scrape arriving later does not pay for them, and one arriving sooner waits for the same loading. ``Server.stop``
+the monitors open (each model's checkpoint loaded and its journal replayed), then 200; the compiled loops of
+the detector and the read path are loaded in the background from then on (about a second on a warm numba
+cache), so a batch or scrape arriving later does not pay for them, and one arriving sooner waits for the same
+loading. ``Server.stop``
 — what ``SIGTERM`` and Ctrl-C call — stops accepting, answers the requests in flight, saves every model and
 closes its journal.
 """

@@ -24,19 +24,21 @@ def add_serve_parser(sub: Any) -> None:
 def run_serve(path: str) -> int:
     """Serve the configuration at ``path``; 2 (one line on stderr) when it cannot start."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    stopping = threading.Event()
+
+    def stop(signum: int, _: Any) -> None:
+        stopping.set()
+
+    # installed first (a SIGTERM while the journals are replayed stops the server once it is up) and kept while
+    # stopping (a second signal does not cut the last save)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
     try:
         config = load(path)
         server = Server(config)
     except (ConfigError, ValueError, OSError) as exc:
         print(f"streammon serve: {exc}", file=sys.stderr)
         return 2
-    stopping = threading.Event()
-
-    def stop(signum: int, _: Any) -> None:
-        stopping.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):  # kept while stopping: a second signal does not cut the last save
-        signal.signal(sig, stop)
     print(f"streammon serve: {len(config.models)} model(s) ({', '.join(config.models)}) on {server.url}; "
           f"state in {config.state_dir}", flush=True)
     while not stopping.wait(1.0):

@@ -72,8 +72,10 @@ def _json(start_response: Callable[..., Any], status: str, body: dict[str, Any],
 class Api:
     """The WSGI app of a server over ``hub``; ``ready`` is set once the hub's monitors are open."""
 
-    def __init__(self, hub: Hub | None, *, token: str | None, distortion_prone: bool = False) -> None:
+    def __init__(self, hub: Hub | None, *, token: str | None, distortion_prone: bool = False,
+                 max_decoding: int = 2) -> None:
         self.hub = hub
+        self._decoding = threading.BoundedSemaphore(max_decoding)
         self.token = None if token is None else f"Bearer {token}".encode()
         self.ready = threading.Event()
         self._collector = MonitorCollector(distortion_prone=distortion_prone)
@@ -153,6 +155,11 @@ class Api:
 
     def _batch(self, environ: dict[str, Any], start_response: Callable[..., Any], model: str,
                kind: str) -> Iterable[bytes]:
+        with self._decoding:  # at most max_decoding batches in Python objects at once (~23x their body each)
+            return self._decoded(environ, start_response, model, kind)
+
+    def _decoded(self, environ: dict[str, Any], start_response: Callable[..., Any], model: str,
+                 kind: str) -> Iterable[bytes]:
         assert self.hub is not None
         body = environ["wsgi.input"].read()
         key = environ.get("HTTP_IDEMPOTENCY_KEY")

@@ -48,7 +48,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # also a file name under state_dir and a URL segment
-DEFAULT_MAX_BODY = 64 * 2**20
+DEFAULT_MAX_BODY = 16 * 2**20  # ~500,000 rows of JSON; a batch decodes to ~23x its body in Python objects
+DEFAULT_MAX_DECODING = 2  # batches decoded and counted at once (the others wait): bounds the decoding memory
 DEFAULT_MAX_SEGMENTS = 100  # monitors of one segmented model: each holds every window of the model
 SEGMENT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 
@@ -109,12 +110,13 @@ class ServerConfig:
     keep_alive: float = 30.0
     max_header_bytes: int = 8192
     max_body_bytes: int = DEFAULT_MAX_BODY
+    max_decoding: int = DEFAULT_MAX_DECODING
     distortion_prone: bool = False
 
 
 _SERVER_KEYS = {"listen", "state_dir", "checkpoint_every", "token", "token_file", "certfile", "keyfile",
                 "client_cafile", "client_auth_required", "max_connections", "request_timeout", "body_timeout",
-                "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "distortion_prone"}
+                "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "max_decoding", "distortion_prone"}
 _MODEL_KEYS = {"windows", "reference", "positive", "classes", "warmup", "max_classes", "baseline", "label_ttl",
                "max_pending", "detector", "policy", "segments", "max_segments"}
 
@@ -156,7 +158,7 @@ def _server_options(server: dict[str, Any], base: Path) -> dict[str, Any]:
     for key in ("checkpoint_every", "request_timeout", "body_timeout", "write_timeout", "keep_alive"):
         if key in server:
             options[key] = _seconds(server[key], f"[server] {key}", zero=key == "keep_alive")
-    for key in ("max_connections", "max_header_bytes", "max_body_bytes"):
+    for key in ("max_connections", "max_header_bytes", "max_body_bytes", "max_decoding"):
         if key in server:
             options[key] = _integer(server[key], f"[server] {key}", 1, 2**40)
     for key in ("certfile", "keyfile", "client_cafile"):

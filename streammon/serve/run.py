@@ -45,7 +45,8 @@ class Server:
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {config.host}:{config.port} ([server] listen): "
                           f"{exc.strerror}") from None
-        self.api = Api(None, token=config.token, distortion_prone=config.distortion_prone)
+        self.api = Api(None, token=config.token, distortion_prone=config.distortion_prone,
+                       max_decoding=config.max_decoding)
         self._http = BoundedServer(self.api, listener, tls=tls, limits=limits, screen=self.api.screen)
         self.port = self._http.port
         host = f"[{config.host}]" if ":" in config.host else config.host

@@ -197,6 +197,11 @@ class Monitor(Labelling):
         return self._tally.index.labels
 
     @property
+    def closed(self) -> bool:
+        """Whether the class set is closed (``closed=True``): a label of another class is refused."""
+        return self._tally.index.closed
+
+    @property
     def window_names(self) -> tuple[str, ...]:
         """The windows' names, in order."""
         return tuple(w.name for w in self._tally.windows)

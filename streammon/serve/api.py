@@ -193,7 +193,7 @@ class Api:
             except (TypeError, ValueError) as exc:
                 if str(exc).startswith("batch_id"):
                     raise BadBatch(f"Idempotency-Key: {exc}") from None
-                raise BadBatch(locate(fields, kind, exc)) from None
+                raise BadBatch(locate(fields, kind, exc, monitor.labels if monitor.closed else None)) from None
         except BadBatch as exc:
             with self._lock:
                 self.rejected += 1

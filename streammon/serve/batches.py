@@ -121,8 +121,9 @@ def _name(value: Any) -> str:
     return _JSON_NAMES.get(type(value), "a value")
 
 
-def locate(fields: dict[str, Any], kind: str, error: Exception) -> str:
-    """The monitor's refusal of a checked batch, with the first row it concerns when one can be found."""
+def locate(fields: dict[str, Any], kind: str, error: Exception, classes: tuple[Any, ...] | None = None) -> str:
+    """The monitor's refusal of a checked batch, with the first row it concerns when one can be found (``classes``:
+    a closed monitor's classes, so that a row of another class is found too)."""
     try:
         _check_types(fields, kind)
     except BadBatch as exc:
@@ -137,4 +138,6 @@ def locate(fields: dict[str, Any], kind: str, error: Exception) -> str:
                 check(value)
             except (TypeError, ValueError) as exc:
                 return f"{name}[{position}]: {exc}"
+            if classes is not None and name != "keys" and value not in classes:
+                return f"{name}[{position}]: {message}"
     return message

@@ -1,9 +1,9 @@
 """The server's TOML configuration: ``[server]`` and one ``[models.NAME]`` table per model.
 
 Every ``Monitor`` option has a key (``windows``, ``reference``, ``positive``, ``classes``, ``warmup``,
-``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, the tables ``detector`` and ``policy`` with the
-fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment keys such as ``["country"]``: a
-monitor per segment value, at most ``max_segments``, default 100); a key the server does not know is an error
+``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, ``closed``, the tables ``detector`` and ``policy``
+with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment keys such as ``["country"]``:
+a monitor per segment value, at most ``max_segments``, default 100); a key the server does not know is an error
 naming it, so a typo never passes silently. Windows are written ``"cumulative"``, ``"sliding:N"``,
 ``"timed:SECONDS"`` or ``"timed:SECONDS:BUCKETS"`` and reported as ``cumulative``, ``sliding_N``,
 ``timed_SECONDSs``.
@@ -76,6 +76,7 @@ class ModelConfig:
     policy: Policy = field(default_factory=Policy)
     segments: tuple[str, ...] = ()
     max_segments: int = DEFAULT_MAX_SEGMENTS
+    closed: bool = False
 
     def windows(self) -> list[Window]:
         """Fresh window objects of this model (each monitor needs its own)."""
@@ -86,7 +87,7 @@ class ModelConfig:
         return {"windows": self.windows(), "reference": self.reference, "positive": self.positive,
                 "classes": self.classes, "warmup": self.warmup, "max_classes": self.max_classes,
                 "baseline": self.baseline, "label_ttl": self.label_ttl, "max_pending": self.max_pending,
-                "detector": self.detector, "policy": self.policy}
+                "detector": self.detector, "policy": self.policy, "closed": self.closed}
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ _SERVER_KEYS = {"listen", "state_dir", "checkpoint_every", "token", "token_file"
                 "client_cafile", "client_auth_required", "max_connections", "request_timeout", "body_timeout",
                 "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "max_decoding", "distortion_prone"}
 _MODEL_KEYS = {"windows", "reference", "positive", "classes", "warmup", "max_classes", "baseline", "label_ttl",
-               "max_pending", "detector", "policy", "segments", "max_segments"}
+               "max_pending", "detector", "policy", "segments", "max_segments", "closed"}
 
 
 def load(path: str | os.PathLike[str]) -> ServerConfig:
@@ -249,6 +250,8 @@ def _model_settings(body: dict[str, Any], where: str) -> dict[str, Any]:
         options["segments"] = tuple(keys)
     if "label_ttl" in body:
         options["label_ttl"] = _seconds(body["label_ttl"], f"{where} label_ttl")
+    if "closed" in body:
+        options["closed"] = _flag(body["closed"], f"{where} closed")
     for key, cls in (("detector", DetectorSettings), ("policy", Policy)):
         if key in body:
             given = _table(body[key], f"{where} {key}")

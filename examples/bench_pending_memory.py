@@ -109,11 +109,13 @@ def run_one(kind: str, length: int, n: int, phase: str, mode: str) -> dict[str, 
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def memory_table(n: int) -> str:
-    """Bytes per pending prediction (key included) by key, state and method."""
+def memory_table(n: int, only: set[str] | None = None) -> str:
+    """Bytes per pending prediction (key included) by key, state and method (``only``: names like ``str12``)."""
     rows = [f"n = {n:,} records, default windows, key object included (its own size in the second column)", "",
             "| key | key object | pending | joined | steady (evicting) | steady, RSS |", "|---|---|---|---|---|---|"]
     for kind, length in KEYS:
+        if only and f"{kind}{length or ''}" not in only:
+            continue
         cells = {phase: run_one(kind, length, n, phase, "tracemalloc") for phase in PHASES}
         rss = run_one(kind, length, n, "steady", "rss")
         name = "int (> 2**30)" if kind == "int" else f"{kind} {length}"
@@ -163,8 +165,9 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=None, help="records per measurement")
     parser.add_argument("--speed", type=Path, default=None, help="a baseline checkout to time against instead")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--keys", default="", help="comma-separated subset: int,str8,str12,uuid36,str64,str256,str512")
     args = parser.parse_args()
     if args.speed is not None:
         print(speed_table(args.speed.resolve(), args.n or (50_000 if args.quick else 200_000), args.rounds))
     else:
-        print(memory_table(args.n or (100_000 if args.quick else 1_000_000)))
+        print(memory_table(args.n or (100_000 if args.quick else 1_000_000), set(filter(None, args.keys.split(",")))))

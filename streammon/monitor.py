@@ -44,7 +44,7 @@ from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
-from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
+from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
 from streammon.state_schema import UPGRADES, check_body
 from streammon.tally import WINDOW_TYPES, Tally
@@ -129,6 +129,7 @@ class Monitor(Labelling):
         pending: str | os.PathLike[str] | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
         label_ttl: float = DEFAULT_LABEL_TTL,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     ) -> None:
         windows = list(default_windows() if windows is None else windows)
         if not windows:
@@ -161,7 +162,7 @@ class Monitor(Labelling):
             {index.ids[label]: (correct, total) for label, correct, total in given},
         )
         chosen = None if positive is None else index.labels[index.ids[positive]]
-        records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl)
+        records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl, max_pending_bytes=max_pending_bytes)
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
@@ -276,7 +277,7 @@ class Monitor(Labelling):
             monitor = cls(windows, classes=labels, positive=positive, max_classes=body["max_classes"],
                           warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy(**body["policy"]),
                           detector=DetectorSettings(**body["detector"]), max_pending=saved["max_pending"],
-                          label_ttl=saved["label_ttl"])
+                          label_ttl=saved["label_ttl"], max_pending_bytes=saved["max_pending_bytes"])
             if monitor.labels != tuple(labels):
                 raise state.StateError("saved classes do not rebuild the same class index")
             monitor._tally.restore(body)

@@ -17,12 +17,19 @@ rules a caller sees (what is an orphan, a duplicate, an expired prediction).
 from __future__ import annotations
 
 from streammon.pending.keys import MAX_KEY_LENGTH, check_key, check_keys
-from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, PendingRecords, Settled
+from streammon.pending.memory import (
+    DEFAULT_LABEL_TTL,
+    DEFAULT_MAX_PENDING,
+    DEFAULT_MAX_PENDING_BYTES,
+    PendingRecords,
+    Settled,
+)
 from streammon.pending.sqlite import Journal
 
 __all__ = [
     "DEFAULT_LABEL_TTL",
     "DEFAULT_MAX_PENDING",
+    "DEFAULT_MAX_PENDING_BYTES",
     "MAX_KEY_LENGTH",
     "Journal",
     "PendingRecords",

@@ -21,17 +21,67 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Hashable, MutableSequence
+from collections.abc import Hashable, Iterable, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.pending.keys import MAX_KEY_LENGTH
+
 DEFAULT_MAX_PENDING = 1_000_000
 DEFAULT_LABEL_TTL = 90 * 86_400.0  # seconds: 90 days, the far end of chargeback delays
+DEFAULT_MAX_PENDING_BYTES = 256 * 2**20
+
+# accounted bytes of a record (key_bytes, record_bytes): an estimate from the key alone, the same on every machine
+RECORD_BYTES = 160  # dict entry and index, sequence number, time, class and order slot
+INT_BYTES = 32  # an int key
+STR_BYTES = 64  # an ASCII str key: this + 1 B per character
+WIDE_STR_BYTES, WIDE_CHAR_BYTES = 80, 4  # any other str key: this + 4 B per character
+MAX_KEY_BYTES = WIDE_STR_BYTES + WIDE_CHAR_BYTES * MAX_KEY_LENGTH
+MIN_PENDING_BYTES = RECORD_BYTES + MAX_KEY_BYTES  # one record of the longest key
+MAX_PENDING_BYTES = 2**53
 
 EXPIRED = 2  # status of a record that outlived label_ttl (prediction-side windows: column 2)
 EVICTED = 3  # status of a record pushed out by max_pending newer predictions (column 3)
 ORPHAN = "orphan"
 DUPLICATE = "duplicate"
+
+
+def key_bytes(key: Hashable) -> int:
+    """The bytes a record accounts for its key (the key object it keeps alive).
+
+    >>> key_bytes(12345), key_bytes("tx-1"), key_bytes("tx-é")
+    (32, 68, 96)
+    """
+    if type(key) is str:
+        return len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key) + WIDE_STR_BYTES
+    return INT_BYTES
+
+
+def record_bytes(key: Hashable) -> int:
+    """The bytes a record of ``key`` accounts for while it is held: ``RECORD_BYTES`` and ``key_bytes``.
+
+    >>> record_bytes("tx-1") == RECORD_BYTES + 68
+    True
+    """
+    return RECORD_BYTES + key_bytes(key)
+
+
+def check_max_pending_bytes(value: Any) -> int:
+    """``value`` if it is a valid ``max_pending_bytes``, else ``TypeError``/``ValueError`` saying what is expected.
+
+    >>> check_max_pending_bytes(2**20)
+    1048576
+    >>> check_max_pending_bytes(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_pending_bytes must be an int in [2,288, 2**53] (bytes; the least holds one longest key), got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_pending_bytes must be an int (bytes), got {value!r} ({type(value).__name__})")
+    if not MIN_PENDING_BYTES <= value <= MAX_PENDING_BYTES:
+        raise ValueError(f"max_pending_bytes must be an int in [{MIN_PENDING_BYTES:,}, 2**53] (bytes; the least holds "
+                         f"one longest key), got {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -47,21 +97,24 @@ class Settled:
 class PendingRecords:
     """Pending predictions (and recently joined tombstones), oldest first. Not thread-safe: the monitor locks."""
 
-    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, label_ttl: float = DEFAULT_LABEL_TTL) -> None:
+    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, label_ttl: float = DEFAULT_LABEL_TTL,
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
             raise ValueError(f"max_pending must be an int >= 1, got {max_pending!r}")
         if isinstance(label_ttl, bool) or not isinstance(label_ttl, (int, float)) or not label_ttl > 0:
             raise ValueError(f"label_ttl must be seconds > 0 (math.inf: never), got {label_ttl!r}")
         self.max_pending = max_pending
         self.label_ttl = float(label_ttl)
+        self.max_pending_bytes = check_max_pending_bytes(max_pending_bytes)
         self._keys: dict[Hashable, int] = {}  # seq >= 0: pending; -(seq + 1): joined (a tombstone)
-        self._order: list[Any] = []  # key of each sequence number from _base (None: superseded on restore)
+        self._order: list[Any] = []  # key of each sequence number from _base (None: the record left or was superseded)
         self._times = array("d")
-        self._codes = array("i")
+        self._codes = array("H")  # class indices: below HARD_MAX_CLASSES (46,340)
         self._base = 0  # sequence number of _order[0]
         self._head = 0  # every record before it has left
         self.next_seq = 0
         self.pending = 0
+        self.held_bytes = 0  # accounted bytes of the records in _keys (pending and tombstones: see record_bytes)
         self.gone_seqs: list[int] = []
         self.gone_codes: list[int] = []
         self.gone_times: list[float] = []
@@ -75,8 +128,10 @@ class PendingRecords:
         """Accept a prediction (times never decrease); its sequence number, or -1 if ``key`` is pending already."""
         keys = self._keys
         old = keys.get(key)
-        if old is not None and old >= 0:
-            return -1
+        if old is not None:
+            if old >= 0:
+                return -1
+            self._supersede(key, -old - 1)
         seq = self.next_seq
         keys[key] = seq
         self._order.append(key)
@@ -84,35 +139,60 @@ class PendingRecords:
         self._codes.append(code)
         self.next_seq = seq + 1
         self.pending += 1
-        if seq - self._head >= self.max_pending:
-            self._drop_head(EVICTED)
+        self.held_bytes += record_bytes(key)
+        if seq - self._head >= self.max_pending or self.held_bytes > self.max_pending_bytes:
+            self._evict()
         return seq
+
+    def put_many(self, keys: list[Any], codes: list[int], times: list[float], out_codes: list[int],
+                 out_times: MutableSequence[float]) -> int:
+        """``put`` each key with its class and time (checked, never decreasing) in order; the accepted classes and
+        times are appended to ``out_codes`` and ``out_times``. Returns the number of repeated keys."""
+        return self._put_all(zip(keys, codes, times, strict=True), -math.inf, out_codes, out_times)[0]
 
     def put_queued(self, items: list[tuple[Any, int, float]], last: float, codes: list[int],
                    times: MutableSequence[float]) -> tuple[int, float]:
         """``put`` each ``(key, class, time)`` in order, a time behind ``last`` (or an earlier one) clamped up to
         it; the accepted classes and times are appended to ``codes`` and ``times``. Returns (repeats, last time)."""
+        return self._put_all(items, last, codes, times)
+
+    def _put_all(self, items: Iterable[tuple[Any, int, float]], last: float, out_codes: list[int],
+                 out_times: MutableSequence[float]) -> tuple[int, float]:
+        """``put`` in a loop, the counters in locals (written back before anything else reads them)."""
         keys = self._keys
         get = keys.get
+        order, stamps, classes = self._order.append, self._times.append, self._codes.append
+        accept_code, accept_time = out_codes.append, out_times.append
+        seq, total, added = self.next_seq, self.held_bytes, 0
+        last_seq, limit = self._head + self.max_pending, self.max_pending_bytes
         repeated = 0
         for key, code, when in items:
             now = last if when < last else when
             last = now
             old = get(key)
-            if old is not None and old >= 0:
-                repeated += 1
-                continue
-            seq = self.next_seq
+            if old is not None:
+                if old >= 0:
+                    repeated += 1
+                    continue
+                self.held_bytes = total
+                self._supersede(key, -old - 1)
+                total = self.held_bytes
             keys[key] = seq
-            self._order.append(key)
-            self._times.append(now)
-            self._codes.append(code)
-            self.next_seq = seq + 1
-            self.pending += 1
-            if seq - self._head >= self.max_pending:
-                self._drop_head(EVICTED)
-            codes.append(code)
-            times.append(now)
+            order(key)
+            stamps(now)
+            classes(code)
+            seq += 1
+            added += 1
+            total += (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                      + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
+            if seq > last_seq or total > limit:
+                self.next_seq, self.held_bytes = seq, total
+                self._evict()
+                total, last_seq = self.held_bytes, self._head + self.max_pending
+            accept_code(code)
+            accept_time(now)
+        self.next_seq, self.held_bytes = seq, total
+        self.pending += added
         return repeated, last
 
     def take(self, key: Hashable, t: float) -> tuple[int, int, float] | str:
@@ -138,6 +218,12 @@ class PendingRecords:
         while self._head < self.next_seq and self._times[self._head - self._base] + ttl < now:
             self._drop_head(EXPIRED)
 
+    def _evict(self) -> None:
+        """Evict the oldest records until at most ``max_pending`` are held within ``max_pending_bytes`` (the newest
+        always fits: the bound is at least one record of the longest key)."""
+        while self.next_seq - self._head > self.max_pending or self.held_bytes > self.max_pending_bytes:
+            self._drop_head(EVICTED)
+
     def _drop_head(self, status: int) -> None:
         seq = self._head
         at = seq - self._base
@@ -147,15 +233,25 @@ class PendingRecords:
             self._leave(key, seq, status)
         elif current == -seq - 1:
             del self._keys[key]
+            self._order[at] = None
+            self.held_bytes -= record_bytes(key)
         self._head = seq + 1
-        if at > 4096 and 2 * at > len(self._order):
+        if at > 4096 and 4 * at > len(self._order):  # what was dropped is a quarter: 3 moves per record, amortized
             del self._order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
             self._base = seq + 1
+
+    def _supersede(self, key: Hashable, seq: int) -> None:
+        """Forget the joined record ``seq`` of ``key`` (predicted afresh): its slot holds no key any more."""
+        del self._keys[key]  # the dict then keeps the new key object, not this record's
+        self._order[seq - self._base] = None
+        self.held_bytes -= record_bytes(key)
 
     def _leave(self, key: Hashable, seq: int, status: int) -> None:
         del self._keys[key]
         self.pending -= 1
         at = seq - self._base
+        self._order[at] = None  # the key object is freed now, not when the head passes
+        self.held_bytes -= record_bytes(key)
         self.gone_seqs.append(seq)
         self.gone_codes.append(self._codes[at])
         self.gone_times.append(self._times[at])
@@ -192,9 +288,10 @@ class PendingRecords:
         span = next_seq - head
         self._order = [None] * span
         self._times = array("d", [-math.inf]) * span  # a gap (a superseded record) never stops expiry
-        self._codes = array("i", bytes(4 * span))
+        self._codes = array("H", bytes(2 * span))
         self._keys = {}
         self.pending = 0
+        self.held_bytes = 0
         for seq, key, code, t, joined in state["records"]:
             at = seq - head
             if key in self._keys or not 0 <= at < span or self._order[at] is not None:
@@ -204,3 +301,5 @@ class PendingRecords:
             self._codes[at] = code
             self._keys[key] = -seq - 1 if joined else seq
             self.pending += not joined
+            self.held_bytes += record_bytes(key)
+        self._evict()  # a store saved under a larger bound (or before max_pending_bytes) is trimmed to this one

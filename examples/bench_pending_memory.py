@@ -1,4 +1,4 @@
-"""Memory per pending prediction, by key kind and length; and predict/label speed against another checkout.
+"""Memory per pending prediction, by key kind and length (speed: ``bench_pending_speed.py``).
 
 Each figure comes from a fresh subprocess (nothing else allocated or freed in it): the keys are
 made first, then ``n`` predictions go into a monitor with the default windows and the bytes it
@@ -14,11 +14,7 @@ printed beside them. Three states of the store:
 ``tracemalloc`` counts Python's allocations exactly; ``RSS`` is the resident set of the process
 (a separate run, without tracemalloc), which also counts the allocator's free lists and holes.
 
-    python examples/bench_pending_memory.py [--quick] [--n N] [--speed BASELINE_DIR]
-
-``--speed DIR`` runs ``bench_labels.py``'s per-call and batch timings with the streammon of
-``DIR`` (e.g. ``git archive <commit> | tar -x -C DIR``) and with this one, alternately, in fresh
-subprocesses, and prints this/baseline ratios of the medians.
+    python examples/bench_pending_memory.py [--quick] [--n N] [--keys int,str12,uuid36,str512]
 """
 
 from __future__ import annotations
@@ -124,37 +120,6 @@ def memory_table(n: int, only: set[str] | None = None) -> str:
     return "\n".join(rows)
 
 
-SPEED = """
-import json, sys
-sys.path.insert(0, {examples!r})
-import bench_labels
-n = {n}
-calls = bench_labels.per_call(n)
-rates = bench_labels.batches(5 * n, durable=False)
-print(json.dumps({{**calls, **rates}}))
-"""
-
-
-def speed_table(baseline: Path, n: int, rounds: int) -> str:
-    """This checkout's predict/label timings over the baseline's, alternating fresh processes."""
-    results: dict[str, dict[str, list[float]]] = {"this": {}, "base": {}}
-    for _ in range(rounds):
-        for name, root in (("base", baseline), ("this", HERE.parent)):
-            env = dict(os.environ, PYTHONPATH=str(root))
-            code = SPEED.format(examples=str(HERE), n=n)
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-            for key, value in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                results[name].setdefault(key, []).append(value)
-    rows = [f"{rounds} alternating rounds, n = {n:,} calls (batches: {5 * n:,} keys); medians; "
-            "ratio > 1: this checkout slower (ns/call) or faster (keys/s)", "",
-            "| measure | baseline | this | this / baseline |", "|---|---|---|---|"]
-    for key in results["this"]:
-        base, this = statistics.median(results["base"][key]), statistics.median(results["this"][key])
-        unit = "ns/call" if key in ("predict", "label", "update") else "keys/s"
-        rows.append(f"| {key} ({unit}) | {base:,.0f} | {this:,.0f} | {this / base:.3f} |")
-    return "\n".join(rows)
-
-
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         kind, length, n, phase, mode = sys.argv[2:7]
@@ -163,11 +128,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="100,000 records instead of 1,000,000")
     parser.add_argument("--n", type=int, default=None, help="records per measurement")
-    parser.add_argument("--speed", type=Path, default=None, help="a baseline checkout to time against instead")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--keys", default="", help="comma-separated subset: int,str8,str12,uuid36,str64,str256,str512")
     args = parser.parse_args()
-    if args.speed is not None:
-        print(speed_table(args.speed.resolve(), args.n or (50_000 if args.quick else 200_000), args.rounds))
-    else:
-        print(memory_table(args.n or (100_000 if args.quick else 1_000_000), set(filter(None, args.keys.split(",")))))
+    print(memory_table(args.n or (100_000 if args.quick else 1_000_000), set(filter(None, args.keys.split(",")))))

@@ -187,7 +187,9 @@ class PendingRecords:
                                       + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
             if seq > last_seq or total > limit:
                 self.next_seq, self.held_bytes = seq, total
-                self._evict()
+                self._drop_head(EVICTED)  # the count bound: one; the byte bound: as many as it takes
+                while self.held_bytes > limit or seq - self._head > self.max_pending:
+                    self._drop_head(EVICTED)
                 total, last_seq = self.held_bytes, self._head + self.max_pending
             accept_code(code)
             accept_time(now)
@@ -234,7 +236,8 @@ class PendingRecords:
         elif current == -seq - 1:
             del self._keys[key]
             self._order[at] = None
-            self.held_bytes -= record_bytes(key)
+            self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                                + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
         self._head = seq + 1
         if at > 4096 and 4 * at > len(self._order):  # what was dropped is a quarter: 3 moves per record, amortized
             del self._order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
@@ -251,7 +254,8 @@ class PendingRecords:
         self.pending -= 1
         at = seq - self._base
         self._order[at] = None  # the key object is freed now, not when the head passes
-        self.held_bytes -= record_bytes(key)
+        self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                            + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
         self.gone_seqs.append(seq)
         self.gone_codes.append(self._codes[at])
         self.gone_times.append(self._times[at])

@@ -89,8 +89,10 @@ def table(base_root: Path, n: int, rounds: int) -> str:
     base = base_package(base_root)
     ratios: dict[str, list[float]] = {}
     best: dict[str, dict[str, float]] = {"base": {}, "this": {}}
+    sides = [("base", base), ("this", streammon)]
+    for _, package in sides:
+        measures(package, 2000)  # warm-up: imports, numba compilation, first allocations
     for r in range(rounds):
-        sides = [("base", base), ("this", streammon)]
         got = {name: measures(package, n) for name, package in (sides if r % 2 else sides[::-1])}
         for key, value in got["this"].items():
             ratios.setdefault(key, []).append(value / got["base"][key])

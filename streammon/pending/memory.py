@@ -25,63 +25,23 @@ from collections.abc import Hashable, Iterable, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
-from streammon.pending.keys import MAX_KEY_LENGTH
+from streammon.pending.sizes import (
+    DEFAULT_MAX_PENDING_BYTES,
+    INT_BYTES,
+    RECORD_BYTES,
+    STR_BYTES,
+    WIDE_CHAR_BYTES,
+    WIDE_STR_BYTES,
+    check_max_pending_bytes,
+    record_bytes,
+)
 
 DEFAULT_MAX_PENDING = 1_000_000
 DEFAULT_LABEL_TTL = 90 * 86_400.0  # seconds: 90 days, the far end of chargeback delays
-DEFAULT_MAX_PENDING_BYTES = 256 * 2**20
-
-# accounted bytes of a record (key_bytes, record_bytes): an estimate from the key alone, the same on every machine
-RECORD_BYTES = 160  # dict entry and index, sequence number, time, class and order slot
-INT_BYTES = 32  # an int key
-STR_BYTES = 64  # an ASCII str key: this + 1 B per character
-WIDE_STR_BYTES, WIDE_CHAR_BYTES = 80, 4  # any other str key: this + 4 B per character
-MAX_KEY_BYTES = WIDE_STR_BYTES + WIDE_CHAR_BYTES * MAX_KEY_LENGTH
-MIN_PENDING_BYTES = RECORD_BYTES + MAX_KEY_BYTES  # one record of the longest key
-MAX_PENDING_BYTES = 2**53
-
 EXPIRED = 2  # status of a record that outlived label_ttl (prediction-side windows: column 2)
 EVICTED = 3  # status of a record pushed out by max_pending newer predictions (column 3)
 ORPHAN = "orphan"
 DUPLICATE = "duplicate"
-
-
-def key_bytes(key: Hashable) -> int:
-    """The bytes a record accounts for its key (the key object it keeps alive).
-
-    >>> key_bytes(12345), key_bytes("tx-1"), key_bytes("tx-é")
-    (32, 68, 96)
-    """
-    if type(key) is str:
-        return len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key) + WIDE_STR_BYTES
-    return INT_BYTES
-
-
-def record_bytes(key: Hashable) -> int:
-    """The bytes a record of ``key`` accounts for while it is held: ``RECORD_BYTES`` and ``key_bytes``.
-
-    >>> record_bytes("tx-1") == RECORD_BYTES + 68
-    True
-    """
-    return RECORD_BYTES + key_bytes(key)
-
-
-def check_max_pending_bytes(value: Any) -> int:
-    """``value`` if it is a valid ``max_pending_bytes``, else ``TypeError``/``ValueError`` saying what is expected.
-
-    >>> check_max_pending_bytes(2**20)
-    1048576
-    >>> check_max_pending_bytes(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: max_pending_bytes must be an int in [2,288, 2**53] (bytes; the least holds one longest key), got 0
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"max_pending_bytes must be an int (bytes), got {value!r} ({type(value).__name__})")
-    if not MIN_PENDING_BYTES <= value <= MAX_PENDING_BYTES:
-        raise ValueError(f"max_pending_bytes must be an int in [{MIN_PENDING_BYTES:,}, 2**53] (bytes; the least holds "
-                         f"one longest key), got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)

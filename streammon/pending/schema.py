@@ -25,14 +25,9 @@ from typing import Any
 
 from streammon.counting.timing import MAX_TIME
 from streammon.pending.keys import check_key
-from streammon.pending.memory import (
-    DEFAULT_LABEL_TTL,
-    DEFAULT_MAX_PENDING,
-    DEFAULT_MAX_PENDING_BYTES,
-    MAX_PENDING_BYTES,
-    MIN_PENDING_BYTES,
-)
+from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
 from streammon.pending.sides import STATUSES
+from streammon.pending.sizes import DEFAULT_MAX_PENDING_BYTES, MAX_PENDING_BYTES, MIN_PENDING_BYTES
 from streammon.state import StateError
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _real
 

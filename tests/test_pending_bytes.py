@@ -183,3 +183,18 @@ def test_evicted_records_free_their_keys() -> None:
     finally:
         tracemalloc.stop()
     assert held < 561 + 250, held
+
+
+def test_a_store_over_a_smaller_bound_is_trimmed_when_loaded() -> None:
+    """A state file whose records exceed its ``max_pending_bytes`` (saved under a larger bound, then edited) loads
+    with the oldest evicted until they fit, as the next prediction would have evicted them."""
+    keys = [f"{i}".ljust(512, "k") for i in range(10)]
+    m = Monitor([Cumulative()], max_pending_bytes=10 * accounted(keys[0]), label_ttl=math.inf)
+    m.predict_many(keys, ["a"] * 10, t=0.0)
+    body = json.loads(m.dumps())["body"]
+    body["pending"]["max_pending_bytes"] = 4 * accounted(keys[0])
+    again = Monitor.loads(state.dumps(body))
+    again.label_many(keys, ["a"] * 10, t=1.0)
+    s = again.report().label_stats
+    assert (s.predictions, s.evicted, s.labelled, s.orphans, s.pending) == (10, 6, 4, 6, 0)
+    assert again.report().totals.to_dict() == {"a": {"a": 4}}

@@ -61,7 +61,7 @@ def one(kind: str, length: int, n: int, phase: str, mode: str) -> dict[str, floa
     """Bytes held per record in one store state (run in a fresh process)."""
     batch = 10_000
     labels = np.array(["legit", "fraud"])
-    m = Monitor(reference={"legit": 9, "fraud": 1}, max_pending=n, label_ttl=math.inf)
+    m = Monitor(reference={"legit": 9, "fraud": 1}, max_pending=n, label_ttl=math.inf, max_pending_bytes=2**40)
     m.predict_many(["warm-up"], ["legit"], t=0.0)
     m.label_many(["warm-up"], ["legit"], t=0.0)
     m.report()

@@ -124,7 +124,8 @@ class PendingRecords:
         order, stamps, classes = self._order.append, self._times.append, self._codes.append
         accept_code, accept_time = out_codes.append, out_times.append
         seq, total, added = self.next_seq, self.held_bytes, 0
-        last_seq, limit = self._head + self.max_pending, self.max_pending_bytes
+        most, limit, drop = self.max_pending, self.max_pending_bytes, self._drop_head
+        last_seq = self._head + most
         repeated = 0
         for key, code, when in items:
             now = last if when < last else when
@@ -147,10 +148,10 @@ class PendingRecords:
                                       + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
             if seq > last_seq or total > limit:
                 self.next_seq, self.held_bytes = seq, total
-                self._drop_head(EVICTED)  # the count bound: one; the byte bound: as many as it takes
-                while self.held_bytes > limit or seq - self._head > self.max_pending:
-                    self._drop_head(EVICTED)
-                total, last_seq = self.held_bytes, self._head + self.max_pending
+                drop(EVICTED)  # over by count: by one record; over by bytes: as many as it takes
+                while self.held_bytes > limit:
+                    drop(EVICTED)
+                total, last_seq = self.held_bytes, self._head + most
             accept_code(code)
             accept_time(now)
         self.next_seq, self.held_bytes = seq, total
@@ -187,20 +188,27 @@ class PendingRecords:
             self._drop_head(EVICTED)
 
     def _drop_head(self, status: int) -> None:
+        """Let the oldest record go: a pending one leaves with ``status`` (as ``_leave``), a tombstone is forgotten.
+
+        Every slot still holding a key is that key's record in ``_keys``: a record that leaves early or is
+        superseded gives its slot's key up at once (``_leave``, ``_supersede``), so no lookup is needed here."""
         seq = self._head
         at = seq - self._base
-        key = self._order[at]
-        current = self._keys.get(key) if key is not None else None
-        if current == seq:
-            self._leave(key, seq, status)
-        elif current == -seq - 1:
-            del self._keys[key]
-            self._order[at] = None
+        order = self._order
+        key = order[at]
+        if key is not None:
+            order[at] = None
             self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
                                                 + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
+            if self._keys.pop(key) >= 0:
+                self.pending -= 1
+                self.gone_seqs.append(seq)
+                self.gone_codes.append(self._codes[at])
+                self.gone_times.append(self._times[at])
+                self.gone_status.append(status)
         self._head = seq + 1
-        if at > 4096 and 4 * at > len(self._order):  # what was dropped is a quarter: 3 moves per record, amortized
-            del self._order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
+        if at > 4096 and 4 * at > len(order):  # a quarter has gone: 3 moves per record, amortized
+            del order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
             self._base = seq + 1
 
     def _supersede(self, key: Hashable, seq: int) -> None:

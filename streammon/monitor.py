@@ -102,8 +102,18 @@ class Monitor(Labelling):
         returned survives ``kill -9``. Opening a journal that a ``save`` already checkpointed
         needs that state file: ``Monitor.load(state, pending=path)``.
     max_pending
-        Predictions remembered at most (default 1,000,000, about 100 MB in memory): a
-        prediction is evicted, counted as never labelled, once this many newer ones came.
+        Predictions remembered at most (default 1,000,000): a prediction is evicted, counted
+        as never labelled, once this many newer ones came. Memory per prediction at this
+        bound, the key included (``streammon.pending.memory``): ~170–200 B with int keys,
+        ~180–210 B with 12-character keys, ~200–235 B with UUIDs, ~680–735 B with
+        512-character keys (so ~180–210 MB at the default with short keys).
+    max_pending_bytes
+        Bytes the remembered predictions may take (default 256 MiB), as accounted by
+        ``streammon.pending.sizes``: 160 B a prediction plus its key (an int 32 B; an ASCII
+        str 64 B + 1 B a character; any other str 80 B + 4 B a character), within ~15 % of
+        the measured RSS above. While more is held the oldest are evicted, as by
+        ``max_pending``: with the defaults, keys up to 44 ASCII characters hit the count first
+        (UUIDs: 1,000,000), 512-character keys this bound (~364,000 kept).
     label_ttl
         Seconds a prediction waits for its label (default 90 days): then it expires,
         counted as never labelled, and a later label is an orphan.

@@ -1,14 +1,35 @@
-"""The pending predictions in memory: key -> predicted class and time, bounded by count and age.
+"""The pending predictions in memory: key -> predicted class and time, bounded by count, bytes and age.
 
 Every accepted prediction gets the next sequence number (its rank among accepted predictions:
 the prediction-side windows count them in the same order). A record lives until its label
-joins it, until ``max_pending`` newer predictions have been accepted (it is *evicted*), or
-until a time more than ``label_ttl`` seconds after its prediction is seen (it *expires*). A
-joined record stays as a tombstone for the same lifetime, so that a repeated label is told
-apart (a *duplicate*) from a label for a key never seen or already gone (an *orphan*).
+joins it, until ``max_pending`` newer predictions have been accepted or the records held
+account for more than ``max_pending_bytes`` (``streammon.pending.sizes``) with it (it is
+*evicted*, oldest first), or until a time more than ``label_ttl`` seconds after its prediction
+is seen (it *expires*). A joined record stays as a tombstone for the same lifetime, so that a
+repeated label is told apart (a *duplicate*) from a label for a key never seen or already gone
+(an *orphan*).
 
-Memory: a dict entry and a sequence number per record, plus 8 bytes of key reference, 8 of
-time and 4 of class in arrays indexed by sequence (``examples/bench_speed.py`` measures it).
+Memory per record (``examples/bench_pending_memory.py``, 1,000,000 records, the key object
+included: the store keeps it alive), tracemalloc; RSS in brackets; "before": the store of
+issue 25, which kept the keys of evicted records until half the arrays had gone:
+
+=========  ======  =======  =================  ==================  =========
+key        object  filled   at the bound       before, at it       accounted
+=========  ======  =======  =================  ==================  =========
+int        32 B    125 B    172 B (204 B)      221 B (263 B)       192 B
+str 12     61 B    142 B    179 B (207 B)      257 B (290 B)       236 B
+UUID 36    85 B    166 B    203 B (235 B)      305 B (350 B)       260 B
+str 512    561 B   642 B    679 B (734 B)      1,257 B (1,314 B)   736 B
+=========  ======  =======  =================  ==================  =========
+
+A record is a dict entry (24 B; 16 B while every key is a str) with its share of the dict's
+spare slots — CPython resizes a dict that deletes as it inserts to 3 times what it holds, so at
+the bound a record carries 45–90 B of dict — a sequence number (an int object, 32 B), and 8 B
+of key reference, 8 B of time and 2 B of class in arrays indexed by sequence, compacted once a
+quarter of them has gone. A joined record costs the same; one that left costs its 18 B of array
+slots until compaction. "filled": 1,000,000 predictions into an empty store (no deletions yet,
+so a smaller dict); "at the bound": 3,000,000 into ``max_pending=1_000_000``; joined records
+measure the same as pending ones (within 1 B).
 
 >>> r = PendingRecords(max_pending=10, label_ttl=5.0)
 >>> r.put(1, 0, 0.0), r.put(2, 1, 1.0)

@@ -17,8 +17,11 @@ issue 25, which kept the keys of evicted records until half the arrays had gone:
 key        object  filled   at the bound       before, at it       accounted
 =========  ======  =======  =================  ==================  =========
 int        32 B    125 B    172 B (204 B)      221 B (263 B)       192 B
+str 8      57 B    138 B    175 B (204 B)      —                   232 B
 str 12     61 B    142 B    179 B (207 B)      257 B (290 B)       236 B
 UUID 36    85 B    166 B    203 B (235 B)      305 B (350 B)       260 B
+str 64     113 B   194 B    231 B (265 B)      —                   288 B
+str 256    305 B   386 B    423 B (461 B)      —                   480 B
 str 512    561 B   642 B    679 B (734 B)      1,257 B (1,314 B)   736 B
 =========  ======  =======  =================  ==================  =========
 

@@ -199,18 +199,9 @@ class Labelling(Intake):
 
     def _accept(self, keys: list[Any], codes: list[int], stamps: list[float]) -> None:
         """Put validated predictions in the store and the prediction buffer (caller holds the lock)."""
-        put = self._records.put
-        p_codes, p_times = self._p_codes, self._p_times
-        repeated = 0
-        for key, code, now in zip(keys, codes, stamps, strict=True):
-            if put(key, code, now) < 0:
-                repeated += 1
-            else:
-                p_codes.append(code)
-                p_times.append(now)
-        self._repeated += repeated
+        self._repeated += self._records.put_many(keys, codes, stamps, self._p_codes, self._p_times)
         self._pred_t = stamps[-1]
-        if len(p_codes) >= FLUSH_EVERY:
+        if len(self._p_codes) >= FLUSH_EVERY:
             self._flush()
 
     # -- labels ---------------------------------------------------------------------------------
@@ -382,7 +373,8 @@ class Labelling(Intake):
         side = None if self._side_windows is None else self._side_windows.state()  # none allocated for a save
         return {"records": self._records.state(), "side": side, "mark": mark,
                 "pred_t": None if self._pred_t == -math.inf else self._pred_t, "repeated": self._repeated,
-                "max_pending": self._records.max_pending, "label_ttl": self._records.label_ttl}
+                "max_pending": self._records.max_pending, "label_ttl": self._records.label_ttl,
+                "max_pending_bytes": self._records.max_pending_bytes}
 
     def _restore_pending(self, saved: dict[str, Any]) -> None:
         """Load ``_pending_state`` (checked by ``streammon.pending.schema``)."""

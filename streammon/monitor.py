@@ -46,7 +46,7 @@ from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report, WindowReport
 from streammon.labelling import Labelling
-from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, Journal, PendingRecords
+from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
 from streammon.state_schema import UPGRADES, check_body, check_memory
 from streammon.tally import WINDOW_TYPES, Tally
@@ -113,8 +113,18 @@ class Monitor(Labelling):
         returned survives ``kill -9``. Opening a journal that a ``save`` already checkpointed
         needs that state file: ``Monitor.load(state, pending=path)``.
     max_pending
-        Predictions remembered at most (default 1,000,000, about 100 MB in memory): a
-        prediction is evicted, counted as never labelled, once this many newer ones came.
+        Predictions remembered at most (default 1,000,000): a prediction is evicted, counted
+        as never labelled, once this many newer ones came. Memory per prediction at this
+        bound, the key included (``streammon.pending.memory``): ~170–200 B with int keys,
+        ~180–210 B with 12-character keys, ~200–235 B with UUIDs, ~680–735 B with
+        512-character keys (so ~180–210 MB at the default with short keys).
+    max_pending_bytes
+        Bytes the remembered predictions may take (default 256 MiB), as accounted by
+        ``streammon.pending.sizes``: 160 B a prediction plus its key (an int 32 B; an ASCII
+        str 64 B + 1 B a character; any other str 80 B + 4 B a character), within ~15 % of
+        the measured RSS above. While more is held the oldest are evicted, as by
+        ``max_pending``: with the defaults, keys up to 44 ASCII characters hit the count first
+        (UUIDs: 1,000,000), 512-character keys this bound (~364,000 kept).
     label_ttl
         Seconds a prediction waits for its label (default 90 days): then it expires,
         counted as never labelled, and a later label is an orphan.
@@ -143,6 +153,7 @@ class Monitor(Labelling):
         max_pending: int = DEFAULT_MAX_PENDING,
         label_ttl: float = DEFAULT_LABEL_TTL,
         closed: bool = False,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     ) -> None:
         windows = _checked_windows(default_windows() if windows is None else windows)
         if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
@@ -171,7 +182,7 @@ class Monitor(Labelling):
             {index.ids[label]: (correct, total) for label, correct, total in given},
         )
         chosen = None if positive is None else index.labels[index.ids[positive]]
-        records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl)
+        records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl, max_pending_bytes=max_pending_bytes)
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
@@ -314,7 +325,8 @@ class Monitor(Labelling):
             monitor = cls(windows, classes=labels, positive=positive, max_classes=body["max_classes"],
                           warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy(**body["policy"]),
                           detector=DetectorSettings(**body["detector"]), max_pending=saved["max_pending"],
-                          label_ttl=saved["label_ttl"], closed=body.get("closed", False))
+                          label_ttl=saved["label_ttl"], closed=body.get("closed", False),
+                          max_pending_bytes=saved["max_pending_bytes"])
             if monitor.labels != tuple(labels):
                 raise state.StateError("saved classes do not rebuild the same class index")
             monitor._tally.restore(body)

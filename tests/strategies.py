@@ -66,12 +66,19 @@ def hostile_labels() -> st.SearchStrategy[object]:
     )
 
 
+SHORT_KEYS: tuple[object, ...] = ("a", "b", "c", "d", "e", 1, 2, 3, "1")
+# keys whose accounted sizes differ widely (streammon.pending.memory.key_bytes): short, long, non-ASCII, the longest
+SIZED_KEYS: tuple[object, ...] = ("a", "b", 7, 2**62, "1", "k" * 300, "é" * 100, "\U0001f600" * 200, "z" * 512,
+                                  "ü" * 512)
+
+
 @st.composite
-def label_events(draw: st.DrawFn, *, max_events: int = 60) -> list[tuple[str, list[object], list[str], float]]:
+def label_events(draw: st.DrawFn, *, max_events: int = 60, pool: tuple[object, ...] = SHORT_KEYS
+                 ) -> list[tuple[str, list[object], list[str], float]]:
     """Interleaved predict/label calls: ``(kind, keys, labels, time gap)``, kind ``predict``/``label``
     (one key) or ``predict_many``/``label_many`` (a few), or ``reload`` (save and load the monitor).
-    Keys come from a small pool of str and int ids, so repeats, duplicates and orphans are common."""
-    keys = st.sampled_from(["a", "b", "c", "d", "e", 1, 2, 3, "1"])
+    Keys come from a small pool of str and int ids (``pool``), so repeats, duplicates and orphans are common."""
+    keys = st.sampled_from(pool)
     classes = st.sampled_from(["x", "y", "z"])
     events = []
     for _ in range(draw(st.integers(0, max_events))):

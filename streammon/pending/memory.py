@@ -1,14 +1,38 @@
-"""The pending predictions in memory: key -> predicted class and time, bounded by count and age.
+"""The pending predictions in memory: key -> predicted class and time, bounded by count, bytes and age.
 
 Every accepted prediction gets the next sequence number (its rank among accepted predictions:
 the prediction-side windows count them in the same order). A record lives until its label
-joins it, until ``max_pending`` newer predictions have been accepted (it is *evicted*), or
-until a time more than ``label_ttl`` seconds after its prediction is seen (it *expires*). A
-joined record stays as a tombstone for the same lifetime, so that a repeated label is told
-apart (a *duplicate*) from a label for a key never seen or already gone (an *orphan*).
+joins it, until ``max_pending`` newer predictions have been accepted or the records held
+account for more than ``max_pending_bytes`` (``streammon.pending.sizes``) with it (it is
+*evicted*, oldest first), or until a time more than ``label_ttl`` seconds after its prediction
+is seen (it *expires*). A joined record stays as a tombstone for the same lifetime, so that a
+repeated label is told apart (a *duplicate*) from a label for a key never seen or already gone
+(an *orphan*).
 
-Memory: a dict entry and a sequence number per record, plus 8 bytes of key reference, 8 of
-time and 4 of class in arrays indexed by sequence (``examples/bench_speed.py`` measures it).
+Memory per record (``examples/bench_pending_memory.py``, 1,000,000 records, the key object
+included: the store keeps it alive), tracemalloc; RSS in brackets; "before": the store of
+issue 25, which kept the keys of evicted records until half the arrays had gone:
+
+=========  ======  =======  =================  ==================  =========
+key        object  filled   at the bound       before, at it       accounted
+=========  ======  =======  =================  ==================  =========
+int        32 B    125 B    172 B (204 B)      221 B (263 B)       192 B
+str 8      57 B    138 B    175 B (204 B)      —                   232 B
+str 12     61 B    142 B    179 B (207 B)      257 B (290 B)       236 B
+UUID 36    85 B    166 B    203 B (235 B)      305 B (350 B)       260 B
+str 64     113 B   194 B    231 B (265 B)      —                   288 B
+str 256    305 B   386 B    423 B (461 B)      —                   480 B
+str 512    561 B   642 B    679 B (734 B)      1,257 B (1,314 B)   736 B
+=========  ======  =======  =================  ==================  =========
+
+A record is a dict entry (24 B; 16 B while every key is a str) with its share of the dict's
+spare slots — CPython resizes a dict that deletes as it inserts to 3 times what it holds, so at
+the bound a record carries 45–90 B of dict — a sequence number (an int object, 32 B), and 8 B
+of key reference, 8 B of time and 2 B of class in arrays indexed by sequence, compacted once a
+quarter of them has gone. A joined record costs the same; one that left costs its 18 B of array
+slots until compaction. "filled": 1,000,000 predictions into an empty store (no deletions yet,
+so a smaller dict); "at the bound": 3,000,000 into ``max_pending=1_000_000``; joined records
+measure the same as pending ones (within 1 B).
 
 >>> r = PendingRecords(max_pending=10, label_ttl=5.0)
 >>> r.put(1, 0, 0.0), r.put(2, 1, 1.0)
@@ -21,13 +45,23 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Hashable, MutableSequence
+from collections.abc import Hashable, Iterable, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.pending.sizes import (
+    DEFAULT_MAX_PENDING_BYTES,
+    INT_BYTES,
+    RECORD_BYTES,
+    STR_BYTES,
+    WIDE_CHAR_BYTES,
+    WIDE_STR_BYTES,
+    check_max_pending_bytes,
+    record_bytes,
+)
+
 DEFAULT_MAX_PENDING = 1_000_000
 DEFAULT_LABEL_TTL = 90 * 86_400.0  # seconds: 90 days, the far end of chargeback delays
-
 EXPIRED = 2  # status of a record that outlived label_ttl (prediction-side windows: column 2)
 EVICTED = 3  # status of a record pushed out by max_pending newer predictions (column 3)
 ORPHAN = "orphan"
@@ -47,21 +81,24 @@ class Settled:
 class PendingRecords:
     """Pending predictions (and recently joined tombstones), oldest first. Not thread-safe: the monitor locks."""
 
-    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, label_ttl: float = DEFAULT_LABEL_TTL) -> None:
+    def __init__(self, *, max_pending: int = DEFAULT_MAX_PENDING, label_ttl: float = DEFAULT_LABEL_TTL,
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> None:
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
             raise ValueError(f"max_pending must be an int >= 1, got {max_pending!r}")
         if isinstance(label_ttl, bool) or not isinstance(label_ttl, (int, float)) or not label_ttl > 0:
             raise ValueError(f"label_ttl must be seconds > 0 (math.inf: never), got {label_ttl!r}")
         self.max_pending = max_pending
         self.label_ttl = float(label_ttl)
+        self.max_pending_bytes = check_max_pending_bytes(max_pending_bytes)
         self._keys: dict[Hashable, int] = {}  # seq >= 0: pending; -(seq + 1): joined (a tombstone)
-        self._order: list[Any] = []  # key of each sequence number from _base (None: superseded on restore)
+        self._order: list[Any] = []  # key of each sequence number from _base (None: the record left or was superseded)
         self._times = array("d")
-        self._codes = array("i")
+        self._codes = array("H")  # class indices: below HARD_MAX_CLASSES (46,340)
         self._base = 0  # sequence number of _order[0]
         self._head = 0  # every record before it has left
         self.next_seq = 0
         self.pending = 0
+        self.held_bytes = 0  # accounted bytes of the records in _keys (pending and tombstones: see record_bytes)
         self.gone_seqs: list[int] = []
         self.gone_codes: list[int] = []
         self.gone_times: list[float] = []
@@ -75,8 +112,10 @@ class PendingRecords:
         """Accept a prediction (times never decrease); its sequence number, or -1 if ``key`` is pending already."""
         keys = self._keys
         old = keys.get(key)
-        if old is not None and old >= 0:
-            return -1
+        if old is not None:
+            if old >= 0:
+                return -1
+            self._supersede(key, -old - 1)
         seq = self.next_seq
         keys[key] = seq
         self._order.append(key)
@@ -84,35 +123,63 @@ class PendingRecords:
         self._codes.append(code)
         self.next_seq = seq + 1
         self.pending += 1
-        if seq - self._head >= self.max_pending:
-            self._drop_head(EVICTED)
+        self.held_bytes += record_bytes(key)
+        if seq - self._head >= self.max_pending or self.held_bytes > self.max_pending_bytes:
+            self._evict()
         return seq
+
+    def put_many(self, keys: list[Any], codes: list[int], times: list[float], out_codes: list[int],
+                 out_times: MutableSequence[float]) -> int:
+        """``put`` each key with its class and time (checked, never decreasing) in order; the accepted classes and
+        times are appended to ``out_codes`` and ``out_times``. Returns the number of repeated keys."""
+        return self._put_all(zip(keys, codes, times, strict=True), -math.inf, out_codes, out_times)[0]
 
     def put_queued(self, items: list[tuple[Any, int, float]], last: float, codes: list[int],
                    times: MutableSequence[float]) -> tuple[int, float]:
         """``put`` each ``(key, class, time)`` in order, a time behind ``last`` (or an earlier one) clamped up to
         it; the accepted classes and times are appended to ``codes`` and ``times``. Returns (repeats, last time)."""
+        return self._put_all(items, last, codes, times)
+
+    def _put_all(self, items: Iterable[tuple[Any, int, float]], last: float, out_codes: list[int],
+                 out_times: MutableSequence[float]) -> tuple[int, float]:
+        """``put`` in a loop, the counters in locals (written back before anything else reads them)."""
         keys = self._keys
         get = keys.get
+        order, stamps, classes = self._order.append, self._times.append, self._codes.append
+        accept_code, accept_time = out_codes.append, out_times.append
+        seq, total, added = self.next_seq, self.held_bytes, 0
+        most, limit, drop = self.max_pending, self.max_pending_bytes, self._drop_head
+        last_seq = self._head + most
         repeated = 0
         for key, code, when in items:
             now = last if when < last else when
             last = now
             old = get(key)
-            if old is not None and old >= 0:
-                repeated += 1
-                continue
-            seq = self.next_seq
+            if old is not None:
+                if old >= 0:
+                    repeated += 1
+                    continue
+                self.held_bytes = total
+                self._supersede(key, -old - 1)
+                total = self.held_bytes
             keys[key] = seq
-            self._order.append(key)
-            self._times.append(now)
-            self._codes.append(code)
-            self.next_seq = seq + 1
-            self.pending += 1
-            if seq - self._head >= self.max_pending:
-                self._drop_head(EVICTED)
-            codes.append(code)
-            times.append(now)
+            order(key)
+            stamps(now)
+            classes(code)
+            seq += 1
+            added += 1
+            total += (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                      + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
+            if seq > last_seq or total > limit:
+                self.next_seq, self.held_bytes = seq, total
+                drop(EVICTED)  # over by count: by one record; over by bytes: as many as it takes
+                while self.held_bytes > limit:
+                    drop(EVICTED)
+                total, last_seq = self.held_bytes, self._head + most
+            accept_code(code)
+            accept_time(now)
+        self.next_seq, self.held_bytes = seq, total
+        self.pending += added
         return repeated, last
 
     def take(self, key: Hashable, t: float) -> tuple[int, int, float] | str:
@@ -138,24 +205,49 @@ class PendingRecords:
         while self._head < self.next_seq and self._times[self._head - self._base] + ttl < now:
             self._drop_head(EXPIRED)
 
+    def _evict(self) -> None:
+        """Evict the oldest records until at most ``max_pending`` are held within ``max_pending_bytes`` (the newest
+        always fits: the bound is at least one record of the longest key)."""
+        while self.next_seq - self._head > self.max_pending or self.held_bytes > self.max_pending_bytes:
+            self._drop_head(EVICTED)
+
     def _drop_head(self, status: int) -> None:
+        """Let the oldest record go: a pending one leaves with ``status`` (as ``_leave``), a tombstone is forgotten.
+
+        Every slot still holding a key is that key's record in ``_keys``: a record that leaves early or is
+        superseded gives its slot's key up at once (``_leave``, ``_supersede``), so no lookup is needed here."""
         seq = self._head
         at = seq - self._base
-        key = self._order[at]
-        current = self._keys.get(key) if key is not None else None
-        if current == seq:
-            self._leave(key, seq, status)
-        elif current == -seq - 1:
-            del self._keys[key]
+        order = self._order
+        key = order[at]
+        if key is not None:
+            order[at] = None
+            self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                                + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
+            if self._keys.pop(key) >= 0:
+                self.pending -= 1
+                self.gone_seqs.append(seq)
+                self.gone_codes.append(self._codes[at])
+                self.gone_times.append(self._times[at])
+                self.gone_status.append(status)
         self._head = seq + 1
-        if at > 4096 and 2 * at > len(self._order):
-            del self._order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
+        if at > 4096 and 4 * at > len(order):  # a quarter has gone: 3 moves per record, amortized
+            del order[: at + 1], self._times[: at + 1], self._codes[: at + 1]
             self._base = seq + 1
+
+    def _supersede(self, key: Hashable, seq: int) -> None:
+        """Forget the joined record ``seq`` of ``key`` (predicted afresh): its slot holds no key any more."""
+        del self._keys[key]  # the dict then keeps the new key object, not this record's
+        self._order[seq - self._base] = None
+        self.held_bytes -= record_bytes(key)
 
     def _leave(self, key: Hashable, seq: int, status: int) -> None:
         del self._keys[key]
         self.pending -= 1
         at = seq - self._base
+        self._order[at] = None  # the key object is freed now, not when the head passes
+        self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
+                                            + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
         self.gone_seqs.append(seq)
         self.gone_codes.append(self._codes[at])
         self.gone_times.append(self._times[at])
@@ -192,9 +284,10 @@ class PendingRecords:
         span = next_seq - head
         self._order = [None] * span
         self._times = array("d", [-math.inf]) * span  # a gap (a superseded record) never stops expiry
-        self._codes = array("i", bytes(4 * span))
+        self._codes = array("H", bytes(2 * span))
         self._keys = {}
         self.pending = 0
+        self.held_bytes = 0
         for seq, key, code, t, joined in state["records"]:
             at = seq - head
             if key in self._keys or not 0 <= at < span or self._order[at] is not None:
@@ -204,3 +297,5 @@ class PendingRecords:
             self._codes[at] = code
             self._keys[key] = -seq - 1 if joined else seq
             self.pending += not joined
+            self.held_bytes += record_bytes(key)
+        self._evict()  # a store saved under a larger bound (or before max_pending_bytes) is trimmed to this one

@@ -4,7 +4,8 @@ Absent (a file saved before predictions existed) means no pending prediction. Ot
 store's records (``[seq, key, class index, time, joined]`` rows, sequence numbers in
 ``[head, next_seq)``, at most ``max_pending`` apart), the label-side windows (one per monitor
 window and a lifetime one each, the prediction side ``max(capacity, 4)`` wide), the journal
-mark and the settings; every count matrix as its non-zero cells (``streammon.counting.sparse``).
+mark and the settings (``max_pending_bytes`` absent: a file saved before it existed, the default); every count
+matrix as its non-zero cells (``streammon.counting.sparse``).
 Restoring costs about 20 bytes per sequence number between ``head`` and
 ``next_seq`` (at most ``max_pending``) besides the records themselves.
 
@@ -14,6 +15,8 @@ True
 Traceback (most recent call last):
 ...
 streammon.state.StateError: pending: missing label_ttl, mark, max_pending, pred_t, repeated, side; unexpected none
+>>> check_pending(None, 2, 1, 2)["max_pending_bytes"] == DEFAULT_MAX_PENDING_BYTES
+True
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from streammon.counting.timing import MAX_TIME
 from streammon.pending.keys import check_key
 from streammon.pending.memory import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
 from streammon.pending.sides import EVENT_SIDE, STATUSES
+from streammon.pending.sizes import DEFAULT_MAX_PENDING_BYTES, MAX_PENDING_BYTES, MIN_PENDING_BYTES
 from streammon.state import StateError
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _matrix, _real
 
@@ -36,8 +40,12 @@ def check_pending(value: Any, capacity: int, windows: int, k: int) -> dict[str, 
     """The checked ``pending`` section (defaults when absent); ``StateError`` naming the first bad field."""
     if value is None:
         return {"records": None, "side": None, "mark": 0, "pred_t": None, "repeated": 0,
-                "max_pending": DEFAULT_MAX_PENDING, "label_ttl": DEFAULT_LABEL_TTL}
-    body = _fields(value, "pending", PENDING)
+                "max_pending": DEFAULT_MAX_PENDING, "label_ttl": DEFAULT_LABEL_TTL,
+                "max_pending_bytes": DEFAULT_MAX_PENDING_BYTES}
+    if isinstance(value, dict) and "max_pending_bytes" not in value:  # saved before the byte bound existed
+        value = {**value, "max_pending_bytes": DEFAULT_MAX_PENDING_BYTES}
+    body = _fields(value, "pending", (*PENDING, "max_pending_bytes"))
+    _int(body["max_pending_bytes"], "pending.max_pending_bytes", MIN_PENDING_BYTES, MAX_PENDING_BYTES)
     max_pending = _int(body["max_pending"], "pending.max_pending", 1, MAX_PENDING)
     ttl = body["label_ttl"]
     if not (isinstance(ttl, float) and (ttl == math.inf or 0 < ttl <= MAX_COUNT)):

@@ -1,12 +1,12 @@
 """The server's TOML configuration: ``[server]`` and one ``[models.NAME]`` table per model.
 
 Every ``Monitor`` option has a key (``windows``, ``reference``, ``positive``, ``classes``, ``warmup``,
-``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, ``closed``, the tables ``detector`` and ``policy``
-with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment keys such as ``["country"]``:
-a monitor per segment value, at most ``max_segments``, default 100); a key the server does not know is an error
-naming it, so a typo never passes silently. Windows are written ``"cumulative"``, ``"sliding:N"``,
-``"timed:SECONDS"`` or ``"timed:SECONDS:BUCKETS"`` and reported as ``cumulative``, ``sliding_N``,
-``timed_SECONDSs``.
+``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, ``max_pending_bytes``, ``closed``, the tables
+``detector`` and ``policy`` with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment
+keys such as ``["country"]``: a monitor per segment value, at most ``max_segments``, default 100); a key the
+server does not know is an error naming it, so a typo never passes silently. Windows are written
+``"cumulative"``, ``"sliding:N"``, ``"timed:SECONDS"`` or ``"timed:SECONDS:BUCKETS"`` and reported as
+``cumulative``, ``sliding_N``, ``timed_SECONDSs``.
 
 >>> config = parse(\'\'\'
 ... [server]
@@ -40,7 +40,7 @@ from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings
 from streammon.findings.distortion import Policy
 from streammon.monitor import Monitor
-from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING
+from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,6 +72,7 @@ class ModelConfig:
     baseline: dict[Any, dict[Any, int]] | None = None
     label_ttl: float = DEFAULT_LABEL_TTL
     max_pending: int = DEFAULT_MAX_PENDING
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES
     detector: DetectorSettings = field(default_factory=DetectorSettings)
     policy: Policy = field(default_factory=Policy)
     segments: tuple[str, ...] = ()
@@ -87,6 +88,7 @@ class ModelConfig:
         return {"windows": self.windows(), "reference": self.reference, "positive": self.positive,
                 "classes": self.classes, "warmup": self.warmup, "max_classes": self.max_classes,
                 "baseline": self.baseline, "label_ttl": self.label_ttl, "max_pending": self.max_pending,
+                "max_pending_bytes": self.max_pending_bytes,
                 "detector": self.detector, "policy": self.policy, "closed": self.closed}
 
 
@@ -119,7 +121,7 @@ _SERVER_KEYS = {"listen", "state_dir", "checkpoint_every", "token", "token_file"
                 "client_cafile", "client_auth_required", "max_connections", "request_timeout", "body_timeout",
                 "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "max_decoding", "distortion_prone"}
 _MODEL_KEYS = {"windows", "reference", "positive", "classes", "warmup", "max_classes", "baseline", "label_ttl",
-               "max_pending", "detector", "policy", "segments", "max_segments", "closed"}
+               "max_pending", "max_pending_bytes", "detector", "policy", "segments", "max_segments", "closed"}
 
 
 def load(path: str | os.PathLike[str]) -> ServerConfig:
@@ -238,9 +240,10 @@ def _model_labels(body: dict[str, Any], where: str) -> dict[str, Any]:
 def _model_settings(body: dict[str, Any], where: str) -> dict[str, Any]:
     """The counts, times and the detector and policy tables of a model table."""
     options: dict[str, Any] = {}
-    for key, low in (("warmup", 1), ("max_classes", 2), ("max_pending", 1), ("max_segments", 1)):
+    for key, low, high in (("warmup", 1, 2**31 - 1), ("max_classes", 2, 2**31 - 1), ("max_pending", 1, 2**31 - 1),
+                           ("max_segments", 1, 2**31 - 1), ("max_pending_bytes", 1, 2**53)):
         if key in body:
-            options[key] = _integer(body[key], f"{where} {key}", low, 2**31 - 1)
+            options[key] = _integer(body[key], f"{where} {key}", low, high)
     if "segments" in body:
         keys = body["segments"]
         if not isinstance(keys, list) or not all(isinstance(k, str) and SEGMENT_KEY.fullmatch(k) for k in keys) \

@@ -186,6 +186,7 @@ def open_model(model: ModelConfig, state_dir: Path, stem: str) -> Monitor:
         ("detector", asdict(monitor._tally.watch.settings), asdict(model.detector)),
         ("label_ttl", monitor._records.label_ttl, model.label_ttl),
         ("max_pending", monitor._records.max_pending, model.max_pending),
+        ("max_pending_bytes", monitor._records.max_pending_bytes, model.max_pending_bytes),
         ("closed", monitor._tally.index.closed, model.closed),
     ) if a != b]
     if differences:

@@ -14,10 +14,12 @@ The edges, decided once:
 - a key predicted again while its prediction is pending is *repeated*: the first prediction
   stands, the repeat is counted (``repeated``) and otherwise ignored. Once joined or expired, the
   key can be predicted afresh.
-- a prediction leaves unlabelled when ``max_pending`` newer predictions were accepted after it
-  (*evicted*) or when a label-side time (a label or ``update`` time, or the clock at a read of a
-  clock-driven monitor) more than ``label_ttl`` seconds after it is seen (*expired*): it is
-  counted, per predicted class, as never labelled. A label later than ``label_ttl`` is an orphan.
+- a prediction leaves unlabelled when ``max_pending`` newer predictions were accepted after it, or
+  the store would account for more than ``max_pending_bytes`` (*evicted*), or when any time more than
+  ``label_ttl`` seconds after it is seen — a label's or an ``update``'s, another prediction's, or the
+  clock at a read of a clock-driven monitor (*expired*): it is counted, per predicted class, as never
+  labelled, and a report never shows a prediction older than ``label_ttl`` as pending. A label later
+  than ``label_ttl`` (by its own time, or after a later prediction expired its key) is an orphan.
 - keys are str or int (``streammon.pending.keys``); ``1`` and ``"1"`` are different keys.
 - prediction times never decrease (among predictions); label times share the time of ``update``.
 
@@ -347,13 +349,16 @@ class Labelling(Intake):
     def _expire(self, now: float | None) -> None:
         """Expire predictions older than ``label_ttl`` at the read time (caller holds the lock).
 
-        The read time is the label side's (the latest label or ``update`` time, or the clock of a
-        clock-driven monitor), which no later label precedes: so whether a label joins, and whether
-        its prediction expired, never depends on when reports were made.
+        The read time is the latest time seen: the label side's (the latest label or ``update`` time, or
+        the clock of a clock-driven monitor) or the latest prediction's, whichever is later. Predictions
+        expire at each other's times as they are accepted too, and no later label precedes the label
+        side's time: so whether a label joins, and whether its prediction expired, never depends on when
+        reports were made.
         """
         self._drain()
-        if now is not None:
-            self._records.expire(now)
+        latest = self._pred_t if now is None else max(now, self._pred_t)
+        if latest > -math.inf:
+            self._records.expire(latest)
         self._flush()
 
     @property

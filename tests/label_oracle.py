@@ -5,8 +5,8 @@ one event at a time, with no shared code: a prediction is accepted unless its ke
 (then it is *repeated*); accepting prediction number ``n`` evicts the record numbered
 ``n - max_pending``; a label joins a pending record whose prediction is at most ``label_ttl``
 seconds older, else it expires it (orphan label); a label for a joined record within its ttl is
-a duplicate, any other label an orphan; a read at label-side time ``now`` expires the pending
-records older than ``label_ttl``.
+a duplicate, any other label an orphan; a prediction at time ``t`` and a read at time ``now``
+expire the pending records older than ``label_ttl`` at that time.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class Oracle:
     repeated: int = 0
 
     def predict(self, key: Any, pred: Any, t: float) -> None:
+        self.read(t)  # one time line: a prediction's time expires the pending records older than label_ttl
         current = self.live.get(key)
         if current is not None and current.status == "pending":
             self.repeated += 1
@@ -73,9 +74,10 @@ class Oracle:
         if now is None:
             return
         for record in self.records:
-            if record.status == "pending" and record.t + self.label_ttl < now:
-                record.status = "expired"
-                del self.live[record.key]
+            if record.t + self.label_ttl < now and self.live.get(record.key) is record:
+                del self.live[record.key]  # a joined one is forgotten: a later label of its key is an orphan
+                if record.status == "pending":
+                    record.status = "expired"
 
     def status_counts(self, last: int | None = None) -> Counter[str]:
         chosen = self.records if last is None else self.records[max(0, len(self.records) - last):]

@@ -249,3 +249,22 @@ def test_lock_free_predict_under_forced_thread_switches_loses_nothing() -> None:
         odd = [j for j in range(2000) if j % 2]
         expected = {"a": {"a": 4 * sum(1 for j in odd if j % 3), "b": 4 * sum(1 for j in odd if not j % 3)}}
         assert report.windows["cumulative"].confusion.to_dict() == expected
+
+
+def test_a_report_never_shows_a_prediction_older_than_label_ttl_as_pending() -> None:
+    """label_ttl = 10: a prediction at 0 is expired by a later prediction at 20 (one time line), so a report shows
+    it expired, not pending, and its label then is an orphan even if stamped 5; the same holds for predict_many
+    batches spanning more than the ttl, and for a read with nothing new."""
+    for batched in (False, True):
+        m = Monitor([Cumulative()], label_ttl=10.0)
+        if batched:
+            m.predict_many(["a", "b"], ["x", "y"], t=[0.0, 20.0])
+        else:
+            m.predict("a", "x", t=0.0)
+            m.predict("b", "y", t=20.0)
+        stats = m.report().windows["cumulative"].label_stats
+        assert (stats.pending, stats.expired) == (1, 1)
+        m.label("a", "x", t=5.0)
+        m.label("b", "y", t=21.0)
+        stats = m.report().windows["cumulative"].label_stats
+        assert (stats.labelled, stats.orphans, stats.pending) == (1, 1, 0)

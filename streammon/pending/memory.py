@@ -110,6 +110,8 @@ class PendingRecords:
 
     def put(self, key: Hashable, code: int, t: float) -> int:
         """Accept a prediction (times never decrease); its sequence number, or -1 if ``key`` is pending already."""
+        if self._head < self.next_seq and self._times[self._head - self._base] + self.label_ttl < t:
+            self.expire(t)  # one time line: a prediction expires by a later prediction's time too
         keys = self._keys
         old = keys.get(key)
         if old is not None:
@@ -150,10 +152,18 @@ class PendingRecords:
         seq, total, added = self.next_seq, self.held_bytes, 0
         most, limit, drop = self.max_pending, self.max_pending_bytes, self._drop_head
         last_seq = self._head + most
+        ttl = self.label_ttl
+        expire_after = self._times[self._head - self._base] + ttl if self._head < seq else math.inf
         repeated = 0
         for key, code, when in items:
             now = last if when < last else when
             last = now
+            if now > expire_after:  # the oldest record expires at this prediction's time (as ``put``)
+                self.next_seq, self.held_bytes, self.pending = seq, total, self.pending + added
+                added = 0
+                self.expire(now)
+                total, last_seq = self.held_bytes, self._head + most
+                expire_after = self._times[self._head - self._base] + ttl if self._head < seq else math.inf
             old = get(key)
             if old is not None:
                 if old >= 0:
@@ -162,6 +172,8 @@ class PendingRecords:
                 self.held_bytes = total
                 self._supersede(key, -old - 1)
                 total = self.held_bytes
+            if expire_after == math.inf:  # the store was empty: this record is the oldest
+                expire_after = now + ttl
             keys[key] = seq
             order(key)
             stamps(now)
@@ -200,7 +212,7 @@ class PendingRecords:
 
     def expire(self, now: float) -> None:
         """Expire every pending record predicted more than ``label_ttl`` seconds before ``now`` (and forget
-        joined ones as old): ``now`` is a label-side time, which later labels never precede."""
+        joined ones as old): ``now`` is the latest time seen, a label's, an update's, a prediction's or a read's."""
         ttl = self.label_ttl
         while self._head < self.next_seq and self._times[self._head - self._base] + ttl < now:
             self._drop_head(EXPIRED)

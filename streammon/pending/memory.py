@@ -134,16 +134,17 @@ class PendingRecords:
                  out_times: MutableSequence[float]) -> int:
         """``put`` each key with its class and time (checked, never decreasing) in order; the accepted classes and
         times are appended to ``out_codes`` and ``out_times``. Returns the number of repeated keys."""
-        return self._put_all(zip(keys, codes, times, strict=True), -math.inf, out_codes, out_times)[0]
+        return self._put_all(zip(keys, codes, times, strict=True), -math.inf, out_codes, out_times,
+                             times[0] if times else math.inf)[0]
 
     def put_queued(self, items: list[tuple[Any, int, float]], last: float, codes: list[int],
                    times: MutableSequence[float]) -> tuple[int, float]:
         """``put`` each ``(key, class, time)`` in order, a time behind ``last`` (or an earlier one) clamped up to
         it; the accepted classes and times are appended to ``codes`` and ``times``. Returns (repeats, last time)."""
-        return self._put_all(items, last, codes, times)
+        return self._put_all(items, last, codes, times, items[0][2] if items else math.inf)
 
     def _put_all(self, items: Iterable[tuple[Any, int, float]], last: float, out_codes: list[int],
-                 out_times: MutableSequence[float]) -> tuple[int, float]:
+                 out_times: MutableSequence[float], first: float) -> tuple[int, float]:
         """``put`` in a loop, the counters in locals (written back before anything else reads them)."""
         keys = self._keys
         get = keys.get
@@ -152,8 +153,10 @@ class PendingRecords:
         seq, total, added = self.next_seq, self.held_bytes, 0
         most, limit, drop = self.max_pending, self.max_pending_bytes, self._drop_head
         last_seq = self._head + most
-        ttl = self.label_ttl
-        expire_after = self._times[self._head - self._base] + ttl if self._head < seq else math.inf
+        # when the oldest record expires (a store empty so far: a lower bound, the first time of the batch, which the
+        # first check corrects); one comparison a row while no record expires
+        ttl, head = self.label_ttl, self._head
+        expire_after = (self._times[head - self._base] if head < seq else max(first, last)) + ttl
         repeated = 0
         for key, code, when in items:
             now = last if when < last else when
@@ -162,8 +165,9 @@ class PendingRecords:
                 self.next_seq, self.held_bytes, self.pending = seq, total, self.pending + added
                 added = 0
                 self.expire(now)
-                total, last_seq = self.held_bytes, self._head + most
-                expire_after = self._times[self._head - self._base] + ttl if self._head < seq else math.inf
+                total, head = self.held_bytes, self._head
+                last_seq = head + most
+                expire_after = (self._times[head - self._base] if head < seq else now) + ttl
             old = get(key)
             if old is not None:
                 if old >= 0:
@@ -172,8 +176,6 @@ class PendingRecords:
                 self.held_bytes = total
                 self._supersede(key, -old - 1)
                 total = self.held_bytes
-            if expire_after == math.inf:  # the store was empty: this record is the oldest
-                expire_after = now + ttl
             keys[key] = seq
             order(key)
             stamps(now)
@@ -187,7 +189,8 @@ class PendingRecords:
                 drop(EVICTED)  # over by count: by one record; over by bytes: as many as it takes
                 while self.held_bytes > limit:
                     drop(EVICTED)
-                total, last_seq = self.held_bytes, self._head + most
+                total, head = self.held_bytes, self._head
+                last_seq = head + most
             accept_code(code)
             accept_time(now)
         self.next_seq, self.held_bytes = seq, total

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from streammon.logs.errors import ReplayError
-from streammon.logs.replayer import duration_seconds
+from streammon.logs.feed import duration_seconds
 from streammon.logs.sources import CSV, IPC, PARQUET, open_log
 
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from streammon.logs.report_series import Axis, WindowSeries, rounded, spans
-from streammon.logs.result import AlertSpan
+from streammon.logs.spans import AlertSpan
 from streammon.metrics.specs import catalog
 
 Figure = dict[str, Any]

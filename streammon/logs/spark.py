@@ -20,7 +20,7 @@ from typing import Any
 from streammon.counting.windows import Window
 from streammon.logs.counts_table import counts_schema, replay_counts
 from streammon.logs.errors import ReplayError
-from streammon.logs.replayer import OnSnapshot, duration_seconds
+from streammon.logs.feed import OnSnapshot, duration_seconds
 from streammon.logs.result import ReplayResult
 from streammon.monitor import Monitor
 

@@ -85,7 +85,7 @@ def test_nan_label_refused_as_missing(tmp_path: Path) -> None:
     table = pa.table({"y": pa.array([0.0, 1.0, float("nan"), 1.0]), "p": pa.array([0.0, 1.0, 1.0, 1.0])})
     with pytest.raises(ValueError, match="missing"):
         streammon.Monitor([streammon.Cumulative()]).update_many(np.array([0.0, 1.0, np.nan, 1.0]), [0, 1, 1, 1])
-    with pytest.raises(ReplayError, match="NaN label.*missing") as replayed:
+    with pytest.raises(ReplayError, match=r"NaN label.*missing") as replayed:
         replay(table, true="y", pred="p")
     assert replayed.value.row == 2
 

@@ -78,6 +78,21 @@ def label_kind(arrow_type: Any) -> str | None:
     return None
 
 
+def kind_text(arrow_type: Any) -> str:
+    """What a label column holds, said in an error (a float column: int labels only if whole numbers).
+
+    >>> import pyarrow as pa
+    >>> kind_text(pa.string()), kind_text(pa.float64())
+    ('str labels', 'floats (int labels only when whole numbers: scores? threshold them into class labels first)')
+    """
+    import pyarrow as pa
+
+    value_type = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_floating(value_type):
+        return "floats (int labels only when whole numbers: scores? threshold them into class labels first)"
+    return f"{label_kind(arrow_type)} labels"
+
+
 def is_time_type(arrow_type: Any) -> bool:
     """Whether a column of this type can give sample times."""
     import pyarrow as pa

@@ -24,6 +24,7 @@ from streammon.counting.coded import Coded
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.findings.report import Report
 from streammon.logs.errors import ReplayError
+from streammon.logs.reference_check import CHECK_ROWS, check, distinct
 from streammon.logs.result import ReplayResult
 from streammon.logs.spans import AlertLog, Snapshot
 from streammon.logs.timeline import Timeline
@@ -90,12 +91,18 @@ class Replayer:
         self._period_end: float | None = None
         self.report: Report | None = None
         self._method: Feed = monitor.update_many
+        reference = monitor.reference
+        self._check_against = None if reference is None or reference.source != "given" else tuple(reference.priors)
+        self._seen: set[Hashable] = set()
+        self._looked = 0  # rows whose labels are in _seen
 
     def feed(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, times: np.ndarray | None, file: str,
              first_row: int, *, method: Feed | None = None) -> None:
         """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
         (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
         self._method = self.monitor.update_many if method is None else method
+        if self._check_against is not None:
+            self._see(true, pred, last=False)
         n, start = len(true), 0
         while start < n:
             if self.every.rows is not None:
@@ -130,7 +137,25 @@ class Replayer:
         self.samples += len(true)
         self._unreported += len(true)
 
+    def _see(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, *, last: bool) -> None:
+        """Gather the labels of the first ``CHECK_ROWS`` rows given to ``feed``, then check the reference's classes
+        against them once (at the end when the log is shorter): a likely typo raises ``ReferenceMismatch`` before
+        the chunk that completes them counts (a log's chunks are up to ``BATCH_ROWS`` rows: before any row)."""
+        assert self._check_against is not None
+        if not last:
+            taken = CHECK_ROWS - self._looked
+            self._seen |= distinct(pred[:taken])
+            if self._method == self.monitor.update_many:  # predict_many/label_many take keys first
+                self._seen |= distinct(true[:taken])
+            self._looked += min(taken, len(pred))
+        if last or self._looked >= CHECK_ROWS:
+            reference, self._check_against = self._check_against, None
+            check(reference, self._seen, self._looked)
+            self._seen = set()
+
     def _snapshot(self, time: float | None) -> None:
+        if self._check_against is not None:  # no snapshot is shown before the reference is checked
+            self._see(np.empty(0), np.empty(0), last=True)
         if not self._unreported and self.snapshots:
             return
         report = self.monitor.report()

@@ -92,7 +92,9 @@ class Replayer:
         self.report: Report | None = None
         self._method: Feed = monitor.update_many
         reference = monitor.reference
-        self._check_against = None if reference is None or reference.source != "given" else tuple(reference.priors)
+        given = () if reference is None or reference.source != "given" else tuple(reference.priors)
+        # only text classes can be mistyped: a reference without one is not checked (int logs pay nothing)
+        self._check_against = given if any(isinstance(c, str) for c in given) else None
         self._seen: set[Hashable] = set()
         self._looked = 0  # rows whose labels are in _seen
 

@@ -45,14 +45,19 @@ def typos(reference: Iterable[Hashable], seen: set[Hashable]) -> list[tuple[Hash
 
 
 def distinct(labels: np.ndarray | Coded) -> set[Hashable]:
-    """The distinct labels of a chunk (a ``Coded`` column read through its codes).
+    """The distinct text labels of a chunk (a ``Coded`` column read through its codes; an int or bool array holds
+    none, and is not read).
 
     >>> sorted(distinct(Coded(np.array([1, 1, 0]), np.array(["a", "b", "c"], dtype=object))))
     ['a', 'b']
     """
     if isinstance(labels, Coded):
-        return set(labels.categories[np.unique(labels.codes)].tolist())
-    return set(np.asarray(labels).tolist())
+        used = np.bincount(labels.codes, minlength=len(labels.categories)) > 0
+        return set(labels.categories[: len(used)][used].tolist())
+    values = np.asarray(labels)
+    if values.dtype.kind not in "OUT":  # ints or bools: no text label, nothing a text class could be a typo of
+        return set()
+    return set(values.tolist())
 
 
 def check(reference: Iterable[Hashable], seen: set[Hashable], rows: int) -> None:

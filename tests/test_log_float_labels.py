@@ -117,3 +117,18 @@ def test_duckdb_reads_float_labels_by_the_same_rule(fmt: str, tmp_path: Path) ->
     with pytest.raises(ReplayError, match="not a whole number") as refused:
         counts_with_duckdb(_source(frame, fmt, tmp_path), true="y", pred="p", time="t", bucket=60)
     assert refused.value.row == 321
+
+
+def test_joined_float_labels_replay_as_their_ints() -> None:
+    """A joined replay (predictions and labels on a key) of 0.0/1.0 float columns reports what the same columns
+    as int64 report."""
+    frame = _rows()
+    keys = np.arange(len(frame))
+
+    def joined(kind: Any) -> Any:
+        preds = pa.table({"k": keys, "p": frame["p"].to_numpy().astype(kind), "t": frame["t"].to_numpy()})
+        labels = pa.table({"k": keys, "y": frame["y"].to_numpy().astype(kind), "t": frame["t"].to_numpy() + 30.0})
+        return replay(preds, labels=labels, key="k", true="y", pred="p", time="t", windows=_windows(),
+                      reference={0: 9, 1: 1}, every="1h").report
+
+    same_report(joined(np.float64), joined(np.int64))

@@ -14,7 +14,7 @@ from streammon.commands.demo import format_view
 from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
-    from streammon.logs.result import AlertSpan
+    from streammon.logs.spans import AlertSpan
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:

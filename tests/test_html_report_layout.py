@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("pandas")
 
 import streammon
-from streammon.logs.report_figures import MODEBAR_PX
+from streammon.logs.report_axes import MODEBAR_PX
 from streammon.logs.report_page import html_page
 from tests.conftest import missing
 from tests.replay_data import BASELINE, REFERENCE, log_frame

@@ -104,7 +104,10 @@ def _run(argv: Sequence[str] | None) -> int:
     replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "
                            "time: 90s, 15m, 1h, 1d, 1w (default 1d, or 100000 rows without --time)")
     replaying.add_argument("--reference", metavar="MIX", help="the training class mix: LABEL=COUNT,... or JSON (text "
-                           "or a file); default: learned from the first 1000 rows")
+                           "or a file); default: learned from the first 1000 rows. Checked against the labels of the "
+                           "first 100000 rows: a reference class they lack beside a log label the reference lacks "
+                           "that looks like it (Fraud/fraud, a close spelling) stops the replay (status 2); a class "
+                           "merely absent does not")
     replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
                            "(text or a file) for the degradation detector")
     replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")

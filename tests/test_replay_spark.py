@@ -86,7 +86,7 @@ def test_spark_replay_equals_the_row_replay(spark: Any, logged: tuple[Any, Path]
 
 
 def test_spark_errors_name_the_column(spark: Any, logged: tuple[Any, Path]) -> None:
-    """A missing column and a column of scores are refused before any job runs, naming the column."""
+    """A missing column and a column of scores (floats that are not whole numbers) are refused, naming the column."""
     from streammon.logs import ReplayError
     from streammon.logs.spark import counts_from_spark
 
@@ -95,4 +95,24 @@ def test_spark_errors_name_the_column(spark: Any, logged: tuple[Any, Path]) -> N
         counts_from_spark(df, true="label", pred="p", time="ts")
     with pytest.raises(ReplayError) as caught:
         counts_from_spark(df, true="seconds", pred="p", time="ts")
-    assert caught.value.column == "seconds" and "cannot hold class labels" in str(caught.value)
+    assert caught.value.column == "seconds" and "not a whole number" in str(caught.value)  # update_many's reason
+
+
+def test_spark_reads_whole_float_labels_as_replay_does(spark: Any) -> None:
+    """0.0/1.0 float label columns give Spark the counts replay's reader gives (int labels); a 0.5 is refused with
+    update_many's reason."""
+    import numpy as np
+    import pandas as pd
+
+    from streammon.logs import ReplayError, counts_from_rows
+    from streammon.logs.spark import counts_from_spark
+
+    rng = np.random.default_rng(9)
+    y = (rng.random(500) < 0.1).astype(float)
+    frame = pd.DataFrame({"t": np.arange(500) * 3.0, "y": y, "p": np.where(rng.random(500) < 0.9, y, 1.0 - y)})
+    got = counts_from_spark(spark.createDataFrame(frame), true="y", pred="p", time="t", bucket=60)
+    assert got.equals(counts_from_rows(frame, true="y", pred="p", time="t", bucket=60))
+    frame.loc[77, "p"] = 0.5
+    with pytest.raises(ReplayError, match="not a whole number") as caught:
+        counts_from_spark(spark.createDataFrame(frame), true="y", pred="p", time="t", bucket=60)
+    assert caught.value.column == "p"

@@ -14,7 +14,7 @@ from streammon.commands.demo import format_view
 from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
-    from streammon.logs.result import AlertSpan
+    from streammon.logs.spans import AlertSpan
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
@@ -71,6 +71,10 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
               file=sys.stderr)
         return 1
     except (ValueError, TypeError, OSError) as exc:
+        from streammon.logs.errors import ReferenceMismatch  # noqa: PLC0415 (loaded by the replay that raised)
+
+        if isinstance(exc, ReferenceMismatch):  # the command line's reference, not the log: a usage error
+            return fail("replay", str(exc))
         print(f"streammon replay: error: {exc}", file=sys.stderr)
         return 1
     span = ("" if result.first_time is None or result.last_time is None else

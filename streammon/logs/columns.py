@@ -2,7 +2,9 @@
 
 Labels: integer and boolean columns pass as they are (no copy when they have no nulls);
 string columns are dictionary-encoded and each dictionary is turned into labels once,
-then gathered by its integer indices. Times: timestamps (any unit, any time zone: UTC
+then gathered by its integer indices. Float columns follow ``Monitor.update_many``'s rule
+(``streammon.counting.labels.as_label_array``): whole numbers are int labels, a fraction is
+refused as a score, a NaN as a missing label. Times: timestamps (any unit, any time zone: UTC
 seconds), dates (midnight UTC) or numbers of seconds, as float64 seconds. A null, a NaN,
 a column of another type or a time earlier than the one before raises ``ReplayError``
 naming the file, the column and the row (0-based, counted over the file's data rows).
@@ -28,9 +30,11 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.coded import Coded
+from streammon.counting.counts import LABEL_INT_BOUND
+from streammon.counting.labels import as_label_array
 from streammon.logs.errors import ReplayError
 
-LABEL_TYPES = "integers, booleans or strings"
+LABEL_TYPES = "integers, booleans, strings or whole-number floats"
 KEY_TYPES = "strings or integers"
 TIME_TYPES = "timestamps, dates or numbers of seconds"
 DATES_FROM = 946_684_800.0  # 2000-01-01 UTC: times from here on are read as timestamps (UTC seconds since 1970)
@@ -53,12 +57,18 @@ class Where:
 
 
 def label_kind(arrow_type: Any) -> str | None:
-    """``"int"``, ``"bool"`` or ``"str"`` for a column type that holds class labels, else None."""
+    """``"int"``, ``"bool"`` or ``"str"`` for a column type that holds class labels, else None (a float column
+    holds int labels, each checked to be a whole number when read, as ``update_many`` checks them).
+
+    >>> import pyarrow as pa
+    >>> label_kind(pa.float64()), label_kind(pa.int8()), label_kind(pa.binary())
+    ('int', 'int', None)
+    """
     import pyarrow as pa
 
     if pa.types.is_dictionary(arrow_type):
         arrow_type = arrow_type.value_type
-    if pa.types.is_integer(arrow_type):
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type):
         return "int"
     if pa.types.is_boolean(arrow_type):
         return "bool"
@@ -66,6 +76,21 @@ def label_kind(arrow_type: Any) -> str | None:
             pa.types.is_string_view(arrow_type)):
         return "str"
     return None
+
+
+def kind_text(arrow_type: Any) -> str:
+    """What a label column holds, said in an error (a float column: int labels only if whole numbers).
+
+    >>> import pyarrow as pa
+    >>> kind_text(pa.string()), kind_text(pa.float64())
+    ('str labels', 'floats (int labels only when whole numbers: scores? threshold them into class labels first)')
+    """
+    import pyarrow as pa
+
+    value_type = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_floating(value_type):
+        return "floats (int labels only when whole numbers: scores? threshold them into class labels first)"
+    return f"{label_kind(arrow_type)} labels"
 
 
 def is_time_type(arrow_type: Any) -> bool:
@@ -78,6 +103,10 @@ def is_time_type(arrow_type: Any) -> bool:
 
 def key_kind(arrow_type: Any) -> str | None:
     """``"int"`` or ``"str"`` for a column type that holds prediction keys, else None."""
+    import pyarrow as pa
+
+    if pa.types.is_floating(arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type):
+        return None
     kind = label_kind(arrow_type)
     return kind if kind in ("int", "str") else None
 
@@ -118,9 +147,7 @@ def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
             raise ReplayError(f"type {arrow_type} cannot hold prediction keys: expected {KEY_TYPES}", file=file,
                               column=column)
         if role not in ("time", "key") and label_kind(arrow_type) is None:
-            hint = " (scores? threshold them into class labels first)" if "float" in str(arrow_type) or (
-                "double" in str(arrow_type)) else ""
-            raise ReplayError(f"type {arrow_type} cannot hold class labels: expected {LABEL_TYPES}{hint}",
+            raise ReplayError(f"type {arrow_type} cannot hold class labels: expected {LABEL_TYPES}",
                               file=file, column=column)
 
 
@@ -183,10 +210,38 @@ def label_column(array: Any, where: Where, cache: DictionaryCache | None = None)
             array = array.cast(pa.large_string())
         array = array.dictionary_encode()
     if pa.types.is_dictionary(array.type):
-        values = (cache or DictionaryCache()).labels_of(array.dictionary)
-        codes = array.indices.to_numpy(zero_copy_only=False)
-        return Coded(codes, values)
+        if pa.types.is_floating(array.type.value_type):
+            array = array.cast(array.type.value_type)
+        else:
+            values = (cache or DictionaryCache()).labels_of(array.dictionary)
+            codes = array.indices.to_numpy(zero_copy_only=False)
+            return Coded(codes, values)
+    if pa.types.is_floating(array.type):
+        return whole_labels(array.to_numpy(zero_copy_only=False), where)
     return array.to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+
+
+def whole_labels(values: np.ndarray, where: Where) -> np.ndarray:
+    """A float label column as int64 labels by ``update_many``'s own rule (``as_label_array``): whole numbers
+    pass, a fraction is refused as a score (with ``update_many``'s message) and a NaN as a missing label.
+
+    >>> whole_labels(np.array([0.0, 1.0]), Where("log.csv", "y", 0)).tolist()
+    [0, 1]
+    >>> whole_labels(np.array([1.0, 0.5]), Where("log.csv", "y", 10))
+    Traceback (most recent call last):
+    ...
+    streammon.logs.errors.ReplayError: log.csv, column 'y', row 11: label 0.5 is a float that is not a whole \
+number: it looks like a score: threshold it first (e.g. y_pred = score >= 0.5) or pass the class labels
+    """
+    missing = np.isnan(values)
+    if missing.any():
+        raise where.error("NaN label (a missing label: every row needs a class label)",
+                          int(np.flatnonzero(missing)[0]))
+    try:
+        return as_label_array(values, where.column)
+    except ValueError as exc:
+        wrong = (values != np.floor(values)) | ~(np.abs(values) < LABEL_INT_BOUND)
+        raise where.error(str(exc), int(np.flatnonzero(wrong)[0]) if wrong.any() else None) from exc
 
 
 def seconds(array: Any, where: Where) -> np.ndarray:

@@ -58,7 +58,7 @@ import numpy as np
 from streammon.counting.windows import Window
 from streammon.logs.columns import Where, is_time_type, labels, seconds
 from streammon.logs.errors import ReplayError
-from streammon.logs.replayer import Every, OnSnapshot, Replayer, duration_seconds, replay_monitor
+from streammon.logs.feed import Every, OnSnapshot, Replayer, duration_seconds, replay_monitor
 from streammon.logs.result import ReplayResult
 from streammon.logs.sources import BATCH_ROWS, file_parts, guarded, in_memory, open_log, table_part
 from streammon.monitor import Monitor

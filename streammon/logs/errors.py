@@ -19,3 +19,8 @@ class ReplayError(ValueError):
         self.file = file
         self.column = column
         self.row = row
+
+
+class ReferenceMismatch(ReplayError):
+    """The reference names a class the log's first rows never hold, beside a log label it lacks that looks like
+    it (``Fraud`` and ``fraud``): a likely typo, refused before the replay goes on (the CLI exits 2)."""

@@ -30,6 +30,7 @@ import numpy as np
 from streammon.logs import columns
 from streammon.logs.columns import check_types, key_kind, label_kind
 from streammon.logs.errors import ReplayError
+from streammon.logs.feed import Every, Replayer, replay_monitor
 from streammon.logs.result import ReplayResult
 from streammon.logs.sources import BATCH_ROWS, open_parts, read_columns
 
@@ -121,8 +122,6 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
                   label_time: str | None = None, every: str | int | None = None, batch_rows: int = BATCH_ROWS,
                   **options: Any) -> ReplayResult:
     """``replay`` with ``key=`` and ``labels=``: see the module docstring; ``options`` as ``replay`` takes them."""
-    from streammon.logs.replayer import Every, Replayer, replay_monitor  # replayer imports this module
-
     timed = time is not None
     if label_time is not None and not timed:
         raise ValueError("label_time names the labels' time column: give time (the predictions' time column) too")

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from streammon.logs.report_axes import MODEBAR_PX, log_ticks, title_below_modebar
 from streammon.logs.report_series import Axis, WindowSeries, rounded, spans
-from streammon.logs.result import AlertSpan
+from streammon.logs.spans import AlertSpan
 from streammon.metrics.specs import catalog
 
 Figure = dict[str, Any]
@@ -69,7 +70,7 @@ def _band(color: str) -> str:
 
 def _layout(title: str, axis: Axis, y_title: str, **extra: Any) -> dict[str, Any]:
     layout: dict[str, Any] = {
-        "title": {"text": title, "x": 0.01, "font": {"size": 15}},
+        "title": title_below_modebar(title, HEIGHT + 40),
         "height": HEIGHT, "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
         "xaxis": {"title": {"text": axis.title}, "type": "date" if axis.kind == "date" else "linear"},
         "yaxis": {"title": {"text": y_title}},
@@ -181,9 +182,10 @@ def rrt_figure(fid: str, panel: Panel, *, reference_ir: float) -> Figure:
                       "text": f"reference IR {reference_ir:.3g}", "showarrow": False, "xanchor": "right",
                       "yanchor": "bottom", "font": {"color": PALETTE[1]}})
     title = f"Class ratio now (RRT) against the training imbalance ratio (IR) — window {window}; log scale"
+    ticks = log_ticks([*data[0]["y"], reference_ir])
     return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, axis, "majority : minority (log)", shapes=shapes, annotations=notes,
-                              yaxis={"title": {"text": "majority : minority (log)"}, "type": "log", "dtick": "D2"})}
+                              yaxis={"title": {"text": "majority : minority (log)"}, **ticks})}
 
 
 def shift_figure(fid: str, panel: Panel) -> Figure:
@@ -202,16 +204,19 @@ def shift_figure(fid: str, panel: Panel) -> Figure:
 def distortion_figure(fid: str, panel: Panel, *, metrics: Sequence[str]) -> Figure:
     """Each mix-sensitive score as observed and at the reference mix; shaded where flagged (type 1)."""
     window, series, axis = panel.title, panel.series, panel.axis
-    columns, row_px, gap_px, top_px, bottom_px = 2, 170, 75, 90, 60
+    columns, row_px, gap_px, top_px, bottom_px = 2, 170, 75, 116, 60
     rows = max(1, math.ceil(len(metrics) / columns))
     plot_px = rows * row_px + (rows - 1) * gap_px
     gap_x, width = 0.08, (1 - 0.08) / columns
+    height = plot_px + top_px + bottom_px
     layout: dict[str, Any] = {
-        "title": {"text": f"Scores the class mix distorts — window {window}: as observed (solid) and at the "
-                          "reference mix (dashed); shaded: distortion flagged", "x": 0.01, "font": {"size": 15}},
-        "height": plot_px + top_px + bottom_px, "margin": {"l": 60, "r": 20, "t": top_px, "b": bottom_px},
-        "showlegend": False, "hovermode": "x unified", "plot_bgcolor": "white", "paper_bgcolor": "white",
-        "shapes": [], "annotations": []}
+        "title": title_below_modebar(f"Scores the class mix distorts — window {window}: as observed (solid) and at "
+                                     "the reference mix (dashed); shaded: distortion flagged", height),
+        "height": height, "margin": {"l": 60, "r": 20, "t": top_px, "b": bottom_px},
+        # one legend for all the small multiples: the two line styles, under the title (a click hides one style)
+        "showlegend": True, "legend": {"orientation": "h", "x": 0.01, "xanchor": "left", "yref": "container",
+                                       "y": 1 - (MODEBAR_PX + 24) / height, "yanchor": "top"},
+        "hovermode": "x unified", "plot_bgcolor": "white", "paper_bgcolor": "white", "shapes": [], "annotations": []}
     data: list[dict[str, Any]] = []
     for n, metric in enumerate(metrics):
         row, col = divmod(n, columns)
@@ -226,9 +231,14 @@ def distortion_figure(fid: str, panel: Panel, *, metrics: Sequence[str]) -> Figu
                                       "yanchor": "bottom", "font": {"size": 12}})
         layout["shapes"] += _shades(axis.values, series.flagged(metric, "type1"), f"x{suffix}", f"y{suffix} domain")
         axes = {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
-        data.append({**_line(f"{metric} observed", panel.values(metric), PALETTE[0]), **axes})
+        legend = {"showlegend": n == 0}
+        data.append({**_line(f"{metric} observed", panel.values(metric), PALETTE[0]), **axes, **legend,
+                     "legendgroup": "observed"})
         data.append({**_line(f"{metric} at the reference mix", panel.values(metric, None, "corrected"),
-                             PALETTE[2]), **axes, "line": {"color": PALETTE[2], "width": 2, "dash": "dash"}})
+                             PALETTE[2]), **axes, **legend, "legendgroup": "corrected",
+                     "line": {"color": PALETTE[2], "width": 2, "dash": "dash"}})
+    if data:  # the legend names the styles, not the first panel's metric
+        data[0]["name"], data[1]["name"] = "as observed (solid)", "at the reference mix (dashed)"
     return {"id": fid, "xs": panel.xs, "data": data, "layout": layout}
 
 
@@ -254,8 +264,8 @@ def confusion_figure(fid: str, window: str, labels: Sequence[str], counts: np.nd
         "text": text, "customdata": pairs, "texttemplate": "%{text}", "colorscale": "Blues", "zmin": 0, "zmax": 1,
         "colorbar": {"title": {"text": "share of<br>true class"}},
         "hovertemplate": "%{customdata}: %{text}<extra></extra>"}],
-        "layout": {"title": {"text": f"Final confusion matrix — window {window}", "x": 0.01, "font": {"size": 15}},
-                   "height": side, "width": side + 160, "margin": {"l": 110, "r": 20, "t": 60, "b": 80},
+        "layout": {"title": title_below_modebar(f"Final confusion matrix — window {window}", side),
+                   "height": side, "width": side + 160, "margin": {"l": 110, "r": 20, "t": 70, "b": 80},
                    "xaxis": {"title": {"text": "predicted class"}, **ticks},
                    "yaxis": {"title": {"text": "true class"}, "autorange": "reversed", **ticks}}}
 

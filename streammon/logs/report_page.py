@@ -21,7 +21,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +29,9 @@ from streammon.atomic import write_atomically
 from streammon.counting.user_text import check_text
 from streammon.logs import report_figures as figures
 from streammon.logs.columns import utc_date
-from streammon.logs.report_series import Axis, axis_of, rounded, thin, window_series
+from streammon.logs.report_series import Axis, Replayed, axis_of, rounded, thin, window_series
+from streammon.logs.spans import AlertSpan
 from streammon.metrics.specs import catalog
-
-if TYPE_CHECKING:
-    from streammon.logs.result import AlertSpan, ReplayResult
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;margin:0 auto;max-width:1180px;
@@ -58,7 +56,7 @@ CONDITIONS = ("Condition 1: the score depends only on how each class is classifi
               "one class is almost entirely misclassified (Mullick et al., Table 1).")
 
 
-def write_html(result: ReplayResult, path: str | os.PathLike[str], *, title: str | None = None,
+def write_html(result: Replayed, path: str | os.PathLike[str], *, title: str | None = None,
                marks: Sequence[tuple[float, str]] = (), dates: bool | None = None) -> None:
     """Write the report to ``path`` through ``streammon.atomic`` (a random exclusive temporary file, renamed)."""
     write_atomically(path, html_page(result, title=title, marks=marks, dates=dates))
@@ -76,7 +74,7 @@ def script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def html_page(result: ReplayResult, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),
+def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tuple[float, str]] = (),
               dates: bool | None = None) -> str:
     """The report as one HTML document. ``marks``: labelled vertical lines at data times (seconds; samples
     without times); ``dates``: read times as UTC timestamps (default: when they fall after 2000)."""
@@ -143,7 +141,7 @@ def _when(axis: Axis, t: float | None, samples: int) -> str:
     return f"sample {samples:,}"
 
 
-def _summary(result: ReplayResult, axis: Axis, drawn: int) -> str:
+def _summary(result: Replayed, axis: Axis, drawn: int) -> str:
     ref = result.reference
     if ref is None:
         reference = "none (no reference mix: no prior correction, no shift statistic)"
@@ -164,7 +162,7 @@ def _summary(result: ReplayResult, axis: Axis, drawn: int) -> str:
     return "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _alerts(result: ReplayResult, axis: Axis) -> str:
+def _alerts(result: Replayed, axis: Axis) -> str:
     if not result.alerts:
         return "<h2>Alerts</h2><p>No alert was raised during the replay.</p>"
     if len(result.alerts) > MAX_ALERT_ROWS:
@@ -179,7 +177,7 @@ def _alerts(result: ReplayResult, axis: Axis) -> str:
             f"<th>turned on</th><th>cleared by</th><th>reason</th></tr>{rows}</table>")
 
 
-def _alert_summary(result: ReplayResult, axis: Axis) -> str:
+def _alert_summary(result: Replayed, axis: Axis) -> str:
     """Many alerts: one row per (kind, window, subject) — how often it turned on, first and last time, the last
     reason (every degradation alert is also a marker on the recall figures)."""
     groups: dict[tuple[str, str, str], list[AlertSpan]] = {}

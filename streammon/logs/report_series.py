@@ -15,20 +15,53 @@ mask into shaded intervals, read at full resolution so thinning never hides a fl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from streammon.findings.reference import Reference
+from streammon.findings.report import Report
 from streammon.logs.columns import DATES_FROM
-
-if TYPE_CHECKING:
-    from streammon.logs.result import ReplayResult
+from streammon.logs.spans import AlertSpan, Snapshot
+from streammon.logs.timeline import Timeline
 
 MAX_POINTS = 2_000  # snapshots drawn per trace: a 1-year hourly replay (8,760) is thinned to this
 MAX_SPANS = 200  # shaded intervals per panel; closer ones are merged
 Key = tuple[str, str | None]
+
+
+class Replayed(Protocol):
+    """What the report draws from a replay (``ReplayResult`` has it): the renderer depends on these fields,
+    not on the result's module, whose ``write_html`` calls the renderer."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def report(self) -> Report: ...
+    @property
+    def timeline(self) -> Timeline: ...
+    @property
+    def snapshots(self) -> tuple[Snapshot, ...]: ...
+    @property
+    def alerts(self) -> tuple[AlertSpan, ...]: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def first_time(self) -> float | None: ...
+    @property
+    def last_time(self) -> float | None: ...
+    @property
+    def classes(self) -> tuple[Hashable, ...]: ...
+    @property
+    def reference(self) -> Reference | None: ...
+    @property
+    def baseline(self) -> Mapping[Hashable, float]: ...
+    @property
+    def windows(self) -> tuple[str, ...]: ...
+    @property
+    def every(self) -> str | int: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +84,7 @@ class Axis:
         return time * 1000.0 if self.kind == "date" else time
 
 
-def axis_of(result: ReplayResult, dates: bool | None = None) -> Axis:
+def axis_of(result: Replayed, dates: bool | None = None) -> Axis:
     """The axis of a replay: samples without times, else dates (``dates``, or times after 2000) or seconds."""
     times = [s.time for s in result.snapshots]
     if any(t is None for t in times):
@@ -100,7 +133,7 @@ class WindowSeries:
             self.flags.setdefault(key, [""] * self.size)[i] = flag
 
 
-def window_series(result: ReplayResult) -> dict[str, WindowSeries]:
+def window_series(result: Replayed) -> dict[str, WindowSeries]:
     """Per window, the timeline's rows as arrays indexed by snapshot."""
     index = {s.samples: i for i, s in enumerate(result.snapshots)}
     size = len(result.snapshots)

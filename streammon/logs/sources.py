@@ -33,6 +33,7 @@ from streammon.logs.columns import (
     check_names,
     check_order,
     check_types,
+    kind_text,
     label_column,
     label_kind,
     labels,
@@ -87,8 +88,10 @@ class Log:
                               f"{sorted(kinds)}", file=name)
         true_kind, pred_kind = kinds.pop() if kinds else ("int", "int")
         if true_kind != pred_kind:
-            raise ReplayError(f"the true column {true!r} holds {true_kind} labels but the predicted column "
-                              f"{pred!r} holds {pred_kind} labels", file=name)
+            schema = parts[0].schema
+            raise ReplayError(f"the true column {true!r} holds {kind_text(schema.field(true).type)} but the predicted "
+                              f"column {pred!r} holds {kind_text(schema.field(pred).type)}", file=name,
+                              column=pred if true_kind == "str" else true)
         self.label_kind: str = true_kind or "int"
 
     def chunks(self, *, ordered: bool = True, coded: bool = False) -> Iterator[Chunk]:

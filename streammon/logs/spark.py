@@ -14,13 +14,15 @@ Cluster recipe (the README has it in full)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from streammon.counting.labels import as_label_array
 from streammon.counting.windows import Window
 from streammon.logs.counts_table import counts_schema, replay_counts
 from streammon.logs.errors import ReplayError
-from streammon.logs.replayer import OnSnapshot, duration_seconds
+from streammon.logs.feed import OnSnapshot, duration_seconds
 from streammon.logs.result import ReplayResult
 from streammon.monitor import Monitor
 
@@ -45,6 +47,27 @@ def _seconds(df: Any, time: str) -> Any:
                       file="<Spark DataFrame>", column=time)
 
 
+def _whole(df: Any, column: str) -> None:
+    """A float label column holds whole numbers only (``update_many``'s rule): else one job finds a value that is
+    not, refused with ``update_many``'s message (Spark rows have no order to name a row by)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    col = F.col(column)
+    beyond = F.abs(col) >= 9.223372036854775807e18  # outside int64
+    wrong = df.filter(col.isNotNull() & (F.isnan(col) | (col != F.floor(col)) | beyond))
+    first = wrong.select(column).limit(1).collect()
+    if first:
+        value = float(first[0][0])
+        if math.isnan(value):
+            raise ReplayError("NaN label (a missing label: every row needs a class label)", file="<Spark DataFrame>",
+                              column=column)
+        try:
+            as_label_array(np.array([value]), column)
+        except ValueError as exc:
+            raise ReplayError(str(exc), file="<Spark DataFrame>", column=column) from exc
+
+
 def counts_from_spark(df: Any, *, true: str, pred: str, time: str | None = None, bucket: float | str = 60.0) -> Any:
     """The bucket-count table (a ``pyarrow.Table``) of a Spark DataFrame, by one ``groupBy`` on the cluster."""
     import pyarrow as pa
@@ -56,13 +79,19 @@ def counts_from_spark(df: Any, *, true: str, pred: str, time: str | None = None,
         if column is not None and column not in df.columns:
             raise ReplayError(f"no column {column!r} (the {role} column); it has {df.columns[:20]}",
                               file="<Spark DataFrame>", column=column)
+    labels = {}
     for column in (true, pred):
         kind = df.schema[column].dataType
-        if not isinstance(kind, (T.IntegralType, T.BooleanType, T.StringType)):
-            raise ReplayError(f"type {kind.simpleString()} cannot hold class labels: expected integers, booleans "
-                              "or strings", file="<Spark DataFrame>", column=column)
+        if isinstance(kind, (T.FloatType, T.DoubleType)):
+            _whole(df, column)
+            labels[column] = F.col(column).cast("long")
+        elif isinstance(kind, (T.IntegralType, T.BooleanType, T.StringType)):
+            labels[column] = F.col(column)
+        else:
+            raise ReplayError(f"type {kind.simpleString()} cannot hold class labels: expected integers, booleans, "
+                              "strings or whole-number floats", file="<Spark DataFrame>", column=column)
     start = F.lit(None).cast("double") if time is None else F.floor(_seconds(df, time) / width).cast("double") * width
-    grouped = (df.select(start.alias("bucket_start"), F.col(true).alias("true"), F.col(pred).alias("pred"))
+    grouped = (df.select(start.alias("bucket_start"), labels[true].alias("true"), labels[pred].alias("pred"))
                .groupBy("bucket_start", "true", "pred").agg(F.count(F.lit(1)).alias("count")))
     rows = grouped.toArrow() if hasattr(grouped, "toArrow") else pa.Table.from_pandas(grouped.toPandas())
     for column, source in (("true", true), ("pred", pred), ("bucket_start", time)):

@@ -31,10 +31,14 @@ def fixture_monitor() -> Monitor:
     for i in range(1000, 1100):
         monitor.update(classes[truth[i]], classes[pred[i]], t=float(times[i]))
     base = float(times[1099])
-    for i in range(300):  # predictions: some labelled soon, some never (they expire after label_ttl)
-        monitor.predict(f"k{i}", classes[pred[1100 + i % 100]], t=base + i * 0.2)
-    for i in range(0, 300, 3):
-        monitor.label(f"k{i}", classes[truth[1100 + i % 100]], t=base + i * 0.2 + 1.0)
+    # predictions, some labelled 1 s later, some never (they expire after label_ttl), in time order (so that the
+    # expiry rules of every version agree: a label is never stamped before a prediction label_ttl newer than its own)
+    events = [(base + i * 0.2, 0, i) for i in range(300)] + [(base + i * 0.2 + 1.0, 1, i) for i in range(0, 300, 3)]
+    for t, kind, i in sorted(events):
+        if kind == 0:
+            monitor.predict(f"k{i}", classes[pred[1100 + i % 100]], t=t)
+        else:
+            monitor.label(f"k{i}", classes[truth[1100 + i % 100]], t=t)
     monitor.label("never-predicted", "fraud", t=base + 61.0)
     monitor.report()
     return monitor

@@ -46,7 +46,7 @@ def soak(seconds: float) -> list[str]:
     (tmp / "serve.toml").write_text(
         f'[server]\nlisten = "127.0.0.1:{port}"\nstate_dir = "{tmp / "state"}"\ncheckpoint_every = 30\n'
         '[models.fraud]\nwindows = ["cumulative", "sliding:1000", "timed:3600"]\n'
-        'reference = { legit = 95, fraud = 5 }\nmax_pending = 2000000\n')
+        'reference = { legit = 95, fraud = 5 }\n')
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'examples'}", "STREAMMON_URL": f"http://127.0.0.1:{port}",
            "SOAK_SECONDS": str(seconds), "SOAK_DIR": str(tmp)}
     server = subprocess.Popen([sys.executable, "-m", "streammon", "serve", str(tmp / "serve.toml")], env=env,

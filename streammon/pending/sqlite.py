@@ -123,6 +123,7 @@ class Journal:
             raise ValueError(f"cannot open the pending store {self.path}: {exc}") from exc
         self.last_id = max(self.truncated_to, top)
         self._closer = weakref.finalize(self, _release, self._db, self._owner)  # a monitor dropped unclosed
+        self._accepting = True
 
     def _open(self, synchronous: str) -> tuple[int, int]:
         """Check (or create) the schema, upgrading version 1; the truncation mark and the highest row id."""
@@ -175,17 +176,15 @@ class Journal:
 
         Nothing is written on error.
         """
-        typed = bool in set(map(type, labels))  # rare: the column is left to its default otherwise (faster)
-        columns: list[Sequence[Any]] = [[kind] * len(keys), keys, labels, times]
-        if typed:  # ints, not bools: sqlite3 binds an exact int without its adapter lookup
-            columns.append([int(type(label) is bool) for label in labels])
-
-        def write(first: int) -> int:
-            self._db.executemany(_INSERT_TYPED if typed else _INSERT,
-                                 zip(range(first, first + len(keys)), *columns, strict=True))
-            return len(keys)
-
-        return self._commit(write, batch, len(keys))
+        n = len(keys)
+        with self._lock:
+            first = self._check_open()
+            ids = range(first, first + n)
+            if bool in set(map(type, labels)):  # rare: the column is left to its default otherwise (faster)
+                flags = [int(type(label) is bool) for label in labels]  # ints: no adapter lookup per bool
+                rows: Any = zip(ids, [kind] * n, keys, labels, times, flags, strict=True)
+                return self._commit(_INSERT_TYPED, rows, n, batch, n)
+            return self._commit(_INSERT, zip(ids, [kind] * n, keys, labels, times, strict=True), n, batch, n)
 
     def append_samples(self, classes: Sequence[Hashable], y_true: np.ndarray, y_pred: np.ndarray,
                        t: float | np.ndarray | None, *, clocked: bool, batch: str | None = None) -> int:
@@ -194,31 +193,33 @@ class Journal:
         row = (json.dumps([encode_label(label) for label in classes]), np.asarray(y_true, "<i4").tobytes(),
                np.asarray(y_pred, "<i4").tobytes(), t if isinstance(t, float) else None,
                None if t is None or isinstance(t, float) else np.asarray(t, "<f8").tobytes(), int(clocked))
-
-        def write(first: int) -> int:
-            self._db.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", (first, *row))
-            return 1
-
-        return self._commit(write, batch, len(y_true))
-
-    def _commit(self, write: Any, batch: str | None, accepted: int) -> int:
-        """Run ``write(first id)`` (which returns the rows it wrote) and record ``batch``, in one transaction."""
         with self._lock:
-            if not self._closer.alive:
-                raise ValueError(f"the pending store {self.path} is closed (Monitor.close): nothing was recorded")
-            first = self.last_id + 1
-            try:
-                self._db.execute("BEGIN")
-                rows = write(first)
-                if batch is not None:
-                    self._db.execute("INSERT INTO seen VALUES (?, ?, ?)", (batch, first + rows - 1, accepted))
-                self._db.execute("COMMIT")
-            except (sqlite3.Error, ValueError, OverflowError) as exc:
-                logger.error("pending store %s: append of %d rows failed: %r", self.path, accepted, exc)
-                self._roll_back()
-                raise
-            self.last_id = first + rows - 1
-            return self.last_id
+            first = self._check_open()
+            return self._commit("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", [(first, *row)], 1, batch,
+                                len(y_true))
+
+    def _check_open(self) -> int:
+        """The next row's id; ``ValueError`` once closed (caller holds the lock)."""
+        if not self._accepting:
+            raise ValueError(f"the pending store {self.path} is closed (Monitor.close): nothing was recorded")
+        return self.last_id + 1
+
+    def _commit(self, sql: str, rows: Any, count: int, batch: str | None, accepted: int) -> int:
+        """Insert ``rows`` (``count`` of them, ids from ``last_id + 1``) and record ``batch``, in one transaction
+        (caller holds the lock); the id of the last row."""
+        db = self._db
+        try:
+            db.execute("BEGIN")
+            db.executemany(sql, rows)
+            if batch is not None:
+                db.execute("INSERT INTO seen VALUES (?, ?, ?)", (batch, self.last_id + count, accepted))
+            db.execute("COMMIT")
+        except (sqlite3.Error, ValueError, OverflowError) as exc:
+            logger.error("pending store %s: append of %d rows failed: %r", self.path, accepted, exc)
+            self._roll_back()
+            raise
+        self.last_id += count
+        return self.last_id
 
     def accepted(self, batch: str) -> int | None:
         """How many rows the batch of id ``batch`` brought, if it is one of the last ``MAX_REMEMBERED``."""
@@ -296,6 +297,7 @@ class Journal:
     def close(self) -> None:
         """Close the database (every acknowledged row is committed already) and let another monitor open it."""
         with self._lock:
+            self._accepting = False
             self._closer()
 
 

@@ -56,6 +56,9 @@ def as_dense(body: dict[str, Any]) -> dict[str, Any]:
         window(item["state"], body["capacity"])
     window(body["lifetime"], body["capacity"])
     side = body["pending"]["side"]
+    if side is None:  # never predicted: format 4 saves no label-side windows, format 3 had no pending section
+        body["pending"] = None
+        return body
     for item in side["predictions"]:
         window(item, side["capacity"])
     for item in side["events"]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -76,3 +78,25 @@ def tls_cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)
     return cert, key
+
+
+CHROMIUM_HINT = "install Debian's 'chromium' package: apt-get update && apt-get install -y chromium"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium for the module (stopped by PID at the end): the tests that open HTML reports."""
+    binary = shutil.which("chromium")
+    if binary is None:
+        missing("chromium", CHROMIUM_HINT)
+    try:
+        import websocket  # noqa: F401
+    except ImportError:
+        missing("websocket-client", "pip install websocket-client (in the test extra)")
+    from tests.browser import Browser
+
+    chromium = Browser(str(binary), tmp_path_factory.mktemp("chromium"))
+    try:
+        yield chromium
+    finally:
+        chromium.close()

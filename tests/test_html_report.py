@@ -4,8 +4,6 @@ network, the console stayed clean, and a screenshot is kept under the test's tem
 from __future__ import annotations
 
 import math
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +17,8 @@ pytest.importorskip("pandas")
 import streammon  # noqa: E402
 from streammon.cli import main  # noqa: E402
 from streammon.logs.report_page import html_page  # noqa: E402
-from tests.conftest import missing  # noqa: E402
 from tests.replay_data import BASELINE, REFERENCE, log_frame  # noqa: E402
 
-CHROMIUM_HINT = "install Debian's 'chromium' package: apt-get update && apt-get install -y chromium"
 READY = "!!document.body && ('rendered' in document.body.dataset || 'failed' in document.body.dataset)"
 # Per figure: its id, the traces Plotly holds, and what it drew (points, line paths with data, heatmap images).
 DRAWN = """[...document.querySelectorAll('.js-plotly-plot')].map(d => ({
@@ -33,25 +29,6 @@ DRAWN = """[...document.querySelectorAll('.js-plotly-plot')].map(d => ({
   images: d.querySelectorAll('svg .hm image').length,
   notes: (d.layout.annotations || []).map(a => a.text)}))"""
 FIGURES_PER_WINDOW = 6  # scores, recall, RRT, prior shift, mix-distorted scores, confusion matrix
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the module (stopped by PID at the end)."""
-    binary = shutil.which("chromium")
-    if binary is None:
-        missing("chromium", CHROMIUM_HINT)
-    try:
-        import websocket  # noqa: F401
-    except ImportError:
-        missing("websocket-client", "pip install websocket-client (in the test extra)")
-    from tests.browser import Browser
-
-    chromium = Browser(str(binary), tmp_path_factory.mktemp("chromium"))
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 def _open(browser: Any, page: Path, shot: Path) -> list[dict[str, Any]]:

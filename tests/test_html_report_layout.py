@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,6 @@ pytest.importorskip("pandas")
 import streammon
 from streammon.logs.report_axes import MODEBAR_PX
 from streammon.logs.report_page import html_page
-from tests.conftest import missing
 from tests.replay_data import BASELINE, REFERENCE, log_frame
 
 READY = "!!document.body && ('rendered' in document.body.dataset || 'failed' in document.body.dataset)"
@@ -77,21 +74,6 @@ def test_small_multiples_have_one_legend_of_the_two_styles(result: Any) -> None:
         assert {t["legendgroup"] for t in figure["data"]} == {"observed", "corrected"}
         dashed = {t["legendgroup"] for t in figure["data"] if t["line"].get("dash") == "dash"}
         assert dashed == {"corrected"}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the module (stopped by PID at the end)."""
-    binary = shutil.which("chromium")
-    if binary is None:
-        missing("chromium", "install Debian's 'chromium' package: apt-get update && apt-get install -y chromium")
-    from tests.browser import Browser
-
-    chromium = Browser(str(binary), tmp_path_factory.mktemp("chromium"))
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 DRAWN = """[...document.querySelectorAll('.js-plotly-plot')].map(d => {

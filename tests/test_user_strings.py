@@ -9,7 +9,6 @@ import contextlib
 import html
 import json
 import re
-import shutil
 import tempfile
 import urllib.request
 from collections.abc import Iterator
@@ -34,7 +33,6 @@ from streammon import Cumulative, Monitor, Sliding  # noqa: E402
 from streammon.export import MonitorCollector, serve  # noqa: E402
 from streammon.logs.report_page import html_page  # noqa: E402
 from streammon.logs.timeline import Timeline  # noqa: E402
-from tests.conftest import missing  # noqa: E402
 from tests.strategies import HOSTILE_STRINGS, user_strings  # noqa: E402
 
 READY = "!!document.body && ('rendered' in document.body.dataset || 'failed' in document.body.dataset)"
@@ -149,25 +147,6 @@ def _check_page(text: str, other: str) -> None:
     assert [html.unescape(a["text"]) for a in scores["layout"]["annotations"]] == [text]
     assert all(re.search(r"<(?!br>|/?b>)", f["layout"]["title"]["text"]) is None for f in figures)
     assert text in parsed.text  # the <h1>
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the module (stopped by PID at the end)."""
-    binary = shutil.which("chromium")
-    if binary is None:
-        missing("chromium", "install Debian's 'chromium' package: apt-get update && apt-get install -y chromium")
-    try:
-        import websocket  # noqa: F401
-    except ImportError:
-        missing("websocket-client", "pip install websocket-client (in the test extra)")
-    from tests.browser import Browser
-
-    chromium = Browser(str(binary), tmp_path_factory.mktemp("chromium"))
-    try:
-        yield chromium
-    finally:
-        chromium.close()
 
 
 def _visible(text: str) -> str:

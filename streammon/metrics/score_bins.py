@@ -69,3 +69,37 @@ def ece_bins(confidence: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
     last one closed)."""
     c = np.asarray(confidence, dtype=np.float64)
     return np.minimum((c * ECE_BINS).astype(np.intp), ECE_BINS - 1)
+
+
+def tally(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
+          positive: int = 1) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The score tally ``(hist, sums, top)`` of a batch (layout above): ``true`` holds class indices in
+    ``[0, k)``; ``scores`` is (n,) — a binary model's score of class ``positive`` (k = 2) — or (n, k), one column per
+    class. The caller has checked the values (finite, in [0, 1], the shape).
+
+    >>> hist, sums, top = tally(np.array([0, 1, 1]), np.array([0.2, 0.9, 0.4]), 2)
+    >>> hist.shape, int(hist.sum()), sums[1, 0, 0].round(6), top[1, :, 1].sum()
+    ((2, 1, 2048), 3, np.float64(1.3), np.float64(1.0))
+    """
+    t = np.asarray(true, dtype=np.intp)
+    s = np.asarray(scores, dtype=np.float64)
+    vector = s[:, None] if s.ndim == 1 else s
+    columns = vector.shape[1]
+    bins = score_bins(vector)  # (n, C)
+    cell = (t[:, None] * columns + np.arange(columns)) * BINS + bins
+    hist = np.bincount(cell.ravel(), minlength=k * columns * BINS).reshape(k, columns, BINS).astype(np.int64)
+    clipped = np.clip(vector, CLIP, 1.0 - CLIP)
+    rows = (t[:, None] * columns + np.arange(columns)).ravel()
+    sums = np.stack([np.bincount(rows, weights=part.ravel(), minlength=k * columns)
+                     for part in (vector, vector * vector, np.log(clipped), np.log1p(-clipped))], axis=-1)
+    if s.ndim == 1:
+        confidence = np.maximum(s, 1.0 - s)
+        chosen = np.where(s > 0.5, positive, 1 - positive)
+    else:
+        chosen = np.argmax(s, axis=1)
+        confidence = s[np.arange(len(s)), chosen]
+    where = t * ECE_BINS + ece_bins(confidence)
+    top = np.stack([np.bincount(where, minlength=k * ECE_BINS).astype(np.float64),
+                    np.bincount(where, weights=(chosen == t).astype(np.float64), minlength=k * ECE_BINS),
+                    np.bincount(where, weights=confidence, minlength=k * ECE_BINS)], axis=-1)
+    return hist, sums.reshape(k, columns, len(SUMS)), top.reshape(k, ECE_BINS, len(TOP))

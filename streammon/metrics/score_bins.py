@@ -102,4 +102,5 @@ def tally(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *
     top = np.stack([np.bincount(where, minlength=k * ECE_BINS).astype(np.float64),
                     np.bincount(where, weights=(chosen == t).astype(np.float64), minlength=k * ECE_BINS),
                     np.bincount(where, weights=confidence, minlength=k * ECE_BINS)], axis=-1)
-    return hist, sums.reshape(k, columns, len(SUMS)), top.reshape(k, ECE_BINS, len(TOP))
+    return (hist, sums.reshape(k, columns, len(SUMS)).astype(np.float64),
+            top.reshape(k, ECE_BINS, len(TOP)).astype(np.float64))

@@ -84,7 +84,7 @@ def log_pmf(k: float, n: float, p: float, q: float) -> float:
     if k == n:
         return n * math.log(p)
     lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(k, n * p) - bd0(n - k, n * q)
-    return lc - 0.5 * (2 * LOG_SQRT_2PI + math.log(k) + math.log1p(-k / n))
+    return float(lc - 0.5 * (2 * LOG_SQRT_2PI + math.log(k) + math.log1p(-k / n)))
 
 
 @jit
@@ -161,10 +161,10 @@ def _saddle_log_upper(k: float, n: float, p: float, q: float) -> float:
         log_tail = _std_normal_log_sf(r)
         density = -0.5 * r * r - LOG_SQRT_2PI
         correction = math.exp(density - log_tail) * (1.0 / u - 1.0 / r)
-        return log_tail + math.log1p(correction)
+        return float(log_tail + math.log1p(correction))
     tail = 0.5 * math.erfc(-r / math.sqrt(2.0))  # P(Z ≤ r), ≥ ½ away from the mean
     density = math.exp(-0.5 * r * r) / math.sqrt(2 * math.pi)
-    return _log1mexp(math.log(tail - density * (1.0 / u - 1.0 / r)))
+    return float(_log1mexp(math.log(tail - density * (1.0 / u - 1.0 / r))))
 
 
 @jit
@@ -172,8 +172,8 @@ def _direct_log_upper(k: float, n: float, p: float, q: float) -> float:
     """``log P(X ≥ k)`` for 1 ≤ k ≤ n on the side where the fraction converges (k above about the mean)."""
     cf = beta_fraction(k, n - k + 1.0, p)
     if math.isnan(cf):
-        return _saddle_log_upper(k, n, p, q)
-    return math.log(q) + log_pmf(k, n, p, q) + math.log(cf)
+        return float(_saddle_log_upper(k, n, p, q))
+    return float(math.log(q) + log_pmf(k, n, p, q) + math.log(cf))
 
 
 @jit
@@ -188,15 +188,15 @@ def log_upper(k: float, n: float, p: float, q: float) -> float:
     if q == 0.0:
         return 0.0
     if p < (k + 1.0) / (n + 3.0):
-        return _direct_log_upper(k, n, p, q)
+        return float(_direct_log_upper(k, n, p, q))
     # P(X ≥ k) = 1 − P(X ≤ k − 1) = 1 − P(Y ≥ n − k + 1), Y = n − X ~ Binomial(n, q)
-    return _log1mexp(_direct_log_upper(n - k + 1.0, n, q, p))
+    return float(_log1mexp(_direct_log_upper(n - k + 1.0, n, q, p)))
 
 
 @jit
 def log_lower(k: float, n: float, p: float, q: float) -> float:
     """``log P(X ≤ k)`` for X ~ Binomial(n, p): ``P(Y ≥ n − k)`` for Y ~ Binomial(n, q)."""
-    return log_upper(n - k, n, q, p)
+    return float(log_upper(n - k, n, q, p))
 
 
 @jit

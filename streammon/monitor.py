@@ -323,7 +323,7 @@ class Monitor(Labelling):
             labels = [state.decode_label(x) for x in body["labels"]]
             positive = None if body["positive"] is None else state.decode_label(body["positive"])
             monitor = cls(windows, classes=labels, positive=positive, max_classes=body["max_classes"],
-                          warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy(**body["policy"]),
+                          warmup=max(1, body["warmup_left"]), clock=clock, policy=Policy.of_saved(body["policy"]),
                           detector=DetectorSettings(**body["detector"]), max_pending=saved["max_pending"],
                           label_ttl=saved["label_ttl"], closed=body.get("closed", False),
                           max_pending_bytes=saved["max_pending_bytes"])
@@ -385,11 +385,13 @@ class Monitor(Labelling):
         last = self._last_report
         if labelling is None and last is not None and last.holds_for(view, windows):
             return last.report  # nothing new: the same conditions, the same alerts since the same samples
-        conditions = window_alerts(view, windows, self._policy)
+        with self._lock:
+            active = set(self._alert_since)  # the alerts on now: held at their looser levels (hysteresis)
+        conditions = window_alerts(view, windows, self._policy, active)
         lifetime_stats = None
         if labelling is not None:
-            windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy)
-            windows, estimated = estimate_reports(windows, view, self._prior_baselines, self._policy)
+            windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy, active)
+            windows, estimated = estimate_reports(windows, view, self._prior_baselines, self._policy, active)
             conditions = conditions + extra + estimated
         with self._lock:
             stamp = self._last_t if view.now is None else view.now

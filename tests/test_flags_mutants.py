@@ -17,21 +17,23 @@ from streammon.findings.alerts import active_since, degradation_reason, window_c
 from streammon.findings.distortion import DEFAULT_METRIC_PARAMS, Policy, condition3_flags, type1_flags, type2_flags
 from streammon.findings.reference import Reference
 from streammon.findings.report import CLASS_SET_CHANGE, CONDITION3, INCOMPETENT, PRIOR_SHIFT, TYPE1, TYPE2, Flag
-from streammon.findings.shift import DEFAULT_ALPHA, DEFAULT_MIN_JS, PriorShift, js_divergence, prior_shift
+from streammon.findings.shift import DEFAULT_ALPHA, DEFAULT_MIN_RATIO, PriorShift, js_divergence, prior_shift
 from streammon.metrics import Confusion, catalog
 
 
 def test_policy_defaults_are_the_documented_numbers() -> None:
     """Policy() holds the tolerances the module documents, and holder's p = 0.5."""
     policy = Policy()
-    assert (policy.type1_tolerance, policy.collapse_recall, policy.shift_alpha, policy.shift_min_js,
-            policy.confidence) == (0.01, 0.05, 0.01, 0.01, 0.95)
+    assert (policy.type1_tolerance, policy.collapse_recall, policy.shift_alpha, policy.shift_min_ratio,
+            policy.shift_clear_alpha, policy.shift_clear_ratio, policy.confidence) == (0.01, 0.05, 0.01, 1.5, 0.1,
+                                                                                       1.25, 0.95)
     assert dict(policy.params("holder")) == {"p": 0.5} and dict(DEFAULT_METRIC_PARAMS["holder"]) == {"p": 0.5}
     assert dict(policy.params("gmean")) == {}
     with pytest.raises(KeyError, match=r"no parameter 'p' here: there are none"):
         policy.params("gmean")["p"]
     assert policy.as_dict() == {"type1_tolerance": 0.01, "collapse_recall": 0.05, "shift_alpha": 0.01,
-                                "shift_min_js": 0.01, "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
+                                "shift_min_ratio": 1.5, "shift_clear_alpha": 0.1, "shift_clear_ratio": 1.25,
+                                "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
 
 
 SCORES = {"precision": 0.8, "accuracy": 0.6, "f1": 0.7, "mcc": 0.5, "recall": 0.9, "kappa": 0.4}
@@ -132,14 +134,16 @@ def _window(update: tuple[list[str], list[str]], reference: dict[str, int] | Non
 
 
 def test_window_conditions_prior_shift_with_its_reason() -> None:
-    """A shifted window gives one prior_shift condition on class_mix with JS, TV, p and RRT/IR in its reason."""
+    """A shifted window gives one prior_shift condition on class_mix with the ratio, p, JS, TV and RRT/IR in its
+    reason."""
     w = _window((["a"] * 90 + ["b"] * 10, ["a"] * 90 + ["b"] * 10), {"a": 1, "b": 1})
     ref = Reference.of({"a": 1, "b": 1})
-    shift = PriorShift(js=0.25, tv=0.4, chi2=64.0, df=1, p_value=1e-15, shifted=True)
+    shift = PriorShift(js=0.25, tv=0.4, chi2=64.0, df=1, p_value=1e-15, shifted=True, prior_ratio=5.0)
     w = dataclasses.replace(w, prior_shift=shift, rrt=9.0, ir=1.0)
     conditions = [c for c in window_conditions(w, ref) if c[0] == PRIOR_SHIFT]
     assert conditions == [(PRIOR_SHIFT, "cumulative", "class_mix",
-                           "class mix moved from the reference: JS 0.250 bits, TV 0.400, p = 1e-15 (RRT 9 vs IR 1)")]
+                           "class mix moved from the reference: largest prior ratio 5, exact test p = 1e-15 "
+                           "(JS 0.250 bits, TV 0.400; RRT 9 vs IR 1)")]
     unshifted = dataclasses.replace(w, prior_shift=dataclasses.replace(shift, shifted=False))
     assert [c for c in window_conditions(unshifted, ref) if c[0] == PRIOR_SHIFT] == []
     no_shift = dataclasses.replace(w, prior_shift=None)
@@ -168,12 +172,13 @@ def test_a_class_missing_by_chance_is_not_a_class_set_change() -> None:
     assert 0.95**89 > 0.01 > 0.95**90 and 0.95**44 > 0.1 > 0.95**45
     for n, alpha, alerted in ((89, 0.01, False), (90, 0.01, True), (44, 0.1, False), (45, 0.1, True)):
         w = _window((["c"] + ["a"] * (n - 1), ["c"] + ["a"] * (n - 1)), {"a": 90, "b": 5, "c": 5})
-        conditions = [c for c in window_conditions(w, ref, alpha=alpha) if c[0] == CLASS_SET_CHANGE]
+        policy = Policy(shift_alpha=alpha, shift_clear_alpha=max(alpha, 0.1))
+        conditions = [c for c in window_conditions(w, ref, policy=policy) if c[0] == CLASS_SET_CHANGE]
         assert conditions == ([(CLASS_SET_CHANGE, "cumulative", "-b", "2 classes present instead of the reference's "
                                 "3 (-b): AUROC-OVO/OVA are not comparable across this change")] if alerted else [])
         assert any(f.kind == TYPE2 for f in w.flags)
         if alpha == 0.01:  # the default is the policy's default shift_alpha
-            assert window_conditions(w, ref) == window_conditions(w, ref, alpha=Policy().shift_alpha)
+            assert window_conditions(w, ref) == window_conditions(w, ref, policy=Policy())
             assert [c for c in window_conditions(w, ref) if c[0] == CLASS_SET_CHANGE] == conditions
 
 
@@ -219,15 +224,15 @@ def test_degradation_reason_and_since_when() -> None:
         ("prior_shift", "w", "class_mix"): (5, 1.5), ("incompetent", "w", "gmean"): (42, 9.0)}
 
 
-def test_prior_shift_decision_is_p_below_alpha_and_js_at_least_min_js() -> None:
-    """shifted = p < alpha (strictly) and js >= min_js (inclusive); the defaults are 0.01 and 0.01."""
-    assert (DEFAULT_ALPHA, DEFAULT_MIN_JS) == (0.01, 0.01)
-    counts, ref = [70, 30], [0.5, 0.5]
+def test_prior_shift_decision_is_p_below_alpha_and_ratio_at_least_min_ratio() -> None:
+    """shifted = p < alpha (strictly) and prior_ratio >= min_ratio (inclusive); the defaults are 0.01 and 1.5."""
+    assert (DEFAULT_ALPHA, DEFAULT_MIN_RATIO) == (0.01, 1.5)
+    counts, ref = [80, 20], [0.5, 0.5]
     s = prior_shift(counts, ref)
-    assert s.p_value < 0.01 and s.js >= 0.01 and s.shifted
+    assert s.p_value < 0.01 and s.prior_ratio == pytest.approx(2.5) and s.shifted
     assert prior_shift(counts, ref, alpha=s.p_value).shifted is False  # p == alpha is not below it
-    assert prior_shift(counts, ref, min_js=s.js).shifted is True  # js == min_js is enough
-    assert prior_shift(counts, ref, min_js=math.nextafter(s.js, 1.0)).shifted is False
+    assert prior_shift(counts, ref, min_ratio=s.prior_ratio).shifted is True  # ratio == min_ratio is enough
+    assert prior_shift(counts, ref, min_ratio=math.nextafter(s.prior_ratio, 9.0)).shifted is False
     assert prior_shift(counts, ref, alpha=math.nextafter(s.p_value, 1.0)).shifted is True
 
 
@@ -240,21 +245,23 @@ def test_prior_shift_statistics_by_hand() -> None:
     mid = (p + q) / 2
     kl = lambda a, b: float(np.sum(a * np.log2(a / b)))  # noqa: E731
     assert s.js == pytest.approx(0.5 * kl(p, mid) + 0.5 * kl(q, mid), rel=1e-12)
-    assert s.p_value == pytest.approx(math.exp(-s.chi2 / 2))  # chi-square with 2 df
+    # the exact test: class 0 (6 of 10 at 0.5) has the smallest two-sided p, 2·P(X >= 6) = 0.754; times m = 3
+    assert s.p_value == 1.0 and s.prior_ratio == pytest.approx(1.25)
 
 
 def test_prior_shift_edge_cases() -> None:
-    """Empty window: all NaN, not shifted; one-class reference: chi2 0, p NaN; zero-prior class seen: p = 0."""
+    """Empty window: all NaN, not shifted; one-class reference: chi2 0, p 1 (nothing to test); zero-prior class
+    seen: p = 0, ratio inf."""
     empty = prior_shift([0, 0], [0.5, 0.5])
     assert math.isnan(empty.js) and math.isnan(empty.tv) and math.isnan(empty.chi2) and math.isnan(empty.p_value)
     assert empty.df == 0 and empty.shifted is False
     single = prior_shift([5, 0], [1.0, 0.0])
-    assert (single.chi2, single.df, single.shifted) == (0.0, 0, False) and math.isnan(single.p_value)
+    assert (single.chi2, single.df, single.shifted, single.p_value, single.prior_ratio) == (0.0, 0, False, 1.0, 1.0)
     assert single.js == 0.0 and single.tv == 0.0
     unseen = prior_shift([5, 1], [1.0, 0.0])
     assert (unseen.chi2, unseen.p_value, unseen.df, unseen.shifted) == (math.inf, 0.0, 0, True)
     assert unseen.to_dict() == {"js": unseen.js, "tv": pytest.approx(1 / 6), "chi2": "Infinity", "df": 0,
-                                "p_value": 0.0, "shifted": True}
+                                "p_value": 0.0, "prior_ratio": "Infinity", "shifted": True}
     assert empty.to_dict()["js"] is None and empty.to_dict()["p_value"] is None
 
 

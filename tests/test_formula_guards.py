@@ -49,13 +49,14 @@ def test_a_recall_exactly_at_the_collapse_threshold_is_collapsed() -> None:
 
 
 def test_a_significant_but_tiny_mix_change_raises_no_prior_shift_alert() -> None:
-    """n = 1e6 at 51/49 against 50/50: the chi-square test rejects, but JS < min_js, so no alert; 70/30 alerts."""
+    """n = 1e6 at 51/49 against 50/50: the exact test rejects, but the prior ratio 1.04 < shift_min_ratio, so no
+    alert; 70/30 (ratio 1.67) alerts."""
     monitor = Monitor([Cumulative()], reference={"a": 1, "b": 1}, detector=DetectorSettings(enabled=False))
     labels = np.array(["a"] * 510_000 + ["b"] * 490_000)
     monitor.update_many(labels, labels)
     report = monitor.report()
     shift = report.windows["cumulative"].prior_shift
-    assert shift is not None and shift.p_value < 1e-50 and shift.js < Policy().shift_min_js
+    assert shift is not None and shift.p_value < 1e-50 and shift.prior_ratio < Policy().shift_min_ratio
     assert not report.alerting("prior_shift")
     labels = np.array(["a"] * 7_000 + ["b"] * 3_000)
     moved = Monitor([Cumulative()], reference={"a": 1, "b": 1}, detector=DetectorSettings(enabled=False))

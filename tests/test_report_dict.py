@@ -59,7 +59,7 @@ def test_to_dict_matches_a_hand_recount_of_a_small_stream() -> None:
     assert cum["rrt"] == 2.0 and cum["ir"] == 3.0  # 4 negatives per 2 positives; reference 3:1
     assert cum["scores"]["tpr"] == 0.5 and cum["scores"]["tnr"] == 0.75 and cum["scores"]["acsa"] == 0.625
     assert cum["distortion"]["acsa"] == 0.0  # a Condition-1 metric is not moved by the mix
-    assert set(cum["prior_shift"]) == {"js", "tv", "chi2", "df", "p_value", "shifted"}
+    assert set(cum["prior_shift"]) == {"js", "tv", "chi2", "df", "p_value", "prior_ratio", "shifted"}
     assert cum["prior_shift"]["tv"] == pytest.approx(0.75 - 4 / 6)  # half of |4/6 − 3/4| + |2/6 − 1/4|
     low, high = cum["recall_interval"]["neg"]
     assert low < 0.75 < high and set(cum["intervals"]) == {"acsa", "gmean", "min_recall"}

@@ -11,6 +11,7 @@ from scipy.spatial import distance
 
 from streammon.findings.shift import js_divergence, prior_shift
 from streammon.metrics.tails import chi2_sf
+from tests.shift_oracle import exact_shift_p, prior_ratio
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 10, 31, 99, 255])
@@ -29,12 +30,15 @@ def test_js_divergence_matches_scipy() -> None:
         assert js_divergence(p, q) == pytest.approx(distance.jensenshannon(p, q, base=2) ** 2, abs=1e-12)
 
 
-def test_prior_shift_matches_scipy_chisquare_and_total_variation() -> None:
-    """The statistic and p-value equal scipy's chisquare goodness-of-fit; TV is half the L1 distance."""
+def test_prior_shift_matches_scipy_exact_test_chisquare_and_total_variation() -> None:
+    """The p-value is the Bonferroni-combined exact binomial test (scipy's binomtest per class), the ratio the
+    largest per-class prior ratio; the descriptive chi-square equals scipy's; TV is half the L1 distance."""
     counts, reference = np.array([30, 50, 20]), np.array([0.5, 0.3, 0.2])
     shift = prior_shift(counts, reference)
     expected = stats.chisquare(counts, reference * counts.sum())
-    assert shift.chi2 == pytest.approx(expected.statistic) and shift.p_value == pytest.approx(expected.pvalue)
+    assert shift.chi2 == pytest.approx(expected.statistic)
+    assert shift.p_value == pytest.approx(exact_shift_p(counts, reference), rel=1e-9)
+    assert shift.prior_ratio == pytest.approx(prior_ratio(counts, reference))
     assert shift.tv == pytest.approx(0.2) and shift.df == 2
 
 
@@ -43,7 +47,7 @@ def test_null_false_alarm_rate_is_held() -> None:
     rng = np.random.default_rng(1)
     reference = np.array([0.7, 0.2, 0.1])
     shifted = sum(
-        prior_shift(rng.multinomial(n, reference), reference, min_js=0.0).shifted
+        prior_shift(rng.multinomial(n, reference), reference, min_ratio=1.0).shifted
         for n in (50, 200, 1000)
         for _ in range(1000)
     )
@@ -58,9 +62,9 @@ def test_small_windows_do_not_cry_wolf_and_large_shifts_are_found() -> None:
 
 
 def test_a_class_the_reference_never_saw_is_a_certain_shift() -> None:
-    """Observed samples of a zero-prior class make the statistic infinite (p = 0)."""
+    """Observed samples of a zero-prior class make the statistic and the ratio infinite (p = 0)."""
     shift = prior_shift([50, 50, 5], [0.5, 0.5, 0.0])
-    assert math.isinf(shift.chi2) and shift.p_value == 0.0 and shift.shifted
+    assert math.isinf(shift.chi2) and shift.p_value == 0.0 and math.isinf(shift.prior_ratio) and shift.shifted
 
 
 def test_windows_shifted_together_each_against_its_own_reference_equal_scipy() -> None:
@@ -75,7 +79,7 @@ def test_windows_shifted_together_each_against_its_own_reference_equal_scipy() -
     references[:, 0] += 1.0  # no reference all zero
     counts[4] = 0
     counts[6] = np.where(references[6] > 0, counts[6], 0)  # only classes its reference knows
-    shifts = prior_shifts(counts, references, alpha=0.05, min_js=0.02)
+    shifts = prior_shifts(counts, references, alpha=0.05, min_ratio=1.3)
     for c, r, s in zip(counts, references, shifts, strict=True):
         n = c.sum()
         if n == 0:
@@ -91,5 +95,6 @@ def test_windows_shifted_together_each_against_its_own_reference_equal_scipy() -
         elif s.df >= 1:
             expected = stats.chisquare(c[support], q[support] * n)
             assert s.chi2 == pytest.approx(expected.statistic, rel=1e-12)
-            assert s.p_value == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-300)
-        assert s.shifted == (s.p_value < 0.05 and s.js >= 0.02)
+        assert s.p_value == pytest.approx(exact_shift_p(c, r), rel=1e-9, abs=1e-300)
+        assert s.prior_ratio == pytest.approx(prior_ratio(c, r))
+        assert s.shifted == (s.p_value < 0.05 and s.prior_ratio >= 1.3)

@@ -51,8 +51,11 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
     tests/state_fixture.py builds today: the same body when saved again, the same report, and both continue alike."""
     document = json.loads((FIXTURES / "state_v3.json").read_text())
     assert document["version"] == 3 and isinstance(document["body"]["lifetime"]["counts"][0], list)
+    assert "shift_min_js" in document["body"]["policy"]  # the JS gate of then: dropped on load
     loaded, rebuilt = Monitor.load(FIXTURES / "state_v3.json"), fixture_monitor()
-    assert _body(loaded) == _body(rebuilt)
+    # alert_since holds the alerts of the prior-shift criterion of its time (chi-square and JS): not compared
+    assert {**_body(loaded), "alert_since": None} == {**_body(rebuilt), "alert_since": None}
+    assert "shift_min_js" not in _body(loaded)["policy"]
     before = rebuilt.samples
     assert json.loads(loaded.dumps())["version"] == VERSION
     for m in (loaded, rebuilt):
@@ -60,7 +63,8 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
         m.predict("late", "fraud", t=200.0)
         m.label("late", "fraud", t=201.0)
     a, b = loaded.report(), rebuilt.report()
-    assert a.samples == b.samples == before + 61 and a.alerts == b.alerts
+    assert a.samples == b.samples == before + 61  # the same alerts on, raised at different samples (see above)
+    assert {(x.kind, x.window, x.subject) for x in a.alerts} == {(x.kind, x.window, x.subject) for x in b.alerts}
     assert all(a.windows[w].confusion == b.windows[w].confusion for w in a.windows)
 
 

@@ -2,50 +2,74 @@
 
 Window alerts are read off a ``WindowReport``; degradation alerts come from the
 per-class detectors of ``detect``, which see only class-conditional evidence.
+
+**Hysteresis.** Every condition function takes ``active``, the keys ``(kind, window, subject)`` of the alerts
+on now (the monitor's ``_alert_since``), and holds an alert that is on at a looser level than the one that
+turns it on, so that one episode is one alert and a window hovering at the edge does not flap. A key never seen
+(a fresh monitor, a new window) is judged at the "on" level only: a fresh monitor raises the prior-shift alert
+at rate ≤ ``shift_alpha`` under no shift, at every window size. The levels per kind are in
+``docs/reference/alerts.md`` (``holds`` is the one rule they share).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping
 
 from streammon.findings.distortion import Policy
 from streammon.findings.reference import Reference
 from streammon.findings.report import CLASS_SET_CHANGE, INCOMPETENT, PRIOR_SHIFT, WindowReport
+from streammon.findings.shift import PriorShift, is_shifted
 
 # The Hölder scores that have intervals; an incompetence alert needs the whole interval below 1/K.
 HOLDER_WITH_INTERVALS = ("min_recall", "gmean", "acsa")
 
 Condition = tuple[str, str, str, str]  # kind, window, subject, reason
+AlertKey = tuple[str, str, str]  # kind, window, subject
+_DEFAULT = Policy()
 
 
-def window_conditions(w: WindowReport, reference: Reference | None, *,
-                      alpha: float = Policy.shift_alpha) -> list[Condition]:
-    """Prior shift, class-set change and incompetence conditions of one window.
+def holds(on: bool, turns_on: bool, stays_on: bool) -> bool:
+    """The one hysteresis rule: an alert that is ``on`` holds while ``stays_on`` (its looser level); one that is
+    off turns on only at ``turns_on`` (its strict level, which implies the looser one).
+
+    >>> holds(False, False, True), holds(True, False, True), holds(True, True, False), holds(False, True, True)
+    (False, True, False, True)
+    """
+    return stays_on if on else turns_on
+
+
+def shift_holds(shift: PriorShift, policy: Policy, on: bool) -> bool:
+    """The prior-shift criterion with hysteresis: on at p < ``shift_alpha`` and ratio ≥ ``shift_min_ratio``,
+    held while p < ``shift_clear_alpha`` and ratio ≥ ``shift_clear_ratio``."""
+    return holds(on, shift.shifted, is_shifted(shift.p_value, shift.prior_ratio, policy.shift_clear_alpha,
+                                                policy.shift_clear_ratio))
+
+
+def window_conditions(w: WindowReport, reference: Reference | None, *, policy: Policy = _DEFAULT,
+                      active: Collection[AlertKey] = ()) -> list[Condition]:
+    """Prior shift, class-set change and incompetence conditions of one window (``active``: the alert keys on
+    now, held at their looser levels).
 
     A class-set change is a class present that the reference lacks (it cannot appear by chance), or a reference
     class absent where chance alone would hardly leave it out: ``n`` samples at the reference mix hold none of a
-    class of prior ``π`` with probability ``(1 − π)ⁿ``, and the class counts as lost when that is below ``alpha``
-    (the policy's ``shift_alpha``). Without that test an hourly window of 50 samples, where a 5 % class is missing
-    one hour in thirteen, raised and cleared the alert all year. The window's Type 2 flags still say whenever
-    the classes present differ (its numbers are not comparable then, whatever the cause)."""
+    class of prior ``π`` with probability ``(1 − π)ⁿ``, and the class counts as lost when that is below
+    ``shift_alpha`` (held while below ``shift_clear_alpha``). Without that test an hourly window of 50 samples,
+    where a 5 % class is missing one hour in thirteen, raised and cleared the alert all year. The window's Type 2
+    flags still say whenever the classes present differ (its numbers are not comparable then, whatever the cause).
+    An incompetence alert turns on when a Hölder score's whole interval lies below 1/K and holds while the score
+    itself stays below 1/K."""
     out: list[Condition] = []
     if w.n == 0:
         return out
-    if w.prior_shift is not None and w.prior_shift.shifted:
+    shift = w.prior_shift
+    if shift is not None and shift_holds(shift, policy, (PRIOR_SHIFT, w.name, "class_mix") in active):
         out.append((PRIOR_SHIFT, w.name, "class_mix",
-                    f"class mix moved from the reference: JS {w.prior_shift.js:.3f} bits, "
-                    f"TV {w.prior_shift.tv:.3f}, p = {w.prior_shift.p_value:.2g} (RRT {w.rrt:.3g} vs IR {w.ir:.3g})"))
+                    f"class mix moved from the reference: largest prior ratio {shift.prior_ratio:.3g}, exact "
+                    f"test p = {shift.p_value:.2g} (JS {shift.js:.3f} bits, TV {shift.tv:.3f}; RRT {w.rrt:.3g} vs "
+                    f"IR {w.ir:.3g})"))
     if reference is not None:
-        expected = reference.expected
-        present = set(w.present)
-        # (Mutation testing: `<=` for `<` differs only where (1 − π)ⁿ equals alpha exactly: equivalent in practice.)
-        lost = {c for c in expected - present if (1.0 - reference.priors[c]) ** w.n < alpha}
-        if present - expected or lost:
-            change = sorted(f"+{c}" for c in present - expected) + sorted(f"-{c}" for c in lost)
-            out.append((CLASS_SET_CHANGE, w.name, ",".join(change),
-                        f"{len(present)} classes present instead of the reference's {len(expected)} "
-                        f"({', '.join(change)}): AUROC-OVO/OVA are not comparable across this change"))
+        out += _class_set_change(w, reference, policy, active)
     k = len(w.present)
     for metric in HOLDER_WITH_INTERVALS:
         # incompetent (seed 001): below the random classifier's 1/K. The interval is read only then: a report
@@ -53,11 +77,31 @@ def window_conditions(w: WindowReport, reference: Reference | None, *,
         if k < 2 or not w.scores[metric] < 1 / k or w.competitiveness.get(metric) != "incompetent":
             continue
         high = w.intervals[metric][1]
-        if not math.isnan(high) and high < 1 / k:
+        if (INCOMPETENT, w.name, metric) in active or (not math.isnan(high) and high < 1 / k):
             out.append((INCOMPETENT, w.name, metric,
                         f"{metric} = {w.scores[metric]:.3f} and its interval up to {high:.3f} lie below 1/K = "
                         f"{1 / k:.3f}: some class is recalled worse than random guessing (Ortigosa-Hernández et al.)"))
     return out
+
+
+def _class_set_change(w: WindowReport, reference: Reference, policy: Policy,
+                      active: Collection[AlertKey]) -> list[Condition]:
+    """The class-set change of a window: classes the reference lacks, and reference classes lost beyond chance —
+    at ``shift_alpha``, or at ``shift_clear_alpha`` for a class the window's alert on now names (``-c``)."""
+    expected = reference.expected
+    present = set(w.present)
+    held = {part[1:] for kind, window, subject in active if kind == CLASS_SET_CHANGE and window == w.name
+            for part in subject.split(",") if part.startswith("-")}
+    # (Mutation testing: `<=` for `<` differs only where (1 − π)ⁿ equals alpha exactly: equivalent in practice.)
+    lost = {c for c in expected - present
+            if (1.0 - reference.priors[c]) ** w.n < (policy.shift_clear_alpha if str(c) in held
+                                                        else policy.shift_alpha)}
+    if not (present - expected or lost):
+        return []
+    change = sorted(f"+{c}" for c in present - expected) + sorted(f"-{c}" for c in lost)
+    return [(CLASS_SET_CHANGE, w.name, ",".join(change),
+             f"{len(present)} classes present instead of the reference's {len(expected)} "
+             f"({', '.join(change)}): AUROC-OVO/OVA are not comparable across this change")]
 
 
 def degradation_reason(label: Hashable, baseline: float, change_at: int, recall: float) -> str:

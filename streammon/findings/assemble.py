@@ -17,11 +17,11 @@ window's counts into a ``WindowReport`` and lists the alert conditions that hold
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
-from streammon.findings.alerts import Condition, degradation_reason, window_conditions
+from streammon.findings.alerts import AlertKey, Condition, degradation_reason, window_conditions
 from streammon.findings.distortion import Policy
 from streammon.findings.evaluate import Setting, evaluate_windows
 from streammon.findings.frozen import FrozenMap
@@ -157,9 +157,11 @@ def evaluate_view(view: CountsView, policy: Policy,
     return windows, window_alerts(view, windows, policy)
 
 
-def window_alerts(view: CountsView, windows: Mapping[str, WindowReport], policy: Policy) -> list[Condition]:
-    """The window alert conditions that hold now."""
-    return [c for w in windows.values() for c in window_conditions(w, view.reference, alpha=policy.shift_alpha)]
+def window_alerts(view: CountsView, windows: Mapping[str, WindowReport], policy: Policy,
+                  active: Collection[AlertKey] = ()) -> list[Condition]:
+    """The window alert conditions that hold now (``active``: the alerts on now, held at their looser levels)."""
+    return [c for w in windows.values()
+            for c in window_conditions(w, view.reference, policy=policy, active=active)]
 
 
 def assemble_report(

@@ -5,7 +5,7 @@ Thin: reads the catalog's Condition 1/2/3 facts and the window's numbers.
 - **Type 1** — the metric violates Condition 1, its measured distortion
   ``|f − f_π|`` exceeds ``type1_tolerance`` (default 0.01, in the metric's own
   units), **and** the window's class mix differs from the reference beyond
-  sampling noise (the chi-square test of ``shift`` rejects at ``shift_alpha``).
+  sampling noise (the exact test of ``shift`` rejects at ``shift_alpha``).
   Without the last condition a small window at the reference mix would flag
   precision for the few samples its mix is off by chance. A Condition-1 metric
   is never Type-1-flagged.
@@ -46,14 +46,51 @@ class Policy:
 
     ``metric_params`` gives parameters per metric (default: ``holder`` at
     p = 0.5, between the a-mean and the g-mean, which keeps Condition 3).
+
+    The prior-shift criterion (``streammon.findings.shift``): a window is shifted when the exact test's
+    p-value is below ``shift_alpha`` and the largest per-class prior ratio is at least ``shift_min_ratio``;
+    an alert already on stays on while p < ``shift_clear_alpha`` and the ratio ≥ ``shift_clear_ratio``
+    (hysteresis: one episode, one alert; ``docs/reference/alerts.md``). ``shift_alpha`` and
+    ``shift_clear_alpha`` are also the on and off levels of the other test-based alerts. (``shift_min_js``,
+    the JS gate of earlier versions, is gone; state files holding it load without it.)
+
+    >>> Policy(shift_clear_alpha=0.001)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: shift_clear_alpha must be a number in [shift_alpha, 1] = [0.01, 1] (the off level is ...got 0.001
     """
 
     type1_tolerance: float = 0.01
     collapse_recall: float = 0.05
     shift_alpha: float = 0.01
-    shift_min_js: float = 0.01
+    shift_min_ratio: float = 1.5
+    shift_clear_alpha: float = 0.1
+    shift_clear_ratio: float = 1.25
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
+
+    def __post_init__(self) -> None:
+        def number(name: str, low: float, high: float, why: str = "") -> None:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise ValueError(f"{name} must be a number in {why or f'[{low:g}, {high:g}]'}, got {value!r}")
+
+        number("shift_alpha", 0.0, 1.0)
+        number("shift_clear_alpha", self.shift_alpha, 1.0, f"[shift_alpha, 1] = [{self.shift_alpha:g}, 1] "
+               "(the off level is looser than the on level)")
+        number("shift_min_ratio", 1.0, math.inf)
+        number("shift_clear_ratio", 1.0, self.shift_min_ratio, f"[1, shift_min_ratio] = [1, "
+               f"{self.shift_min_ratio:g}] (the off level is looser than the on level)")
+
+    @classmethod
+    def of_saved(cls, saved: Mapping[str, Any]) -> Policy:
+        """The policy a state file's ``policy`` object describes. Files written before the prior ratio lack its
+        three fields (the defaults apply) and hold ``shift_min_js``, which is dropped: the JS gate is gone.
+
+        >>> Policy.of_saved({"shift_alpha": 0.05, "shift_min_js": 0.01}).shift_alpha
+        0.05
+        """
+        return cls(**{name: value for name, value in saved.items() if name != "shift_min_js"})
 
     def params(self, metric: str) -> Mapping[str, Any]:
         """The parameters for ``metric`` (empty when it takes none)."""

@@ -179,7 +179,8 @@ def evaluate_windows(windows: Sequence[tuple[str, str, IntMatrix]],
     shifts: list[PriorShift | None] = [None] * len(windows)
     if stacked.any_reference:
         shifts = [shift if has else None for shift, has in zip(
-            prior_shifts_of(numbers, size_list, alpha=policy.shift_alpha, min_js=policy.shift_min_js),
+            prior_shifts_of(numbers, true_counts, stacked.priors, alpha=policy.shift_alpha,
+                            min_ratio=policy.shift_min_ratio),
             stacked.with_reference.tolist(), strict=True)]
     n_present = present.sum(axis=1).tolist()
     rrts = numbers.rrt.tolist()

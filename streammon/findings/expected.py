@@ -37,7 +37,7 @@ so a validation baseline is the better choice. ``PriorBaselines`` prepares
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
-from streammon.findings.alerts import Condition
+from streammon.findings.alerts import AlertKey, Condition
 from streammon.findings.distortion import Policy
 from streammon.findings.estimate import BASELINE, LIFETIME, MIN_PER_CLASS, LabelFreeEstimate
 from streammon.findings.evaluate import window_rrt
@@ -144,9 +144,11 @@ def window_estimate(prepared: PriorBaseline, counts: IntMatrix, predicted: npt.N
 
 
 def estimate_reports(windows: Mapping[str, WindowReport], view: Any, baselines: PriorBaselines,
-                     policy: Policy) -> tuple[dict[str, WindowReport], list[Condition]]:
+                     policy: Policy, active: Collection[AlertKey] = ()) -> tuple[dict[str, WindowReport],
+                                                                                  list[Condition]]:
     """Window reports with ``estimate``/``expected``/``expected_distortion`` for every window holding
-    predictions, and the ``not_prior_shift`` conditions (``view``: the ``CountsView`` they came from)."""
+    predictions, and the ``not_prior_shift`` conditions (``view``: the ``CountsView`` they came from): on at
+    p < ``shift_alpha``, held while p < ``shift_clear_alpha`` (``active``: the alerts on now)."""
     labels = tuple(view.labels)
     chosen = baselines.choose(labels, view.lifetime)
     if chosen is None:
@@ -164,7 +166,9 @@ def estimate_reports(windows: Mapping[str, WindowReport], view: Any, baselines: 
                                                          positive=view.positive, policy=policy, source=source)
         out[name] = replace(w, estimate=estimate, expected=FrozenMap(expected, noun="metric"),
                             expected_distortion=FrozenMap(distortion, noun="metric"))
-        if not math.isnan(estimate.p_value) and estimate.p_value < policy.shift_alpha:
+        on = (NOT_PRIOR_SHIFT, name, "predictions") in active
+        if not math.isnan(estimate.p_value) and estimate.p_value < (policy.shift_clear_alpha if on
+                                                                     else policy.shift_alpha):
             conditions.append((NOT_PRIOR_SHIFT, name, "predictions",
                                f"no class mix explains the predicted counts through the {source} rates "
                                f"(p = {estimate.p_value:.2g}, {estimate.df} df): the model or its inputs "

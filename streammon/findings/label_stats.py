@@ -141,7 +141,7 @@ def implied_mix(confusion: npt.NDArray[np.int64], priors: npt.ArrayLike) -> npt.
 
 
 def label_stats(pred: npt.NDArray[np.int64], events: npt.NDArray[np.int64], labels: Sequence[Hashable],
-                implied: npt.NDArray[np.float64] | None, *, alpha: float = 0.01, min_js: float = 0.01,
+                implied: npt.NDArray[np.float64] | None, *, alpha: float = 0.01, min_ratio: float = 1.5,
                 repeated: int = 0, aged: tuple[int, int] | None = None) -> LabelStats:
     """One window's ``LabelStats`` from its prediction counts (K × 4) and event counts (256); ``aged``: the
     (predictions, labelled) older than the typical latency, for a judged timed window."""
@@ -159,7 +159,7 @@ def label_stats(pred: npt.NDArray[np.int64], events: npt.NDArray[np.int64], labe
     implied_map: Mapping[Hashable, float] = _EMPTY
     if implied is not None:
         implied_map = FrozenMap({c: float(v) for c, v in zip(labels, implied, strict=True)})
-        shift = prior_shift(by_class, implied, alpha=alpha, min_js=min_js) if n else None
+        shift = prior_shift(by_class, implied, alpha=alpha, min_ratio=min_ratio) if n else None
     return LabelStats(
         predictions=n,
         labelled=lab,

@@ -4,12 +4,14 @@ Alerts (conditions, given since-when by the monitor like the others):
 
 - ``label_coverage_low`` — the label pipeline broke. For a timed window, the predictions of its
   buckets that ended at least the typical latency ago (the lifetime median latency) are old
-  enough to have their labels; the alert holds when at least ``MIN_AGED`` of them exist and
-  their coverage is below ``COVERAGE_FRACTION`` (one half) of the lifetime coverage. Windows that
-  are not timed (or younger than the typical latency) are not judged.
+  enough to have their labels; the alert turns on when at least ``MIN_AGED`` of them exist and
+  their coverage is below ``COVERAGE_FRACTION`` (one half) of the lifetime coverage, and holds
+  until it is back to ``CLEAR_FRACTION`` (three quarters) of it. Windows that are not timed (or
+  younger than the typical latency) are not judged.
 - ``predicted_mix_shift`` (informational) — the window's predicted-class counts differ from the
-  mix the reference implies (``LabelStats.mix_shift.shifted``: chi-square at ``shift_alpha`` and
-  JS divergence ≥ ``shift_min_js``, as ``prior_shift``). It needs no label at all.
+  mix the reference implies, by the prior-shift criterion (``LabelStats.mix_shift``: the exact
+  test at ``shift_alpha`` and the largest ratio ≥ ``shift_min_ratio``, held at the clear levels,
+  as ``prior_shift``). It needs no label at all.
 
 >>> view = LabelView(predictions=(np.array([[6, 4, 0, 0], [0, 0, 0, 0]]),), events=(np.zeros(256, np.int64),),
 ...                  aged=(None,), repeated=0, typical_latency=float("nan"))
@@ -21,7 +23,7 @@ Alerts (conditions, given since-when by the monitor like the others):
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.counts import IntMatrix
-from streammon.findings.alerts import Condition
+from streammon.findings.alerts import AlertKey, Condition, shift_holds
 from streammon.findings.distortion import Policy
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.label_stats import LabelStats, implied_mix, label_stats
@@ -38,6 +40,7 @@ from streammon.findings.report import LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT, W
 
 MIN_AGED = 100
 COVERAGE_FRACTION = 0.5
+CLEAR_FRACTION = 0.75
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,10 @@ class LabelView:
 
 
 def window_label_stats(view: LabelView, labels: tuple[Hashable, ...], reference: Reference | None,
-                       lifetime: IntMatrix | None, policy: Policy, *, names: Sequence[str]
-                       ) -> tuple[dict[str, LabelStats], list[Condition]]:
-    """``LabelStats`` per name (the windows', then ``"lifetime"``) and the label alert conditions."""
+                       lifetime: IntMatrix | None, policy: Policy, *, names: Sequence[str],
+                       active: Collection[AlertKey] = ()) -> tuple[dict[str, LabelStats], list[Condition]]:
+    """``LabelStats`` per name (the windows', then ``"lifetime"``) and the label alert conditions (``active``:
+    the alerts on now, held at their looser levels)."""
     implied = None
     if reference is not None and lifetime is not None:
         implied = implied_mix(lifetime, reference.aligned(labels))
@@ -70,17 +74,19 @@ def window_label_stats(view: LabelView, labels: tuple[Hashable, ...], reference:
         old = None if aged is None else aged[:k, :4]
         judged = None if old is None else (int(old.sum()), int(old[:, 1].sum()))
         s = label_stats(view.predictions[i], view.events[i], labels, implied, alpha=policy.shift_alpha,
-                        min_js=policy.shift_min_js, repeated=view.repeated if is_life else 0, aged=judged)
+                        min_ratio=policy.shift_min_ratio, repeated=view.repeated if is_life else 0, aged=judged)
         stats[name] = s
         if is_life:
             continue
-        if s.mix_shift is not None and s.mix_shift.shifted:
+        if s.mix_shift is not None and shift_holds(s.mix_shift, policy,
+                                                   (PREDICTED_MIX_SHIFT, name, "predicted_mix") in active):
             conditions.append((PREDICTED_MIX_SHIFT, name, "predicted_mix",
-                               f"the predicted-class mix moved from the mix the reference implies (JS "
-                               f"{s.mix_shift.js:.3f}, p={s.mix_shift.p_value:.2g}); informational"))
+                               f"the predicted-class mix moved from the mix the reference implies (largest "
+                               f"ratio {s.mix_shift.prior_ratio:.3g}, p={s.mix_shift.p_value:.2g}); informational"))
         if judged is not None and not math.isnan(life_coverage):
             n_old, n_lab = judged
-            if n_old >= MIN_AGED and n_lab / n_old < COVERAGE_FRACTION * life_coverage:
+            on = (LABEL_COVERAGE_LOW, name, "labels") in active
+            if n_old >= MIN_AGED and n_lab / n_old < (CLEAR_FRACTION if on else COVERAGE_FRACTION) * life_coverage:
                 conditions.append((LABEL_COVERAGE_LOW, name, "labels",
                                    f"only {n_lab / n_old:.1%} of {n_old} predictions older than the "
                                    f"typical latency ({view.typical_latency:.3g} s) got labels, against "
@@ -88,14 +94,15 @@ def window_label_stats(view: LabelView, labels: tuple[Hashable, ...], reference:
     return stats, conditions
 
 
-def label_reports(windows: Mapping[str, WindowReport], counts_view: Any, view: LabelView, policy: Policy
-                  ) -> tuple[dict[str, WindowReport], LabelStats, list[Condition]]:
+def label_reports(windows: Mapping[str, WindowReport], counts_view: Any, view: LabelView, policy: Policy,
+                  active: Collection[AlertKey] = ()) -> tuple[dict[str, WindowReport], LabelStats, list[Condition]]:
     """Window reports with ``prediction_counts`` and ``label_stats`` filled in, the lifetime stats, and the
-    label alert conditions (``counts_view``: the ``CountsView`` the window reports came from)."""
+    label alert conditions (``counts_view``: the ``CountsView`` the window reports came from; ``active``: the
+    alerts on now)."""
     labels = counts_view.labels
     names = [*windows, "lifetime"]
     stats, conditions = window_label_stats(view, labels, counts_view.reference, counts_view.lifetime, policy,
-                                           names=names)
+                                           names=names, active=active)
     out = {}
     k = len(labels)
     for i, (name, w) in enumerate(windows.items()):

@@ -6,8 +6,10 @@ None without a time column), ``samples`` (rows counted so far), ``window``, ``me
 reference mix), ``distortion`` (``value − corrected``), ``flag`` (the flag kinds raised on the
 metric, comma-separated, else None), ``lower`` and ``upper`` (the interval, where one is computed).
 
-Per window the metrics are ``n``, ``rrt``, ``ir``, ``prior_shift_js``, ``prior_shift_tv`` and
-``prior_shift_p`` (flag ``prior_shift`` when the window is shifted), every score of the report, and
+Per window the metrics are ``n``, ``rrt``, ``ir``, ``prior_shift_js``, ``prior_shift_tv``,
+``prior_shift_p`` (the exact test's p-value) and ``prior_shift_ratio`` (the largest per-class prior
+ratio) — flagged ``prior_shift`` while the report's prior-shift alert on the window is on (the
+criterion with its hysteresis, ``docs/reference/alerts.md``) — every score of the report, and
 per class ``class_recall`` (Wilson interval), ``class_precision`` (with its corrected value) and
 ``class_prior``. Non-finite numbers are written as null in JSON.
 
@@ -32,15 +34,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from streammon.atomic import write_file
-from streammon.findings.report import Report, WindowReport
+from streammon.findings.report import PRIOR_SHIFT, Report, WindowReport
 
 COLUMNS = ("time", "samples", "window", "metric", "class", "value", "corrected", "distortion", "flag", "lower",
            "upper")
 Row = tuple[str, str | None, float, float | None, float | None, str | None, float | None, float | None]
 
 
-def window_rows(w: WindowReport) -> Iterator[Row]:
-    """(metric, class, value, corrected, distortion, flag, lower, upper) of one window."""
+def window_rows(w: WindowReport, shift_alert: bool | None = None) -> Iterator[Row]:
+    """(metric, class, value, corrected, distortion, flag, lower, upper) of one window (``shift_alert``: whether
+    its prior-shift alert is on; None: the window's own decision ``prior_shift.shifted``)."""
     kinds: dict[str, list[str]] = {}
     for raised in w.flags:
         kinds.setdefault(raised.metric, []).append(raised.kind)
@@ -48,10 +51,12 @@ def window_rows(w: WindowReport) -> Iterator[Row]:
     yield "rrt", None, w.rrt, None, None, None, None, None
     yield "ir", None, w.ir, None, None, None, None, None
     if w.prior_shift is not None:
-        shifted = "prior_shift" if w.prior_shift.shifted else None
+        on = w.prior_shift.shifted if shift_alert is None else shift_alert
+        shifted = "prior_shift" if on else None
         yield "prior_shift_js", None, w.prior_shift.js, None, None, shifted, None, None
         yield "prior_shift_tv", None, w.prior_shift.tv, None, None, shifted, None, None
         yield "prior_shift_p", None, w.prior_shift.p_value, None, None, shifted, None, None
+        yield "prior_shift_ratio", None, w.prior_shift.prior_ratio, None, None, shifted, None, None
     for metric, value in w.scores.items():
         lower, upper = w.intervals.get(metric, (None, None))
         flag = ",".join(dict.fromkeys(kinds[metric])) if metric in kinds else None
@@ -77,8 +82,9 @@ class Timeline:
     def add(self, time: float | None, report: Report) -> None:
         """Append every window of one snapshot's report."""
         cols = [self.columns[name] for name in COLUMNS]
+        shifted = {a.window for a in report.alerting(PRIOR_SHIFT)}
         for w in report.windows.values():
-            for row in window_rows(w):
+            for row in window_rows(w, w.name in shifted):
                 for column, value in zip(cols, (time, report.samples, w.name, *row), strict=True):
                     column.append(value)
 

@@ -61,7 +61,11 @@ DESCRIBE = {"cumulative": ("kind", "name"), "sliding": ("kind", "name", "size"),
             "timed": ("kind", "name", "seconds", "buckets")}
 STATE = {"cumulative": ("counts",), "sliding": ("counts", "ring", "head", "filled"),
          "timed": ("counts", "ids", "slots")}
-POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "shift_min_js", "confidence", "metric_params")
+POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "confidence", "metric_params")
+# The prior-shift fields of the policy: the ratio and clear levels are absent from files written before them, the JS
+# gate ``shift_min_js`` present only in those (dropped on load: ``Policy.of_saved``).
+POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio")
+POLICY_BEFORE_RATIO = ("shift_min_js",)
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
 
 
@@ -209,11 +213,18 @@ def _reference(reference: Any, labels: list[Hashable]) -> None:
 
 
 def _policy(policy: Any) -> None:
-    policy = _fields(policy, "policy", POLICY)
+    keys = POLICY + (POLICY_SINCE_RATIO if isinstance(policy, dict) and "shift_min_js" not in policy
+                     else POLICY_BEFORE_RATIO)
+    policy = _fields(policy, "policy", keys)
     _real(policy["type1_tolerance"], "policy.type1_tolerance", 0.0, 1e300)
     _real(policy["collapse_recall"], "policy.collapse_recall", 0.0, 1.0)
     _real(policy["shift_alpha"], "policy.shift_alpha", 0.0, 1.0, open_low=True)
-    _real(policy["shift_min_js"], "policy.shift_min_js", 0.0, 1.0)
+    if "shift_min_js" in policy:
+        _real(policy["shift_min_js"], "policy.shift_min_js", 0.0, 1.0)
+    else:
+        _real(policy["shift_clear_alpha"], "policy.shift_clear_alpha", policy["shift_alpha"], 1.0)
+        _real(policy["shift_min_ratio"], "policy.shift_min_ratio", 1.0, 1e300)
+        _real(policy["shift_clear_ratio"], "policy.shift_clear_ratio", 1.0, policy["shift_min_ratio"])
     _real(policy["confidence"], "policy.confidence", 0.0, 1.0 - 1e-16, open_low=True)
     params = policy["metric_params"]
     if not isinstance(params, dict):

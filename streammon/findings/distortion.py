@@ -64,7 +64,7 @@ class Policy:
     collapse_recall: float = 0.05
     shift_alpha: float = 0.01
     shift_min_ratio: float = 1.5
-    shift_clear_alpha: float = 0.1
+    shift_clear_alpha: float = 0.5
     shift_clear_ratio: float = 1.25
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)

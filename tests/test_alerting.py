@@ -67,7 +67,8 @@ def _seconds(duration: str) -> float:
 def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pytest.CaptureFixture[str]) -> None:
     """Each `streammon rules` flag lands in the rule it names."""
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
-                 "--min-class-samples", "50", "--min-samples-per-class", "40", "--prior-shift-tv", "0.25",
+                 "--min-class-samples", "50", "--min-samples-per-class", "40", "--shift-min-ratio", "2.5",
+                 "--shift-alpha", "0.002", "--shift-keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
                  "--not-prior-shift-for", "12m", "--runbook", "https://wiki.example/streammon"]) == 0
@@ -81,7 +82,9 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert "streammon:class_recall:ratio_6h" in rules["streammon:class_recall:baseline"]
     assert ">= 40" in rules["StreammonIncompetent"] and 'for: "8m"' in rules["StreammonIncompetent"]
     assert 'for: "9m"' in rules["StreammonClassSetChanged"]
-    assert "> 0.25" in rules["StreammonPriorShift"] and 'for: "11m"' in rules["StreammonPriorShift"]
+    shift = rules["StreammonPriorShift"]
+    assert "streammon:prior_ratio:max_30m >= 2.5" in shift and 'for: "11m"' in shift
+    assert 'keep_firing_for: "45m"' in shift and "ln(0.002 / (2 * " in rules["streammon:prior_shift_t:ratio"]
     not_prior = rules["StreammonNotPriorShift"]
     assert "streammon:label_shift_p_value:min < 0.001" in not_prior and 'for: "12m"' in not_prior
     assert "streammon:not_prior_shift:replicas >= 1" in not_prior
@@ -120,7 +123,7 @@ def test_bad_rule_flags_exit_2_naming_the_value(argv: list[str], named: str,
 
 def test_rule_settings_reject_bad_values_with_value_error() -> None:
     """RuleSettings rejects non-durations, out-of-range thresholds, zero counts and equal windows."""
-    for bad in ({"shift_for": "15 m"}, {"prior_shift_tv": 0}, {"recall_drop": True}, {"min_class_samples": 2.5},
+    for bad in ({"shift_for": "15 m"}, {"shift_alpha": 0}, {"recall_drop": True}, {"min_class_samples": 2.5},
                 {"baseline": "1h"}):
         with pytest.raises(ValueError, match=re.escape(repr(next(iter(bad.values()))))):
             RuleSettings(**bad)  # type: ignore[arg-type]

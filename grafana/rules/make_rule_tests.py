@@ -77,6 +77,7 @@ def expand(template, labels, value):
     out = template.replace("{{ $value | humanizePercentage }}", f"{value * 100:.4g}%")
     out = out.replace('{{ printf "%.3f" $value }}', f"{value:.3f}").replace("{{ $value }}", f"{value:g}")
     out = out.replace('{{ printf "%.2g" $value }}', f"{value:.2g}")
+    out = out.replace('{{ printf "%.3g" $value }}', "+Inf" if value == math.inf else f"{value:.3g}")
     for key, item in labels.items():
         out = out.replace(f"{{{{ $labels.{key} }}}}", item)
     return out
@@ -108,6 +109,7 @@ doc = {
       expr_test("streammon:class_prior:ratio_1h", 'model="p"', [('model="p",class="a"', 0.9), ('model="p",class="b"', 0.1)]),
       expr_test("streammon:rrt:ratio_1h", 'model="p"', [('model="p"', 9)]),
       expr_test("streammon:prior_shift_tv:ratio_1h", 'model=~"p|n|m"', [('model="m"', 0), ('model="n"', 0.2), ('model="p"', 0.4)]),
+      expr_test("streammon:prior_ratio:max_1h", 'model=~"p|m"', [('model="m"', 1), ('model="p"', 5)]),
       expr_test("streammon:classes_present:count_1h", 'model="n"', [('model="n"', 3)]),
       expr_test("streammon:class_recall:ratio_1d", 'model="d",class="b"', [('model="d",class="b"', 0.5)]),
       expr_test("streammon:class_recall:baseline", 'model=~"d|m"', [('model="d",class="a"', 0.9), ('model="d",class="b"', 0.9), ('model="m",class="a"', 0.9), ('model="m",class="b"', 0.85)]),
@@ -125,7 +127,7 @@ doc = {
       {"eval_time": at, "alertname": "StreammonClassRecallDegraded", "exp_alerts": [alert("StreammonClassRecallDegraded", {"severity": "warning", "model": "d", "class": "b"}, 0.5), alert("StreammonClassRecallDegraded", {"severity": "warning", "model": "m", "class": "b"}, 0.3)]},
       {"eval_time": at, "alertname": "StreammonIncompetent", "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "i"}, 0.2), alert("StreammonIncompetent", {"severity": "critical", "model": "m"}, 0.3)]},
       {"eval_time": at, "alertname": "StreammonClassSetChanged", "exp_alerts": [alert("StreammonClassSetChanged", {"severity": "info", "model": "n"}, 0)]},
-      {"eval_time": at, "alertname": "StreammonPriorShift", "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "n"}, 0.2), alert("StreammonPriorShift", {"severity": "info", "model": "p"}, 0.4)]},
+      {"eval_time": at, "alertname": "StreammonPriorShift", "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "n"}, math.inf), alert("StreammonPriorShift", {"severity": "info", "model": "p"}, 5)]},
       {"eval_time": "1380m", "alertname": "StreammonClassDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonClassRecallDegraded", "exp_alerts": []},
       {"eval_time": "1380m", "alertname": "StreammonPriorShift", "exp_alerts": []},

@@ -5,8 +5,9 @@ Every replica exports lifetime counters per class (``streammon_class_samples_tot
 rules sum their increases over replicas — always ``sum by (...) (increase(...[w]))``,
 never ``increase(sum(...))``, which breaks on counter resets — and derive windowed
 per-class recall, ACSA, G-mean (``exp(avg(ln ...))``), minimum recall, the class mix,
-RRT and the total-variation distance from the reference mix. Prometheus, Thanos
-or Mimir are the distributed engine; streammon builds none of its own.
+RRT, the total-variation distance from the reference mix and the prior-shift criterion
+(``prior_shift_rules``). Prometheus, Thanos or Mimir are the distributed engine; streammon
+builds none of its own.
 
 Alerts: each replica's in-process per-class CUSUM (``streammon_alert{kind="degradation"}``)
 flags a class, counted once per replica (``StreammonClassDegraded``); a class's
@@ -16,7 +17,8 @@ report (``streammon_baseline_recall``, so it works from the first scrape; the lo
 (``StreammonClassRecallDegraded``). Both are class-conditional only, so a pure prior
 shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
 seed 001: some class is recalled worse than the uniformly random classifier); the
-class set changed; the mix moved far from the reference (informational); late labels
+class set changed; the class mix shifted by the process's own criterion — the largest per-class prior ratio,
+and a per-class significance test (``StreammonPriorShift``, informational, held by ``keep_firing_for``); late labels
 stopped arriving or the predicted mix moved (``streammon.export.label_rules``); the predictions
 moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every
 alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
@@ -41,9 +43,11 @@ from typing import Any
 from streammon.export.durations import milliseconds
 from streammon.export.estimate_rules import estimate_alerting_rules, estimate_recording_rules
 from streammon.export.label_rules import label_alerting_rules, label_recording_rules
+from streammon.export.shift_rules import prior_shift_alert, prior_shift_rules
 
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for", "label_coverage_for", "predicted_mix_for", "not_prior_shift_for")
+                   "shift_for", "shift_keep_firing_for", "label_coverage_for", "predicted_mix_for",
+                   "not_prior_shift_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
 BASELINE = "streammon:class_recall:baseline"
@@ -70,13 +74,15 @@ class RuleSettings:
     recall_drop: float = 0.15  # alert when a class's recall falls this far below its baseline
     min_class_samples: int = 100  # evidence: labelled samples of that class in the window
     min_samples_per_class: int = 30  # evidence for incompetence: every class present has this many
-    prior_shift_tv: float = 0.1  # informational alert threshold on total variation distance
+    shift_alpha: float = 0.01  # StreammonPriorShift: the significance level (the Policy's shift_alpha)
+    shift_min_ratio: float = 1.5  # StreammonPriorShift: the least largest prior ratio (the Policy's shift_min_ratio)
     cusum_replicas: int = 1  # replicas whose in-process CUSUM flags the class
     cusum_for: str = "1m"
     degradation_for: str = "10m"
     incompetent_for: str = "10m"
     class_set_for: str = "5m"
     shift_for: str = "15m"
+    shift_keep_firing_for: str = "30m"  # StreammonPriorShift stays firing this long after its condition ends
     runbook: str = "README.md"
     # Late labels (streammon.export.label_rules)
     label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
@@ -99,11 +105,14 @@ class RuleSettings:
             if name in ("window", "baseline") and length == 0:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
-        for name in ("recall_drop", "prior_shift_tv", "label_coverage_fraction", "predicted_mix_tv",
+        for name in ("recall_drop", "shift_alpha", "label_coverage_fraction", "predicted_mix_tv",
                      "label_shift_p_value"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+        ratio = self.shift_min_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 1 <= ratio < float("inf"):
+            raise ValueError(f"shift_min_ratio must be a number >= 1, got {ratio!r}")
         for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas", "min_aged_predictions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -119,8 +128,8 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", label_coverage_for="15s", predicted_mix_for="15s",
-                         not_prior_shift_for="15s"),
+                         class_set_for="5s", shift_for="15s", shift_keep_firing_for="30s", label_coverage_for="15s",
+                         predicted_mix_for="15s", not_prior_shift_for="15s"),
 }
 
 
@@ -167,7 +176,7 @@ def recording_rules(s: RuleSettings) -> list[dict[str, str]]:
                   ' "class", "$1", "subject", "(.*)"))')},
         {"record": REPLICAS, "expr": "count by (model) (streammon_samples_total)"},
     ]
-    return rules
+    return rules + prior_shift_rules(s)
 
 
 def _runbook(s: RuleSettings, alert: str) -> str:
@@ -239,19 +248,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
                 "runbook_url": _runbook(s, "StreammonClassSetChanged"),
             },
         },
-        {
-            "alert": "StreammonPriorShift",
-            "expr": f"streammon:prior_shift_tv:ratio_{w} > {s.prior_shift_tv}",
-            "for": s.shift_for,
-            "labels": {"severity": "info"},
-            "annotations": {
-                "summary": "Class mix of model {{ $labels.model }} moved away from its reference",
-                "description": ("Total variation distance from the reference mix is {{ printf \"%.3f\" $value }}, "
-                                f"above {s.prior_shift_tv}. Informational: trust Condition-1-invariant scores, not "
-                                "precision, F1, accuracy or MCC; no action unless a degradation alert fires too."),
-                "runbook_url": _runbook(s, "StreammonPriorShift"),
-            },
-        },
+        prior_shift_alert(s),
     ]
 
 

@@ -9,7 +9,7 @@ chi-square test (the criterion before issue #27) alone and with its JS ≥ 0.01 
 real, fresh ``Monitor`` (one per window, reference given) to check that the alert it raises is the same
 decision. Then the power for a 1 % → 6 % minority shift at n = 100, 1,000 and 10,000.
 
-    python examples/bench_small_windows.py            # 100,000 windows per cell and size: ~4 minutes here
+    python examples/bench_small_windows.py            # 100,000 windows per cell and size: ~15 minutes here
     python examples/bench_small_windows.py --quick    # 10,000 windows, sizes 1, 2, 5, 10, 20, 50: ~10 s
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from streammon.findings.label_view import LabelView, window_label_stats
 from streammon.findings.reference import Reference
 from streammon.findings.report import CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PRIOR_SHIFT
 from streammon.findings.shift import PriorShift
+from streammon.state import _digest
 
 
 def _window(truth: list[str], pred: list[str], reference: dict[str, int]):  # type: ignore[no-untyped-def]
@@ -116,3 +118,17 @@ def test_the_clear_levels_must_be_looser_than_the_on_levels() -> None:
         Policy(shift_clear_ratio=2.0)
     with pytest.raises(ValueError, match="shift_min_ratio must be a number in"):
         Policy(shift_min_ratio=math.nan)
+
+
+def test_a_loaded_monitor_keeps_its_alert_memory_every_kind_included() -> None:
+    """Monitor.save keeps the alerts on (not_prior_shift too) and load restores them, so a restored monitor holds
+    its alerts at the clear levels like the one saved."""
+    monitor = Monitor([Sliding(100)], reference={"a": 99, "b": 1}, detector=DetectorSettings(enabled=False))
+    monitor.update_many(["a"] * 90 + ["b"] * 10, ["a"] * 100)
+    assert monitor.report().alerting(PRIOR_SHIFT)
+    body = json.loads(monitor.dumps())
+    body["body"]["alert_since"].append(["not_prior_shift", "sliding_100", "predictions", 5, 1.0])
+    body["sha256"] = _digest(body["body"])
+    restored = Monitor.loads(json.dumps(body))
+    kinds = {k for k, *_ in json.loads(restored.dumps())["body"]["alert_since"]}
+    assert kinds == {PRIOR_SHIFT, INCOMPETENT, "not_prior_shift"}

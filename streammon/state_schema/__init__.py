@@ -42,6 +42,7 @@ from streammon.findings.report import (
     DEGRADATION,
     INCOMPETENT,
     LABEL_COVERAGE_LOW,
+    NOT_PRIOR_SHIFT,
     PREDICTED_MIX_SHIFT,
     PRIOR_SHIFT,
 )
@@ -66,7 +67,8 @@ POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "confidence", "me
 # gate ``shift_min_js`` present only in those (dropped on load: ``Policy.of_saved``).
 POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio")
 POLICY_BEFORE_RATIO = ("shift_min_js",)
-ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT)
+ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT,
+               NOT_PRIOR_SHIFT)  # (not_prior_shift was missing: a monitor holding it saved a file it could not load)
 
 
 def check_optional(body: dict[str, Any]) -> None:

@@ -277,6 +277,8 @@ def _check_policy(given: dict[str, Any], where: str) -> None:
             for metric, params in table.items():
                 _table(params, f"{where} metric_params.{metric}")
             continue
+        if name in ("shift_min_ratio", "shift_clear_ratio"):
+            continue  # ratios >= 1, checked by Policy itself (a ValueError naming the field and its bounds)
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         open_ = name in ("confidence", "shift_alpha")
         if not number or not (0 < value < 1 if open_ else 0 <= value <= 1):

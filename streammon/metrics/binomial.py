@@ -100,30 +100,13 @@ def prior_shift_tests(counts: npt.ArrayLike, priors: npt.ArrayLike) -> PriorTest
     >>> t.p_value.tolist(), t.prior_ratio.tolist(), t.m.tolist()
     ([0.0, 0.0], [inf, inf], [1, 1])
     """
-    x = np.atleast_2d(np.asarray(counts, dtype=np.float64))
-    ref = np.broadcast_to(np.asarray(priors, dtype=np.float64), x.shape)
-    if np.any(x < 0) or np.any(ref < 0):
+    from streammon.metrics import binomial_loops  # noqa: PLC0415 - imports numba: on first use, not with streammon
+
+    x = np.ascontiguousarray(np.atleast_2d(np.asarray(counts, dtype=np.float64)))
+    ref = np.ascontiguousarray(np.broadcast_to(np.asarray(priors, dtype=np.float64), x.shape))
+    if x.size and (x.min() < 0 or ref.min() < 0):
         raise ValueError("prior_shift_tests needs non-negative counts and priors")
-    weight = ref.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pi = ref / weight
-    n = x.sum(axis=1)
-    support = ref > 0
-    k_ref = support.sum(axis=1)
-    m = np.where(k_ref == 2, 1, k_ref).astype(np.int64)
-    # per class: the exact two-sided log p-value where the reference has the class, else 0 (absent) or -inf
-    # (present: it cannot appear by chance)
-    nn = np.broadcast_to(n[:, None], x.shape)
-    log_pc = np.zeros(x.shape)
-    if support.any():
-        log_pc[support] = log_two_sided_p(x[support], nn[support], np.clip(pi[support], 0.0, 1.0))
-    log_pc[~support & (x > 0)] = -math.inf
-    log_p = np.minimum(0.0, np.log(np.maximum(m, 1)) + log_pc.min(axis=1, initial=0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = x / n[:, None]
-        ratio = np.where(support, np.maximum(share / pi, pi / share), np.where(x > 0, math.inf, 1.0))
-    prior_ratio = ratio.max(axis=1, initial=1.0)
-    undefined = (n == 0) | (weight[:, 0] == 0)
-    log_p[undefined] = math.nan
-    prior_ratio[undefined] = math.nan
+    windows = x.shape[0]
+    log_p, prior_ratio, m = np.empty(windows), np.empty(windows), np.empty(windows, dtype=np.int64)
+    binomial_loops.prior_tests(x, ref, log_p, prior_ratio, m)
     return PriorTests(np.exp(log_p), log_p, prior_ratio, m)

@@ -205,3 +205,38 @@ def log_tails(k: Any, n: Any, p: Any, q: Any, lower: Any, upper: Any) -> None:  
     for i in range(len(k)):
         lower[i] = log_lower(k[i], n[i], p[i], q[i])
         upper[i] = log_upper(k[i], n[i], p[i], q[i])
+
+
+@jit
+def prior_tests(counts: Any, priors: Any, log_p: Any, ratio: Any, m: Any) -> None:
+    """Per row of ``counts`` (W × K) against the same row of ``priors`` (W × K weights; all 0: no reference): the
+    log of the Bonferroni-combined two-sided exact p-value, the largest prior ratio and the Bonferroni factor
+    (``streammon.metrics.binomial.prior_shift_tests`` documents them). NaN for an empty row or one without a
+    reference."""
+    for w in range(counts.shape[0]):
+        n = weight = 0.0
+        support = 0
+        for c in range(counts.shape[1]):
+            n += counts[w, c]
+            weight += priors[w, c]
+            support += priors[w, c] > 0
+        m[w] = 1 if support == 2 else support
+        if n == 0 or weight == 0:
+            log_p[w] = ratio[w] = math.nan
+            continue
+        smallest, largest = 0.0, 1.0
+        for c in range(counts.shape[1]):
+            x = counts[w, c]
+            pi = priors[w, c] / weight
+            if pi <= 0:
+                if x > 0:  # a class the reference lacks: it cannot appear by chance
+                    smallest, largest = -math.inf, math.inf
+                continue
+            pi = min(pi, 1.0)
+            q = max(0.0, 1.0 - pi)
+            two_sided = min(0.0, math.log(2.0) + min(log_lower(x, n, pi, q), log_upper(x, n, pi, q)))
+            smallest = min(smallest, two_sided)
+            share = x / n
+            largest = max(largest, math.inf if share == 0 else max(share / pi, pi / share))
+        log_p[w] = min(0.0, math.log(max(m[w], 1)) + smallest)
+        ratio[w] = largest

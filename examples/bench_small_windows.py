@@ -10,7 +10,7 @@ real, fresh ``Monitor`` (one per window, reference given) to check that the aler
 decision. Then the power for a 1 % → 6 % minority shift at n = 100, 1,000 and 10,000.
 
     python examples/bench_small_windows.py            # 100,000 windows per cell and size: ~15 minutes here
-    python examples/bench_small_windows.py --quick    # 10,000 windows, sizes 1, 2, 5, 10, 20, 50: ~10 s
+    python examples/bench_small_windows.py --quick    # 10,000 windows, sizes 1, 2, 5, 10, 20, 50: ~15 s
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def power(share_after: float, sizes: Sequence[int], windows: int, rng: np.random
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10,000 windows, six sizes (~10 s)")
+    parser.add_argument("--quick", action="store_true", help="10,000 windows, six sizes (~15 s)")
     parser.add_argument("--seed", type=int, default=27)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)

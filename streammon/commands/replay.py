@@ -7,14 +7,51 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streammon.commands.common import fail
 from streammon.commands.demo import format_view
+from streammon.commands.knobs import add_monitor_flags, monitor_options
 from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
     from streammon.logs.spans import AlertSpan
+
+
+def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
+    """The ``replay`` subcommand's parser: the log, its columns, the outputs and the monitor's knobs."""
+    replaying: argparse.ArgumentParser = sub.add_parser(
+        "replay", help="replay a log of predictions and labels (Parquet, CSV, Arrow IPC)",
+        description="Replay a log through a monitor: print the final report and the alerts, "
+                               "write the timeline of snapshots (JSON or Parquet). Nothing is written if the log "
+                               "is malformed.")
+    replaying.add_argument("path", help="a Parquet file or folder, a CSV or an Arrow IPC file (or, with --counts, a "
+                           "bucket-count table)")
+    replaying.add_argument("--true", metavar="COL", help="column of the true labels")
+    replaying.add_argument("--pred", metavar="COL", help="column of the predicted labels")
+    replaying.add_argument("--time", metavar="COL", help="column of the times (timestamps, dates or seconds; rows in "
+                           "time order); without it timed windows are left out")
+    add_join_flags(replaying)
+    replaying.add_argument("--counts", action="store_true", help="PATH is a bucket-count table (bucket_start, true, "
+                           "pred, count), as made by DuckDB or Spark")
+    replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "
+                           "time: 90s, 15m, 1h, 1d, 1w (default 1d, or 100000 rows without --time)")
+    replaying.add_argument("--reference", metavar="MIX", help="the training class mix: LABEL=COUNT,... or JSON (text "
+                           "or a file); default: learned from the first 1000 rows. Checked against the labels of the "
+                           "first 100000 rows: a reference class they lack beside a log label the reference lacks "
+                           "that looks like it (Fraud/fraud, a close spelling) stops the replay (status 2); a class "
+                           "merely absent does not")
+    replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
+                           "(text or a file) for the degradation detector")
+    replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
+    replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
+    replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
+    replaying.add_argument("--html", metavar="PATH", help="write the HTML report (one self-contained page; needs "
+                           "the report extra: pip install 'streammon[report]')")
+    replaying.add_argument("--save", metavar="PATH", help="save the monitor after the replay (Monitor.save: "
+                           "'streammon report PATH' reads it, a server can start from it)")
+    add_monitor_flags(replaying)
+    return replaying
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
@@ -46,6 +83,7 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return {label.strip(): float(count) for label, _, count in pairs}
 
     _check_flags(args, parser)
+    knobs = monitor_options(args, parser)  # a bad value is a usage error before anything is read
     problem = _clash(args)
     if problem is not None:  # before anything is read or written
         return fail("replay", problem)
@@ -54,7 +92,7 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         from streammon.logs.columns import show_time  # noqa: PLC0415
 
         options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
-                   "positive": args.positive, "text_labels": True}
+                   "positive": args.positive, "text_labels": True, **knobs}
         if args.counts:
             result = replay_counts(args.path, **options)
         else:
@@ -65,6 +103,8 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 result.write_timeline(path)
         if args.html:
             result.write_html(args.html)
+        if args.save:
+            result.monitor.save(args.save)
     except ImportError as exc:
         extra = "report" if exc.name and exc.name.startswith("plotly") else "replay"
         print(f"streammon replay: {exc}: install the {extra} extra (pip install 'streammon[{extra}]')",
@@ -96,12 +136,16 @@ def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> N
         parser.error("--key and --labels go together (and not with --counts)")
     if args.label_time and not (args.labels and args.time):
         parser.error("--label-time needs --labels and --time")
+    timed = [spec for spec in args.knob_windows or () if spec.strip().startswith("timed")]
+    if timed and not args.counts and not args.time:
+        parser.error(f"argument --window: {timed[0]!r} is a timed window: it needs --time (the time column)")
 
 
 def _clash(args: argparse.Namespace) -> str | None:
     """Why an output flag cannot be written (it is an input, in an input folder, or another output), or None."""
     return clash({"PATH": args.path, "--labels": args.labels, "--reference": args.reference,
-                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html})
+                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html,
+                                                      "--save": args.save})
 
 
 def _span(alert: AlertSpan, show_time: Callable[[float], str]) -> str:

@@ -129,12 +129,15 @@ def test_replay_builds_its_monitor_from_the_flags(log_csv: Path, tmp_path: Path,
 
 def test_no_detect_turns_degradation_alerts_off(log_csv: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """The log's fraud recall drops to 0.5: a degradation alert by default, none with --no-detect."""
+    """The log's fraud recall drops to 0.5: a degradation alert by default, printed before the earlier prior shifts
+    (alert episodes, most severe first); none with --no-detect."""
     base = ["replay", str(log_csv), "--true", "y", "--pred", "p", "--time", "seconds", "--reference",
             "legit=95,fraud=5", "--baseline", json.dumps({"legit": {"legit": 980, "fraud": 20},
                                                          "fraud": {"fraud": 90, "legit": 10}})]
     assert main(base) == 0
-    assert "alert degradation" in capsys.readouterr().out
+    alerts = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  alert ")]
+    assert alerts[0].startswith("  alert degradation [stream] fraud: since sample")  # the most severe first
+    assert any(line.startswith("  alert prior_shift") for line in alerts[1:])
     assert main([*base, "--no-detect"]) == 0
     assert "alert degradation" not in capsys.readouterr().out
 

@@ -15,7 +15,10 @@ from streammon.commands.knobs import add_monitor_flags, monitor_options
 from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
-    from streammon.logs.spans import AlertSpan
+    from streammon.logs.report_episodes import Episode
+    from streammon.logs.result import ReplayResult
+
+MAX_ALERT_LINES = 40  # alert episodes printed at most, the most severe first; the rest are counted
 
 
 def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
@@ -117,15 +120,26 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             return fail("replay", str(exc))
         print(f"streammon replay: error: {exc}", file=sys.stderr)
         return 1
+    _summary(result, show_time)
+    return 0
+
+
+def _summary(result: ReplayResult, show_time: Callable[[float], str]) -> None:
+    """Print what was replayed, the final windows and the alert episodes (the most severe first)."""
     span = ("" if result.first_time is None or result.last_time is None else
             f", data time {show_time(result.first_time)} to {show_time(result.last_time)}")
     print(f"replayed {result.samples} rows of {result.source}{span}; {len(result.snapshots)} snapshots "
           f"(every {result.every}); classes {list(result.classes)}")
     for line in format_view(result.report, 0.0, "replay").splitlines()[1:]:
         print(line)
-    for a in result.alerts:
-        print(f"  alert {a.kind} [{a.window}] {a.subject}: {_span(a, show_time)}")
-    return 0
+    from streammon.logs.report_episodes import episodes  # noqa: PLC0415
+
+    found = episodes(result.alerts, result.snapshots)  # a flapping alert is one line, the most severe first
+    for e in found[:MAX_ALERT_LINES]:
+        merged = f" ({e.toggles} on-periods)" if e.toggles > 1 else ""
+        print(f"  alert {e.kind} [{e.window}] {e.subject}: {_span(e, show_time)}{merged}")
+    if len(found) > MAX_ALERT_LINES:
+        print(f"  ... and {len(found) - MAX_ALERT_LINES} more alert episodes (less severe or later)")
 
 
 def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -148,15 +162,13 @@ def _clash(args: argparse.Namespace) -> str | None:
                                                       "--save": args.save})
 
 
-def _span(alert: AlertSpan, show_time: Callable[[float], str]) -> str:
-    """When an alert of the replay turned on and when it cleared, as a person reads it."""
-    since = f"since sample {alert.since_sample}"
-    if not math.isnan(alert.since_time):
-        since += f" at {show_time(alert.since_time)}"
-    if alert.cleared is None:
+def _span(episode: Episode, show_time: Callable[[float], str]) -> str:
+    """When an alert episode of the replay turned on and when it cleared, as a person reads it."""
+    since = f"since sample {episode.start_sample}"
+    if not math.isnan(episode.start_time):
+        since += f" at {show_time(episode.start_time)}"
+    if episode.end is None:
         return f"{since}, still on"
-    if alert.cleared.time is None:
-        return f"{since}, cleared by the snapshot at sample {alert.cleared.samples}"
-    return f"{since}, cleared by the snapshot at {show_time(alert.cleared.time)}"
-
-
+    if episode.end.time is None:
+        return f"{since}, cleared by the snapshot at sample {episode.end.samples}"
+    return f"{since}, cleared by the snapshot at {show_time(episode.end.time)}"

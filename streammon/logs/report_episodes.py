@@ -11,9 +11,10 @@ on-periods of one (kind, window, subject) are one **episode** while the alert co
 Episodes are ordered by **severity** — ``degradation``, ``not_prior_shift``, ``class_set_change``,
 ``prior_shift``, then ``incompetent``, ``label_coverage_low``, ``predicted_mix_shift`` (another kind last) — then
 by start. ``first_window`` picks the window the report shows first: among the episodes of the most severe kind,
-the window where it is clearest — for a degradation, the window whose recall of the class falls furthest below
-its baseline with its whole 95 % interval (the baseline minus the interval's upper end, at its largest while the
-episode lasts); for a prior shift, the smallest p-value; ties (or no evidence) go to the shortest window (fewest
+the window where it is clearest — for a degradation, the window whose recall of the class stays furthest below
+its baseline with its whole interval (the baseline minus the interval's upper end, its median over the snapshots
+while the episode lasts: a median, not a minimum, so a short window's chance dips do not win); for a prior
+shift, the smallest p-value; ties (or no evidence) go to the shortest window (fewest
 samples at the end). Everything here is pure: spans, snapshots and series in, values out.
 
 >>> from streammon.logs.spans import AlertSpan, Snapshot
@@ -65,7 +66,7 @@ class Episode:
     ``start_sample``/``start_time`` — when its first on-period turned on (time NaN without times);
     ``first_seen`` — the first snapshot showing it; ``end`` — the snapshot that found its last on-period
     cleared (None: still on at the end, *ongoing*); ``toggles`` — the on-periods merged into it; ``reason`` —
-    its latest on-period's; ``evidence`` — its peak evidence (larger is stronger, NaN when not measured) and
+    its latest on-period's; ``evidence`` — its evidence (larger is stronger, NaN when not measured) and
     ``evidence_text`` how a person reads it.
     """
 
@@ -156,9 +157,8 @@ def _continues(episode: Episode, period: AlertSpan, hold: Hold, where: Mapping[i
 
 def with_evidence(found: Sequence[Episode], snapshots: Sequence[Snapshot], series: Mapping[str, WindowSeries],
                   baseline: Mapping[str, float]) -> list[Episode]:
-    """The episodes with their peak evidence read from the windows' series (``report_series.window_series``):
-    a prior shift's smallest p-value in its window; a degradation's largest distance from the class's baseline
-    down to the upper end of its recall interval, in the window where it is largest (``clarity``)."""
+    """The episodes with their evidence read from the windows' series (``report_series.window_series``): a prior
+    shift's smallest p-value in its window; a degradation's ``clarity`` in the window where it is largest."""
     where = Positions(snapshots)
     return [_evidence(e, where, series, baseline) for e in found]
 
@@ -178,16 +178,18 @@ def _evidence(e: Episode, where: Positions, series: Mapping[str, WindowSeries],
         if by_window:
             best = max(by_window, key=lambda w: by_window[w])
             drop = by_window[best]
-            text = (f"recall interval up to {drop:.3f} below the baseline {baseline[e.subject]:.3f} (window {best})"
-                    if drop > 0 else f"recall interval never wholly below the baseline (closest: window {best})")
+            text = (f"recall interval {drop:.3f} below the baseline {baseline[e.subject]:.3f} (median over the "
+                    f"episode; window {best})" if drop > 0 else
+                    f"recall interval mostly not wholly below the baseline (closest: window {best})")
             return replace(e, evidence=drop, evidence_text=text)
     return e
 
 
 def clarity(e: Episode, snapshots: Sequence[Snapshot] | Positions, series: Mapping[str, WindowSeries],
             baseline: Mapping[str, float]) -> dict[str, float]:
-    """Per window: how far below the class's baseline the upper end of its recall interval went while the
-    degradation episode ``e`` lasted (negative: never wholly below); windows without a value are left out."""
+    """Per window: how far below the class's baseline the upper end of its recall interval stayed while the
+    degradation episode ``e`` lasted — the median over its snapshots (negative: mostly not wholly below); windows
+    without a value are left out."""
     base = baseline.get(e.subject, math.nan)
     if not math.isfinite(base):
         return {}
@@ -197,7 +199,7 @@ def clarity(e: Episode, snapshots: Sequence[Snapshot] | Positions, series: Mappi
         upper = s.get("upper", "class_recall", e.subject)[first:last + 1]
         finite = upper[np.isfinite(upper)]
         if finite.size:
-            out[window] = float(base - finite.min())
+            out[window] = float(base - np.median(finite))
     return out
 
 

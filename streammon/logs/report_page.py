@@ -56,7 +56,8 @@ EPISODES = ("One row per episode: the on-periods of one alert (kind, window, sub
             "sliding_N, the duration for timed windows). Most severe first (degradation, not_prior_shift, "
             "class_set_change, prior_shift, then incompetent, label_coverage_low, predicted_mix_shift), then by "
             "start. The window shown first is where the most severe alert is clearest: for a degradation, the "
-            "window whose recall of the class falls furthest below its baseline with its whole 95 % interval; for "
+            "window whose recall of the class stays furthest below its baseline with its whole interval (median over "
+            "the episode); for "
             "a prior shift, the smallest p-value; ties go to the shortest window.")
 CONDITIONS = ("Condition 1: the score depends only on how each class is classified (its recall row), not on how "
               "many samples of each class arrive — a change of class mix cannot move it. Condition 2: its bounds do "
@@ -195,7 +196,7 @@ def _alerts(found: list[Episode], axis: Axis, last: Snapshot | None, periods: in
             if len(found) > MAX_ALERT_ROWS else "")
     return (f"<h2>Alerts: {len(found):,} episodes ({periods:,} on-periods)</h2><p class=\"note\">{EPISODES}</p>"
             "<table><tr><th>kind</th><th>window</th><th>subject</th><th>started</th><th>ended (cleared by)</th>"
-            "<th>duration</th><th>on-periods merged</th><th>peak evidence</th><th>latest reason</th></tr>"
+            "<th>duration</th><th>on-periods merged</th><th>evidence</th><th>latest reason</th></tr>"
             f"{rows}</table>{more}")
 
 

@@ -26,7 +26,7 @@ from tests.replay_data import REFERENCE, log_frame
 # Values that differ from the defaults, as typed on a command line, and the value the monitor must hold.
 CHOSEN: dict[str, tuple[str, Any]] = {
     "arl": ("1e8", 1e8), "recovery_arl": ("inf", math.inf), "baseline_samples": ("2_000", 2000),
-    "refine_until": ("64000", 64000), "false_alarm_interval": ("30d", 30 * 86_400.0),
+    "refine_until": ("64000", 64000), "false_alarm_interval": ("7d", 7 * 86_400.0),
     "type1_tolerance": ("0.05", 0.05), "collapse_recall": ("0.1", 0.1), "shift_alpha": ("0.001", 0.001),
     "shift_min_js": ("0.02", 0.02), "confidence": ("0.99", 0.99),
     "metric_params": ('{"holder": {"p": 1.0}, "iba": {"alpha": 0.1}}', {"holder": {"p": 1.0}, "iba": {"alpha": 0.1}}),
@@ -144,9 +144,9 @@ def test_no_detect_turns_degradation_alerts_off(log_csv: Path, tmp_path: Path,
 
 BAD = [
     (["--arl", "lots"], "argument --arl: expected a number, got 'lots'"),
-    (["--arl", "0.5"], "argument --arl: DetectorSettings.arl must be a finite number > 1"),
+    (["--arl", "0.5"], "argument --arl: must be .*a finite number > 1"),
     (["--baseline-samples", "1.5"], "argument --baseline-samples: expected an integer, got '1.5'"),
-    (["--shift-alpha", "5"], r"argument --shift-alpha: must be a number in \(0.0, 1.0\], got 5.0"),
+    (["--shift-alpha", "5"], r"argument --shift-alpha: must be a number in .0(\.0)?, 1(\.0)?\], got 5.0"),
     (["--confidence", "nan"], "argument --confidence: expected a number, got 'nan'"),
     (["--arl", "1h"], "argument --arl: expected a number, got '1h'"),
     (["--metric-params", "{x"], "argument --metric-params: expected JSON"),
@@ -201,5 +201,5 @@ def test_the_server_config_reads_the_same_settings(tmp_path: Path) -> None:
     assert {k: body["detector"][k] for k in detector} == detector
     assert {k: body["policy"][k] for k in policy if k != "metric_params"} == {
         k: v for k, v in policy.items() if k != "metric_params"}
-    with pytest.raises(ConfigError, match=r"\[models.m\] policy shift_alpha: must be a number in \(0.0, 1.0\]"):
+    with pytest.raises(ConfigError, match=r"\[models.m\] policy shift_alpha: must be a number in .0(\.0)?, 1"):
         parse(text.replace("shift_alpha = 0.001", "shift_alpha = 5.0"), base=tmp_path)

@@ -67,8 +67,8 @@ class Help:
 # The one place the settings are explained. A field of DetectorSettings or Policy missing here still gets its
 # flag and key (with a help naming it and its default); an entry for a field a version lacks is not used.
 HELP: dict[str, Help] = {
-    "DetectorSettings.arl": Help("average run length, in samples of a class, between false degradation alerts "
-                                 "while its recall holds (the expert knob)", "N"),
+    "DetectorSettings.arl": Help("the expert knob: every class's average run length, in its own samples, between "
+                                 "false degradation alerts while its recall holds", "N"),
     "DetectorSettings.false_alarm_interval": Help("expected time between false degradation alerts per model, at "
                                                   "the classes' observed rates (seconds or 30d, 1w)", "DURATION",
                                                   seconds=True),
@@ -82,7 +82,13 @@ HELP: dict[str, Help] = {
     "Policy.type1_tolerance": Help("distortion (in the metric's units) above which a mix-sensitive score is flagged "
                                    "(type 1)"),
     "Policy.collapse_recall": Help("a recall at most this is a collapsed class (Condition 3 flags)"),
-    "Policy.shift_alpha": Help("significance level of the prior-shift test", "ALPHA"),
+    "Policy.shift_alpha": Help("significance level of the prior-shift test (the on level of the test-based alerts)",
+                               "ALPHA"),
+    "Policy.shift_min_ratio": Help("a prior shift needs the largest per-class prior ratio, window against reference, "
+                                   "at least this", "RATIO"),
+    "Policy.shift_clear_alpha": Help("a prior-shift alert that is on stays on while p < this (hysteresis: the off "
+                                     "level)", "ALPHA"),
+    "Policy.shift_clear_ratio": Help("... and while the prior ratio is at least this (the ratio's off level)", "RATIO"),
     "Policy.shift_min_js": Help("smallest Jensen-Shannon divergence (bits) that counts as a prior shift"),
     "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence)", "LEVEL"),
     "Policy.metric_params": Help("parameters per metric, as JSON text or a JSON file: '{\"holder\": {\"p\": 0.5}}'",
@@ -122,6 +128,8 @@ class Knob:
         default = self.default
         if isinstance(default, Mapping):
             default = json.dumps({k: dict(v) if isinstance(v, Mapping) else v for k, v in default.items()})
+        elif isinstance(default, float) and self.help.seconds:
+            default = f"{default:g} s = {default / 86_400:g} d"
         elif isinstance(default, float):
             default = f"{default:g}"
         return f"{self.help.text} (default {default})"
@@ -209,10 +217,19 @@ def build(owner: type[T], given: Mapping[str, Any]) -> T:
     try:
         made = owner(**values)
     except (TypeError, ValueError) as exc:
-        field = re.search(rf"\b{owner.__name__}\.(\w+)", str(exc))
-        raise SettingError(field.group(1) if field else None, str(exc)) from None
+        raise _named(str(exc), owner.__name__, set(known)) from None
     _as_saved(made)
     return made
+
+
+def _named(message: str, owner: str, fields: set[str]) -> SettingError:
+    """A settings class's error as a ``SettingError`` naming the field its message starts with (``arl must …``,
+    ``DetectorSettings.arl must …``), the rest as the problem; else naming none."""
+    found = re.match(rf"(?:{owner}\.)?(\w+)\S* (.*)", message, re.DOTALL)
+    if found and found.group(1) in fields:
+        return SettingError(found.group(1), found.group(2))
+    field = next((f for f in fields if re.search(rf"\b{f}\b", message)), None)
+    return SettingError(field, message)
 
 
 def _as_saved(made: Any) -> None:
@@ -222,8 +239,8 @@ def _as_saved(made: Any) -> None:
     try:
         Monitor.loads(Monitor([Cumulative()], **options).dumps())
     except (StateError, ValueError, TypeError) as exc:
-        found = re.match(r"(?:policy|detector)\.(\w+)\S* (.*)", str(exc), re.DOTALL)
-        raise SettingError(*(found.groups() if found else (None, str(exc)))) from None
+        fields = {f.name for f in dataclasses.fields(made)}
+        raise _named(str(exc), "policy" if "policy" in options else "detector", fields) from None
 
 
 def window_of(spec: Any, where: str) -> Window:

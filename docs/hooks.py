@@ -8,6 +8,8 @@ the Markdown that ``GENERATORS[NAME]`` makes from the code itself:
 - ``series``: every exported family (``streammon.export.families.FAMILIES``, with the label and estimate tables);
 - ``alerts`` / ``recording``: the rules of ``grafana/rules/streammon.rules.yml``; every alert must have a runbook
   heading on the page (else the build fails);
+- ``settings``: every field of ``DetectorSettings`` and ``Policy`` as a TOML key and a ``streammon replay`` flag
+  (``streammon.serve.settings``);
 - ``api-client``: ``::: streammon.client`` once that module exists (the worker client, in another branch).
 
 An unknown marker fails the build.
@@ -152,9 +154,27 @@ def api_client() -> str:
     return "*`streammon.client` is not in this build yet: see [several workers](../how-to/several-workers.md).*"
 
 
+def settings() -> str:
+    """Every field of DetectorSettings and Policy: its TOML key, its ``streammon replay`` flag, its default and its
+    help, from ``streammon.serve.settings`` (the one place both read)."""
+    from streammon.serve.settings import OWNERS, knobs
+
+    parts = []
+    for owner in OWNERS:
+        table = "detector" if owner.__name__ == "DetectorSettings" else "policy"
+        parts += [f"**`{table}`** — `streammon.{owner.__name__}`", "", "| key | flag | kind | meaning (default) |",
+                  "|---|---|---|---|"]
+        for k in knobs(owner):
+            flag = f"`{k.flag}` / `--no-{k.flag[2:]}`" if k.kind == "bool" else f"`{k.flag} {k.help.metavar}`"
+            kind = "duration" if k.help.seconds else k.kind
+            parts.append(f"| `{k.name}` | {flag} | {kind} | {_cell(k.describe)} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli, "metrics": metrics, "series": series, "alerts": alerts, "recording": recording,
-    "api-client": api_client,
+    "api-client": api_client, "settings": settings,
 }
 
 

@@ -11,6 +11,8 @@
 - ``streammon report STATE_FILE`` — load a state file written by ``Monitor.save`` (or a
   ``Checkpointer``) and print its report as read now: one line per window and the active
   alerts, or with ``--json`` the JSON of ``Report.to_dict()``.
+- ``streammon replay PATH`` — replay a log through a monitor; ``--window``, and one flag per field of
+  ``DetectorSettings`` and ``Policy`` (``--arl``, ``--no-detect``, ``--shift-alpha``, …) set the monitor.
 - ``streammon --version`` — print ``streammon X.Y.Z``.
 
 A bad argument, an unreadable or corrupt state file, or a port that cannot be served
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 from streammon import __version__
 from streammon.commands.common import Parser, port_number, positive, share
 from streammon.commands.demo import MAX_RATE, run_demo, write_demo_report
-from streammon.commands.replay import add_join_flags, run_replay
+from streammon.commands.replay import add_replay_parser, run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
 from streammon.commands.serve import add_serve_parser, run_serve
@@ -88,33 +90,7 @@ def _run(argv: Sequence[str] | None) -> int:
     report.add_argument("state_file", metavar="STATE_FILE", help="a state file written by Monitor.save")
     report.add_argument("--json", action="store_true",
                         help="print Report.to_dict() as JSON (NaN as null, inf as \"Infinity\")")
-    replaying = sub.add_parser("replay", help="replay a log of predictions and labels (Parquet, CSV, Arrow IPC)",
-                               description="Replay a log through a monitor: print the final report and the alerts, "
-                               "write the timeline of snapshots (JSON or Parquet). Nothing is written if the log "
-                               "is malformed.")
-    replaying.add_argument("path", help="a Parquet file or folder, a CSV or an Arrow IPC file (or, with --counts, a "
-                           "bucket-count table)")
-    replaying.add_argument("--true", metavar="COL", help="column of the true labels")
-    replaying.add_argument("--pred", metavar="COL", help="column of the predicted labels")
-    replaying.add_argument("--time", metavar="COL", help="column of the times (timestamps, dates or seconds; rows in "
-                           "time order); without it timed windows are left out")
-    add_join_flags(replaying)
-    replaying.add_argument("--counts", action="store_true", help="PATH is a bucket-count table (bucket_start, true, "
-                           "pred, count), as made by DuckDB or Spark")
-    replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "
-                           "time: 90s, 15m, 1h, 1d, 1w (default 1d, or 100000 rows without --time)")
-    replaying.add_argument("--reference", metavar="MIX", help="the training class mix: LABEL=COUNT,... or JSON (text "
-                           "or a file); default: learned from the first 1000 rows. Checked against the labels of the "
-                           "first 100000 rows: a reference class they lack beside a log label the reference lacks "
-                           "that looks like it (Fraud/fraud, a close spelling) stops the replay (status 2); a class "
-                           "merely absent does not")
-    replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
-                           "(text or a file) for the degradation detector")
-    replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
-    replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
-    replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
-    replaying.add_argument("--html", metavar="PATH", help="write the HTML report (one self-contained page; needs "
-                           "the report extra: pip install 'streammon[report]')")
+    replaying = add_replay_parser(sub)
     args = parser.parse_args(argv)
     if args.command in ("replay", "serve"):
         return run_replay(args, replaying) if args.command == "replay" else run_serve(args.config)

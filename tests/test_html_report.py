@@ -65,7 +65,17 @@ def test_replay_report_draws_every_figure_offline(browser: Any, tmp_path: Path) 
     assert "2023-11-14 22:13:20 UTC" in header and "30,000" in header and "legit, fraud" in header
     assert "legit 95.00%, fraud 5.00%" in header and "fraud 0.8" in header
     rows = browser.evaluate("[...document.querySelectorAll('tr[class^=alert-]')].map(r => r.innerText)")
-    assert len(rows) == len(result.alerts) and any("degradation" in r and "fraud" in r for r in rows)
+    keys = {(a.kind, a.window, a.subject) for a in result.alerts}
+    assert len(keys) <= len(rows) <= len(result.alerts) and rows[0].startswith("degradation") and "fraud" in rows[0]
+    # the first window shown is where fraud's recall interval stayed furthest below its baseline (median)
+    frame = result.timeline.to_pandas()
+    drop = next(a for a in result.alerts if a.kind == "degradation")
+    fraud = frame[(frame.metric == "class_recall") & (frame["class"] == "fraud")]
+    during = fraud[fraud.samples >= drop.first_seen.samples]
+    clearest = (result.baseline["fraud"] - during.groupby("window")["upper"].median()).idxmax()
+    assert browser.evaluate("document.querySelector('h2[id^=window-]').innerText") == f"Window {clearest}"
+    assert clearest != "cumulative"
+    assert clearest in browser.evaluate("document.getElementById('w0-recall').layout.title.text")
     drop = next(a for a in result.alerts if a.kind == "degradation")
     for w in range(len(result.windows)):
         marker = browser.evaluate(f"document.getElementById('w{w}-recall').data.find(t => t.name.startsWith("
@@ -106,16 +116,21 @@ def test_replay_command_writes_a_self_contained_page(tmp_path: Path) -> None:
     assert '"type":"date"' not in html_page(seconds) and "time of the data (seconds)" in html_page(seconds)
 
 
-def test_many_alerts_are_grouped() -> None:
-    """Past 40 alerts the header lists one row per (kind, window, subject) with how often it turned on."""
+def test_a_flapping_alert_is_one_row() -> None:
+    """Every alert repeated 41 times (as a flapping alert would be): one row per (kind, window, subject), each
+    saying it merged 41 on-periods, the degradation first."""
     import dataclasses
+    import re
 
     result = streammon.replay(log_frame(n=6_000), true="y", pred="p", time="ts", every="1h", reference=REFERENCE,
                               baseline=BASELINE)
     many = dataclasses.replace(result, alerts=result.alerts * 41)
     text = html_page(many)
-    assert f"Alerts ({len(many.alerts):,}, grouped)" in text
-    assert text.count('<tr class="alert-') == len({(a.kind, a.window, a.subject) for a in result.alerts})
+    keys = {(a.kind, a.window, a.subject) for a in result.alerts}
+    assert f"Alerts: {len(keys)} episodes ({len(many.alerts):,} on-periods)" in text
+    rows = re.findall(r'<tr class="alert-([a-z_]+)">(.*?)</tr>', text)
+    assert len(rows) == len(keys) and all("<td>41</td>" in row for _, row in rows)
+    assert rows[0][0] == "degradation"
 
 
 def test_long_replays_are_thinned_but_flags_keep_full_resolution() -> None:

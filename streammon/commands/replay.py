@@ -7,14 +7,54 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streammon.commands.common import fail
 from streammon.commands.demo import format_view
+from streammon.commands.knobs import add_monitor_flags, monitor_options
 from streammon.commands.paths import clash
 
 if TYPE_CHECKING:
-    from streammon.logs.spans import AlertSpan
+    from streammon.logs.report_episodes import Episode
+    from streammon.logs.result import ReplayResult
+
+MAX_ALERT_LINES = 40  # alert episodes printed at most, the most severe first; the rest are counted
+
+
+def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
+    """The ``replay`` subcommand's parser: the log, its columns, the outputs and the monitor's knobs."""
+    replaying: argparse.ArgumentParser = sub.add_parser(
+        "replay", help="replay a log of predictions and labels (Parquet, CSV, Arrow IPC)",
+        description="Replay a log through a monitor: print the final report and the alerts, "
+                               "write the timeline of snapshots (JSON or Parquet). Nothing is written if the log "
+                               "is malformed.")
+    replaying.add_argument("path", help="a Parquet file or folder, a CSV or an Arrow IPC file (or, with --counts, a "
+                           "bucket-count table)")
+    replaying.add_argument("--true", metavar="COL", help="column of the true labels")
+    replaying.add_argument("--pred", metavar="COL", help="column of the predicted labels")
+    replaying.add_argument("--time", metavar="COL", help="column of the times (timestamps, dates or seconds; rows in "
+                           "time order); without it timed windows are left out")
+    add_join_flags(replaying)
+    replaying.add_argument("--counts", action="store_true", help="PATH is a bucket-count table (bucket_start, true, "
+                           "pred, count), as made by DuckDB or Spark")
+    replaying.add_argument("--every", metavar="N|DURATION", help="snapshot every N rows or every duration of data "
+                           "time: 90s, 15m, 1h, 1d, 1w (default 1d, or 100000 rows without --time)")
+    replaying.add_argument("--reference", metavar="MIX", help="the training class mix: LABEL=COUNT,... or JSON (text "
+                           "or a file); default: learned from the first 1000 rows. Checked against the labels of the "
+                           "first 100000 rows: a reference class they lack beside a log label the reference lacks "
+                           "that looks like it (Fraud/fraud, a close spelling) stops the replay (status 2); a class "
+                           "merely absent does not")
+    replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
+                           "(text or a file) for the degradation detector")
+    replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
+    replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
+    replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
+    replaying.add_argument("--html", metavar="PATH", help="write the HTML report (one self-contained page; needs "
+                           "the report extra: pip install 'streammon[report]')")
+    replaying.add_argument("--save", metavar="PATH", help="save the monitor after the replay (Monitor.save: "
+                           "'streammon report PATH' reads it, a server can start from it)")
+    add_monitor_flags(replaying)
+    return replaying
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
@@ -46,6 +86,7 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return {label.strip(): float(count) for label, _, count in pairs}
 
     _check_flags(args, parser)
+    knobs = monitor_options(args, parser)  # a bad value is a usage error before anything is read
     problem = _clash(args)
     if problem is not None:  # before anything is read or written
         return fail("replay", problem)
@@ -54,7 +95,7 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         from streammon.logs.columns import show_time  # noqa: PLC0415
 
         options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
-                   "positive": args.positive, "text_labels": True}
+                   "positive": args.positive, "text_labels": True, **knobs}
         if args.counts:
             result = replay_counts(args.path, **options)
         else:
@@ -65,6 +106,8 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 result.write_timeline(path)
         if args.html:
             result.write_html(args.html)
+        if args.save:
+            result.monitor.save(args.save)
     except ImportError as exc:
         extra = "report" if exc.name and exc.name.startswith("plotly") else "replay"
         print(f"streammon replay: {exc}: install the {extra} extra (pip install 'streammon[{extra}]')",
@@ -77,15 +120,26 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             return fail("replay", str(exc))
         print(f"streammon replay: error: {exc}", file=sys.stderr)
         return 1
+    _summary(result, show_time)
+    return 0
+
+
+def _summary(result: ReplayResult, show_time: Callable[[float], str]) -> None:
+    """Print what was replayed, the final windows and the alert episodes (the most severe first)."""
     span = ("" if result.first_time is None or result.last_time is None else
             f", data time {show_time(result.first_time)} to {show_time(result.last_time)}")
     print(f"replayed {result.samples} rows of {result.source}{span}; {len(result.snapshots)} snapshots "
           f"(every {result.every}); classes {list(result.classes)}")
     for line in format_view(result.report, 0.0, "replay").splitlines()[1:]:
         print(line)
-    for a in result.alerts:
-        print(f"  alert {a.kind} [{a.window}] {a.subject}: {_span(a, show_time)}")
-    return 0
+    from streammon.logs.report_episodes import episodes  # noqa: PLC0415
+
+    found = episodes(result.alerts, result.snapshots)  # a flapping alert is one line, the most severe first
+    for e in found[:MAX_ALERT_LINES]:
+        merged = f" ({e.toggles} on-periods)" if e.toggles > 1 else ""
+        print(f"  alert {e.kind} [{e.window}] {e.subject}: {_span(e, show_time)}{merged}")
+    if len(found) > MAX_ALERT_LINES:
+        print(f"  ... and {len(found) - MAX_ALERT_LINES} more alert episodes (less severe or later)")
 
 
 def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -96,23 +150,25 @@ def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> N
         parser.error("--key and --labels go together (and not with --counts)")
     if args.label_time and not (args.labels and args.time):
         parser.error("--label-time needs --labels and --time")
+    timed = [spec for spec in args.knob_windows or () if spec.strip().startswith("timed")]
+    if timed and not args.counts and not args.time:
+        parser.error(f"argument --window: {timed[0]!r} is a timed window: it needs --time (the time column)")
 
 
 def _clash(args: argparse.Namespace) -> str | None:
     """Why an output flag cannot be written (it is an input, in an input folder, or another output), or None."""
     return clash({"PATH": args.path, "--labels": args.labels, "--reference": args.reference,
-                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html})
+                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html,
+                                                      "--save": args.save})
 
 
-def _span(alert: AlertSpan, show_time: Callable[[float], str]) -> str:
-    """When an alert of the replay turned on and when it cleared, as a person reads it."""
-    since = f"since sample {alert.since_sample}"
-    if not math.isnan(alert.since_time):
-        since += f" at {show_time(alert.since_time)}"
-    if alert.cleared is None:
+def _span(episode: Episode, show_time: Callable[[float], str]) -> str:
+    """When an alert episode of the replay turned on and when it cleared, as a person reads it."""
+    since = f"since sample {episode.start_sample}"
+    if not math.isnan(episode.start_time):
+        since += f" at {show_time(episode.start_time)}"
+    if episode.end is None:
         return f"{since}, still on"
-    if alert.cleared.time is None:
-        return f"{since}, cleared by the snapshot at sample {alert.cleared.samples}"
-    return f"{since}, cleared by the snapshot at {show_time(alert.cleared.time)}"
-
-
+    if episode.end.time is None:
+        return f"{since}, cleared by the snapshot at sample {episode.end.samples}"
+    return f"{since}, cleared by the snapshot at {show_time(episode.end.time)}"

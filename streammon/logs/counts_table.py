@@ -56,6 +56,8 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.windows import Window
+from streammon.detection.baseline import DetectorSettings
+from streammon.findings.distortion import Policy
 from streammon.logs.columns import Where, is_time_type, labels, seconds
 from streammon.logs.errors import ReplayError
 from streammon.logs.feed import Every, OnSnapshot, Replayer, duration_seconds, replay_monitor
@@ -197,6 +199,8 @@ def replay_counts(
     reference: Mapping[Any, Any] | None = None,
     baseline: Any = None,
     positive: Any = None,
+    detector: DetectorSettings | None = None,
+    policy: Policy | None = None,
     monitor: Monitor | None = None,
     on_snapshot: OnSnapshot | None = None,
     text_labels: bool = False,
@@ -216,7 +220,8 @@ def replay_counts(
     every_ = Every.parse(every, timed=timed)
     kind = "str" if true.dtype == object else ("bool" if true.dtype.kind == "b" else "int")
     fed = replay_monitor(monitor, timed=timed, windows=windows, reference=reference, baseline=baseline,
-                         positive=positive, label_kind=kind, text_labels=text_labels)
+                         positive=positive, label_kind=kind, text_labels=text_labels, detector=detector,
+                         policy=policy)
     replayer = Replayer(fed, every_, timed=timed, on_snapshot=on_snapshot)
     for y, p, t in expand(buckets, true, pred, counts):
         replayer.feed(y, p, t, name, 0)

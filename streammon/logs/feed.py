@@ -22,6 +22,8 @@ import numpy as np
 
 from streammon.counting.coded import Coded
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+from streammon.detection.baseline import DetectorSettings
+from streammon.findings.distortion import Policy
 from streammon.findings.report import Report
 from streammon.logs.errors import ReplayError
 from streammon.logs.reference_check import CHECK_ROWS, check, distinct
@@ -206,11 +208,13 @@ def _period_end(t: float, every: float) -> float:
 
 def replay_monitor(monitor: Monitor | None, *, timed: bool, windows: Iterable[Window] | None,
                    reference: Mapping[Any, Any] | None, baseline: Any, positive: Any,
-                   label_kind: str, text_labels: bool) -> Monitor:
+                   label_kind: str, text_labels: bool, detector: DetectorSettings | None = None,
+                   policy: Policy | None = None) -> Monitor:
     """The monitor a replay feeds: the one given, or a new one (its clock unused: times come from the log)."""
     if monitor is not None:
-        if windows is not None or reference is not None or baseline is not None or positive is not None:
-            raise ValueError("give either a monitor or windows/reference/baseline/positive, not both")
+        if any(option is not None for option in (windows, reference, baseline, positive, detector, policy)):
+            raise ValueError("give either a monitor or windows/reference/baseline/positive/detector/policy, "
+                             "not both")
     else:
         if windows is None:
             windows = default_windows() if timed else [Cumulative(), Sliding(1000), Sliding(10_000)]
@@ -220,7 +224,8 @@ def replay_monitor(monitor: Monitor | None, *, timed: bool, windows: Iterable[Wi
                 _typed(k, label_kind): {_typed(j, label_kind): c for j, c in row.items()} for k, row in
                 baseline.items()}
             positive = None if positive is None else _typed(positive, label_kind)
-        monitor = Monitor(windows, reference=reference, baseline=baseline, positive=positive, clock=lambda: 0.0)
+        monitor = Monitor(windows, reference=reference, baseline=baseline, positive=positive, detector=detector,
+                          policy=policy, clock=lambda: 0.0)
     if not timed:
         kinds = {w.name: w.kind for w in monitor.report().windows.values()}
         refused = [name for name, kind in kinds.items() if kind == Timed.kind]

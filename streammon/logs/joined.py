@@ -140,7 +140,8 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
     fed = replay_monitor(monitor, timed=timed, windows=options.pop("windows", None),
                          reference=options.pop("reference", None), baseline=options.pop("baseline", None),
                          positive=options.pop("positive", None), label_kind=predictions.label_kind,
-                         text_labels=options.pop("text_labels", False))
+                         text_labels=options.pop("text_labels", False), detector=options.pop("detector", None),
+                         policy=options.pop("policy", None))
     if options:
         raise TypeError(f"replay() got unexpected options {sorted(options)}")
     replayer = Replayer(fed, Every.parse(every, timed=timed), timed=timed, on_snapshot=on_snapshot)

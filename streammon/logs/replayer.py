@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streammon.counting.windows import Window
+from streammon.detection.baseline import DetectorSettings
+from streammon.findings.distortion import Policy
 from streammon.logs.errors import ReplayError
 from streammon.logs.feed import (
     DEFAULT_EVERY_ROWS,
@@ -58,6 +60,8 @@ def replay(
     reference: Mapping[Any, Any] | None = None,
     baseline: Any = None,
     positive: Any = None,
+    detector: DetectorSettings | None = None,
+    policy: Policy | None = None,
     monitor: Monitor | None = None,
     on_snapshot: OnSnapshot | None = None,
     text_labels: bool = False,
@@ -68,8 +72,8 @@ def replay(
     ``source``: a path (a Parquet file or folder, a CSV or an Arrow IPC file), an Arrow table, a
     pandas or polars DataFrame. ``true``/``pred``/``time`` name the columns (time: timestamps, dates or
     seconds; rows in time order). ``every``: snapshot spacing (default one day of data time, or
-    100,000 rows without times). ``windows``/``reference``/``baseline``/``positive`` build the monitor
-    as ``Monitor`` does (default windows: ``default_windows()``), or pass a ready ``monitor``.
+    100,000 rows without times). ``windows``/``reference``/``baseline``/``positive``/``detector``/``policy``
+    build the monitor as ``Monitor`` does (default windows: ``default_windows()``), or pass a ready ``monitor``.
     ``on_snapshot(snapshot, report)`` sees every snapshot's full report. ``text_labels``: labels in
     ``reference``/``baseline``/``positive`` are text (as on the command line) and are read in the
     log's label type. Raises ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
@@ -84,8 +88,8 @@ def replay(
             raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
         return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
                              every=every, batch_rows=batch_rows, windows=windows, reference=reference,
-                             baseline=baseline, positive=positive, monitor=monitor, on_snapshot=on_snapshot,
-                             text_labels=text_labels)
+                             baseline=baseline, positive=positive, detector=detector, policy=policy,
+                             monitor=monitor, on_snapshot=on_snapshot, text_labels=text_labels)
     if true is None:
         raise ValueError("true names the column of the true labels")
     if label_time is not None:
@@ -94,7 +98,8 @@ def replay(
     timed = time is not None
     every_ = Every.parse(every, timed=timed)
     fed = replay_monitor(monitor, timed=timed, windows=windows, reference=reference, baseline=baseline,
-                         positive=positive, label_kind=log.label_kind, text_labels=text_labels)
+                         positive=positive, label_kind=log.label_kind, text_labels=text_labels, detector=detector,
+                         policy=policy)
     replayer = Replayer(fed, every_, timed=timed, on_snapshot=on_snapshot)
     for chunk in log.chunks(coded=True):
         replayer.feed(chunk.true, chunk.pred, chunk.times, chunk.file, chunk.first_row)

@@ -29,8 +29,9 @@ from streammon.atomic import write_atomically
 from streammon.counting.user_text import check_text
 from streammon.logs import report_figures as figures
 from streammon.logs.columns import utc_date
+from streammon.logs.report_episodes import Episode, episodes, first_window, with_evidence
 from streammon.logs.report_series import Axis, Replayed, axis_of, rounded, thin, window_series
-from streammon.logs.spans import AlertSpan
+from streammon.logs.spans import Snapshot
 from streammon.metrics.specs import catalog
 
 STYLE = """
@@ -49,7 +50,15 @@ Promise.all(FIGURES.map(f => Plotly.newPlot(f.id, f.data, f.layout, CONFIG)))
   .then(() => { document.body.dataset.rendered = String(FIGURES.length); })
   .catch(e => { document.body.dataset.failed = String(e); console.error(e); });
 """
-MAX_ALERT_ROWS = 40  # more alerts than this are summarised per (kind, window, subject)
+MAX_ALERT_ROWS = 40  # episodes listed at most (the most severe first); the rest are counted
+EPISODES = ("One row per episode: the on-periods of one alert (kind, window, subject) are merged while it comes "
+            "back within its hold — off at one snapshot only, or back sooner than the window's span (N samples for "
+            "sliding_N, the duration for timed windows). Most severe first (degradation, not_prior_shift, "
+            "class_set_change, prior_shift, then incompetent, label_coverage_low, predicted_mix_shift), then by "
+            "start. The window shown first is where the most severe alert is clearest: for a degradation, the "
+            "window whose recall of the class stays furthest below its baseline with its whole interval (median over "
+            "the episode); for "
+            "a prior shift, the smallest p-value; ties go to the shortest window.")
 CONDITIONS = ("Condition 1: the score depends only on how each class is classified (its recall row), not on how "
               "many samples of each class arrive — a change of class mix cannot move it. Condition 2: its bounds do "
               "not depend on the number of classes. Condition 3: it keeps information about the other classes when "
@@ -87,12 +96,18 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
     keep = thin(len(axis.values))
     at = [(axis.at(t, int(t)), text) for t, text in marks]
     every = window_series(result)
+    found = with_evidence(episodes(result.alerts, result.snapshots), result.snapshots, every,
+                          {str(k): v for k, v in result.baseline.items()})
+    sizes = {name: float(w.n) for name, w in result.report.windows.items()}
+    first = first_window(found, result.windows, sizes, snapshots=result.snapshots, series=every,
+                         baseline={str(k): v for k, v in result.baseline.items()})
+    order = [first, *(name for name in result.windows if name != first)]
     labels = [str(label) for label in result.classes]
     ir = result.reference.ir if result.reference is not None else math.nan
     shown: dict[str, None] = dict.fromkeys(figures.INVARIANT)
     specs: list[dict[str, Any]] = []
     sections: list[str] = []
-    for w, name in enumerate(result.windows):
+    for w, name in enumerate(order):
         series = every[name]
         fid = f"w{w}"
         mixed = [m for m, s in catalog().items() if not s.condition1 and series.has(m)]
@@ -111,8 +126,9 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
         made.append(figures.confusion_figure(f"{fid}-confusion", name, labels, counts))
         specs += made
         divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
+        why = _first_note(found[0]) if w == 0 and found else ""
         sections.append(f'<h2 id="window-{w}">Window {html.escape(name)}</h2>'
-                        f'<p class="note">{_window_note(name, final.n)}</p>{divs}')
+                        f'<p class="note">{why}{_window_note(name, final.n)}</p>{divs}')
     axes = [rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
             for _ in result.windows]
     heading = title or f"streammon replay report — {_path_text(result.source)}"
@@ -121,9 +137,11 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f"<title>{html.escape(heading)}</title><style>{STYLE}</style>",
         f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{html.escape(heading)}</h1>", _summary(result, axis, len(keep)), _alerts(result, axis),
-        "<p>Windows: ", ", ".join(f'<a href="#window-{w}">{html.escape(n)}</a>' for w, n in
-                                  enumerate(result.windows)), ' · <a href="#facts">metric facts</a></p>',
+        f"<h1>{html.escape(heading)}</h1>", _summary(result, axis, len(keep)),
+        _alerts(found, axis, result.snapshots[-1] if result.snapshots else None, len(result.alerts)),
+        "<p>Windows (the first where the most severe alert is clearest): ",
+        ", ".join(f'<a href="#window-{w}">{html.escape(n)}</a>' for w, n in enumerate(order)),
+        ' · <a href="#facts">metric facts</a></p>',
         *sections, _facts(list(shown)),
         "<script>const {AXES, FIGURES} = ", data, ";", READY, "</script></body></html>\n"])
 
@@ -162,37 +180,42 @@ def _summary(result: Replayed, axis: Axis, drawn: int) -> str:
     return "<dl>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _alerts(result: Replayed, axis: Axis) -> str:
-    if not result.alerts:
+def _alerts(found: list[Episode], axis: Axis, last: Snapshot | None, periods: int) -> str:
+    """The alert episodes, most severe first (``report_episodes``): at most ``MAX_ALERT_ROWS`` rows."""
+    if not found or last is None:
         return "<h2>Alerts</h2><p>No alert was raised during the replay.</p>"
-    if len(result.alerts) > MAX_ALERT_ROWS:
-        return _alert_summary(result, axis)
     rows = "".join(
-        f'<tr class="alert-{html.escape(a.kind)}"><td>{html.escape(a.kind)}</td><td>{html.escape(a.window)}</td>'
-        f"<td>{html.escape(a.subject)}</td><td>{_when(axis, a.since_time, a.since_sample)} "
-        f"(sample {a.since_sample:,})</td><td>"
-        + ("still on at the end" if a.cleared is None else _when(axis, a.cleared.time, a.cleared.samples))
-        + f"</td><td>{html.escape(a.reason)}</td></tr>" for a in result.alerts)
-    return (f"<h2>Alerts ({len(result.alerts)})</h2><table><tr><th>kind</th><th>window</th><th>subject</th>"
-            f"<th>turned on</th><th>cleared by</th><th>reason</th></tr>{rows}</table>")
+        f'<tr class="alert-{html.escape(e.kind)}"><td>{html.escape(e.kind)}</td><td>{html.escape(e.window)}</td>'
+        f"<td>{html.escape(e.subject)}</td><td>{_when(axis, e.start_time, e.start_sample)} "
+        f"(sample {e.start_sample:,})</td><td>"
+        + ("ongoing" if e.end is None else _when(axis, e.end.time, e.end.samples))
+        + f"</td><td>{_duration(*e.duration(last))}{' so far' if e.ongoing else ''}</td><td>{e.toggles:,}</td>"
+        f"<td>{html.escape(e.evidence_text) or '—'}</td><td>{html.escape(e.reason)}</td></tr>"
+        for e in found[:MAX_ALERT_ROWS])
+    more = (f"<p class=\"note\">… and {len(found) - MAX_ALERT_ROWS:,} more episodes, less severe or later.</p>"
+            if len(found) > MAX_ALERT_ROWS else "")
+    return (f"<h2>Alerts: {len(found):,} episodes ({periods:,} on-periods)</h2><p class=\"note\">{EPISODES}</p>"
+            "<table><tr><th>kind</th><th>window</th><th>subject</th><th>started</th><th>ended (cleared by)</th>"
+            "<th>duration</th><th>on-periods merged</th><th>evidence</th><th>latest reason</th></tr>"
+            f"{rows}</table>{more}")
 
 
-def _alert_summary(result: Replayed, axis: Axis) -> str:
-    """Many alerts: one row per (kind, window, subject) — how often it turned on, first and last time, the last
-    reason (every degradation alert is also a marker on the recall figures)."""
-    groups: dict[tuple[str, str, str], list[AlertSpan]] = {}
-    for a in result.alerts:
-        groups.setdefault((a.kind, a.window, a.subject), []).append(a)
-    rows = "".join(
-        f'<tr class="alert-{html.escape(kind)}"><td>{html.escape(kind)}</td><td>{html.escape(window)}</td>'
-        f"<td>{html.escape(subject)}</td><td>{len(spans):,}</td>"
-        f"<td>{_when(axis, spans[0].since_time, spans[0].since_sample)}</td>"
-        f"<td>{_when(axis, spans[-1].since_time, spans[-1].since_sample)}"
-        f"{' (still on at the end)' if spans[-1].cleared is None else ''}</td>"
-        f"<td>{html.escape(spans[-1].reason)}</td></tr>" for (kind, window, subject), spans in groups.items())
-    return (f"<h2>Alerts ({len(result.alerts):,}, grouped)</h2><p class=\"note\">Too many to list one by one: one "
-            "row per kind, window and subject.</p><table><tr><th>kind</th><th>window</th><th>subject</th>"
-            f"<th>times turned on</th><th>first</th><th>last</th><th>last reason</th></tr>{rows}</table>")
+def _duration(amount: float, unit: str) -> str:
+    """A duration as a person reads it: ``3 d 4 h``, ``25 min``, or samples."""
+    if unit != "s":
+        return f"{amount:,.0f} samples"
+    parts, left = [], round(amount)
+    for name, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if left >= size:
+            parts.append(f"{left // size} {name}")
+            left %= size
+    return " ".join(parts[:2]) if parts else f"{left} s"
+
+
+def _first_note(top: Episode) -> str:
+    """Why this window is shown first."""
+    return (f"<b>Shown first: the {html.escape(top.kind)} alert on {html.escape(top.subject)} is clearest here</b> "
+            "(the rule is under Alerts). ")
 
 
 def _window_note(name: str, n: int) -> str:

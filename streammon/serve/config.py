@@ -5,8 +5,10 @@ Every ``Monitor`` option has a key (``windows``, ``reference``, ``positive``, ``
 ``detector`` and ``policy`` with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment
 keys such as ``["country"]``: a monitor per segment value, at most ``max_segments``, default 100); a key the
 server does not know is an error naming it, so a typo never passes silently. Windows are written
-``"cumulative"``, ``"sliding:N"``, ``"timed:SECONDS"`` or ``"timed:SECONDS:BUCKETS"`` and reported as
-``cumulative``, ``sliding_N``, ``timed_SECONDSs``.
+``"cumulative"``, ``"sliding:N"``, ``"timed:DURATION"`` (``3600``, ``"3600s"``, ``"1h"``) or
+``"timed:DURATION:BUCKETS"`` and reported as ``cumulative``, ``sliding_N``, ``timed_SECONDSs``. The ``detector``
+and ``policy`` tables are read as ``streammon replay``'s flags are, by ``streammon.serve.settings``: every field
+of ``DetectorSettings`` and ``Policy``, checked the same way (``false_alarm_interval`` may be ``"30d"``).
 
 >>> config = parse(\'\'\'
 ... [server]
@@ -32,15 +34,16 @@ import math
 import os
 import re
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+from streammon.counting.windows import Window
 from streammon.detection.baseline import DetectorSettings
 from streammon.findings.distortion import Policy
 from streammon.monitor import Monitor
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES
+from streammon.serve import settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -177,23 +180,11 @@ def _server_options(server: dict[str, Any], base: Path) -> dict[str, Any]:
 
 
 def window_of(spec: Any, where: str) -> Window:
-    """A window from its spec: ``cumulative``, ``sliding:N``, ``timed:SECONDS`` or ``timed:SECONDS:BUCKETS``."""
-    if not isinstance(spec, str):
-        raise ConfigError(f"{where}: {spec!r} is not a window: expected 'cumulative', 'sliding:N' or 'timed:SECONDS'")
-    kind, *args = spec.split(":")
+    """A window from its spec (``streammon.serve.settings.window_of``), a ``ConfigError`` when it is not one."""
     try:
-        if kind == "cumulative" and not args:
-            return Cumulative()
-        if kind == "sliding" and len(args) == 1 and args[0].isdigit():
-            return Sliding(int(args[0]))
-        if kind == "timed" and len(args) in (1, 2):
-            seconds = float(args[0])
-            buckets = int(args[1]) if len(args) == 2 else 60
-            return Timed(int(seconds) if seconds.is_integer() else seconds, buckets=buckets)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: window {spec!r}: {exc}") from exc
-    raise ConfigError(f"{where}: {spec!r} is not a window: expected 'cumulative', 'sliding:N' (N samples), "
-                      "'timed:SECONDS' or 'timed:SECONDS:BUCKETS'")
+        return settings.window_of(spec, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _model(name: str, table: Any) -> ModelConfig:
@@ -257,33 +248,14 @@ def _model_settings(body: dict[str, Any], where: str) -> dict[str, Any]:
         options["closed"] = _flag(body["closed"], f"{where} closed")
     for key, cls in (("detector", DetectorSettings), ("policy", Policy)):
         if key in body:
-            given = _table(body[key], f"{where} {key}")
-            _known(given, {f.name for f in fields(cls)}, f"{where} {key}")
-            if cls is Policy:
-                _check_policy(given, f"{where} policy")
-            try:
-                options[key] = cls(**given)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"{where} {key}: {exc}") from exc
+            try:  # the command line's parsing and checks (streammon.serve.settings)
+                options[key] = settings.build(cls, _table(body[key], f"{where} {key}"))
+            except settings.SettingError as exc:
+                if exc.problem.startswith("unknown setting"):
+                    raise ConfigError(f"{where} {key}: unknown key {exc.field!r} "
+                                      f"({exc.problem.removeprefix('unknown setting ')})") from None
+                raise ConfigError(f"{where} {key} {exc}" if exc.field else f"{where} {key}: {exc}") from None
     return options
-
-
-def _check_policy(given: dict[str, Any], where: str) -> None:
-    """The policy's levels and tolerances are fractions (``Policy`` itself takes anything, and a bad value would
-    only fail at the first report, on every report)."""
-    for name, value in given.items():
-        if name == "metric_params":
-            table = _table(value, f"{where} metric_params")
-            for metric, params in table.items():
-                _table(params, f"{where} metric_params.{metric}")
-            continue
-        if name in ("shift_min_ratio", "shift_clear_ratio"):
-            continue  # ratios >= 1, checked by Policy itself (a ValueError naming the field and its bounds)
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        open_ = name in ("confidence", "shift_alpha")
-        if not number or not (0 < value < 1 if open_ else 0 <= value <= 1):
-            raise ConfigError(f"{where} {name}: expected a number in {'(0, 1)' if open_ else '[0, 1]'}, "
-                              f"got {value!r:.60}")
 
 
 def _token(server: dict[str, Any], base: Path) -> str | None:

@@ -30,7 +30,7 @@ from streammon.counting.sparse import dense, sparse
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import active_since
+from streammon.findings.alerts import Hold, active_since, held_alerts
 from streammon.findings.assemble import (
     Assembled,
     Pending,
@@ -189,6 +189,9 @@ class Monitor(Labelling):
         self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))))
         self._window_cache = WindowCache()  # unchanged windows are not evaluated again
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
+        self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
+        # each window's hold (findings.alerts.held_alerts)
+        self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         self._save_lock = threading.Lock()
@@ -395,6 +398,9 @@ class Monitor(Labelling):
             conditions = conditions + extra + estimated
         with self._lock:
             stamp = self._last_t if view.now is None else view.now
+            held, self._alert_clearing = held_alerts(self._alert_since, self._alert_clearing, conditions,
+                                                     view.samples, stamp, self._turnover)
+            conditions = conditions + held
             self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
             since = dict(self._alert_since)
         report = assemble_report(view, windows, conditions, since)
@@ -416,6 +422,16 @@ class Monitor(Labelling):
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"
+
+
+def _turnover(window: Window, turnovers: float) -> Hold:
+    """How long an alert of ``window`` is held after its condition fails: ``turnovers`` turnovers of the window
+    (``Policy.alert_hold``)."""
+    if isinstance(window, Sliding):
+        return math.ceil(window.size * turnovers), 0.0
+    if isinstance(window, Timed):
+        return 0, window.seconds * turnovers
+    return 0, 0.0
 
 
 def _checked_windows(given: Iterable[Window]) -> list[Window]:

@@ -30,7 +30,8 @@ def _logged(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
 
 def test_a_prior_shift_alert_is_logged_once_when_raised_and_once_when_cleared(
         caplog: pytest.LogCaptureFixture) -> None:
-    """WARNING when the mix moves away, nothing while it stays away, INFO when the window is back at the reference."""
+    """WARNING when the mix moves away, nothing while it stays away, INFO once the window has been back at the
+    reference for a whole turnover (the hold)."""
     caplog.set_level(logging.INFO, logger="streammon.alerts")
     monitor = _monitor()
     monitor.update_many(*AT_REFERENCE)
@@ -45,8 +46,11 @@ def test_a_prior_shift_alert_is_logged_once_when_raised_and_once_when_cleared(
     caplog.clear()
     monitor.update_many(*AT_REFERENCE)
     monitor.report()
+    assert _logged(caplog) == []  # held for one turnover of the window (Policy.alert_hold) after the test clears
+    monitor.update_many(*AT_REFERENCE)
+    monitor.report()
     assert _logged(caplog) == [
-        ("INFO", "alert cleared: prior_shift in sliding_100 on class_mix (raised at sample 200), at sample 300")
+        ("INFO", "alert cleared: prior_shift in sliding_100 on class_mix (raised at sample 200), at sample 400")
     ]
 
 
@@ -89,8 +93,9 @@ def test_alerts_are_logged_outside_the_monitor_lock() -> None:
     try:
         monitor.update_many(*HALF_HALF)
         monitor.report()
-        monitor.update_many(*AT_REFERENCE)
-        monitor.report()
+        for _ in range(2):  # back at the reference for a whole turnover: the held alert clears
+            monitor.update_many(*AT_REFERENCE)
+            monitor.report()
     finally:
         logger.removeHandler(probe)
         logger.setLevel(level)

@@ -110,6 +110,49 @@ def degradation_reason(label: Hashable, baseline: float, change_at: int, recall:
             f"{change_at} (CUSUM bank on the class's own samples; the mix plays no part)")
 
 
+HELD_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT)  # the window alerts a hold keeps on (see held_alerts)
+Hold = tuple[int, float]  # a window's turnover: samples (sliding by count) or seconds (sliding by time); 0: none
+
+
+def held_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
+    since: Mapping[AlertKey, tuple[int, float]],
+    clearing: Mapping[AlertKey, tuple[int, float]],
+    conditions: list[Condition],
+    sample: int,
+    time: float,
+    turnover: Mapping[str, Hold],
+) -> tuple[list[Condition], dict[AlertKey, tuple[int, float]]]:
+    """The window alerts on (``since``) whose condition no longer holds but which stay on for a hold: until the
+    window has turned over once since the condition first failed (``turnover``: its samples for a sliding window,
+    its seconds for a timed one; the cumulative window holds nothing). A window whose mix moves slowly across the
+    test's level fails and passes it many times while the shift goes on; each pass would be a new alert without
+    the hold. Returns the held conditions and, per held alert, when its condition first failed (``clearing``
+    carries that between reports; a condition that holds again resets it).
+
+    >>> on = {("prior_shift", "sliding_100", "class_mix"): (50, 0.0)}
+    >>> held, clearing = held_alerts(on, {}, [], 120, 0.0, {"sliding_100": (100, 0.0)})
+    >>> [c[:3] for c in held], clearing
+    ([('prior_shift', 'sliding_100', 'class_mix')], {('prior_shift', 'sliding_100', 'class_mix'): (120, 0.0)})
+    >>> held_alerts(on, clearing, [], 220, 0.0, {"sliding_100": (100, 0.0)})
+    ([], {})
+    """
+    holding = {(kind, window, subject) for kind, window, subject, _ in conditions}
+    held: list[Condition] = []
+    still: dict[AlertKey, tuple[int, float]] = {}
+    for key in since:
+        kind, window, subject = key
+        if key in holding or kind not in HELD_KINDS:
+            continue
+        samples, seconds = turnover.get(window, (0, 0.0))
+        first_sample, first_time = clearing.get(key, (sample, time))
+        if (samples and sample - first_sample < samples) or (seconds and time - first_time < seconds):
+            still[key] = (first_sample, first_time)
+            span = f"{samples} samples" if samples else f"{seconds:g} s"
+            held.append((kind, window, subject, f"no longer holds since sample {first_sample}; held until the window "
+                                                f"has turned over ({span}) so that one episode is one alert"))
+    return held, still
+
+
 def active_since(
     previous: Mapping[tuple[str, str, str], tuple[int, float]],
     conditions: list[Condition],

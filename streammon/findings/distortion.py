@@ -54,6 +54,11 @@ class Policy:
     ``shift_clear_alpha`` are also the on and off levels of the other test-based alerts. (``shift_min_js``,
     the JS gate of earlier versions, is gone; state files holding it load without it.)
 
+    ``alert_hold``: a prior-shift, class-set-change or incompetence alert whose condition no longer holds stays
+    on for this many turnovers of its window (a sliding window's samples, a timed window's seconds; the
+    cumulative window holds nothing; 0: no hold), so that a window whose mix moves slowly across the test's
+    level raises one alert, not one per crossing (``streammon.findings.alerts.held_alerts``).
+
     >>> Policy(shift_clear_alpha=0.001)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -66,6 +71,7 @@ class Policy:
     shift_min_ratio: float = 1.5
     shift_clear_alpha: float = 0.5
     shift_clear_ratio: float = 1.25
+    alert_hold: float = 1.0
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
 
@@ -79,6 +85,7 @@ class Policy:
         number("shift_clear_alpha", self.shift_alpha, 1.0, f"[shift_alpha, 1] = [{self.shift_alpha:g}, 1] "
                "(the off level is looser than the on level)")
         number("shift_min_ratio", 1.0, math.inf)
+        number("alert_hold", 0.0, 1e6)
         number("shift_clear_ratio", 1.0, self.shift_min_ratio, f"[1, shift_min_ratio] = [1, "
                f"{self.shift_min_ratio:g}] (the off level is looser than the on level)")
 

@@ -89,6 +89,8 @@ HELP: dict[str, Help] = {
     "Policy.shift_clear_alpha": Help("a prior-shift alert that is on stays on while p < this (hysteresis: the off "
                                      "level)", "ALPHA"),
     "Policy.shift_clear_ratio": Help("... and while the prior ratio is at least this (the ratio's off level)", "RATIO"),
+    "Policy.alert_hold": Help("an alert whose condition fails stays on for this many turnovers of its window (0: "
+                              "no hold)", "TURNOVERS"),
     "Policy.shift_min_js": Help("smallest Jensen-Shannon divergence (bits) that counts as a prior shift"),
     "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence)", "LEVEL"),
     "Policy.metric_params": Help("parameters per metric, as JSON text or a JSON file: '{\"holder\": {\"p\": 0.5}}'",

@@ -65,7 +65,7 @@ STATE = {"cumulative": ("counts",), "sliding": ("counts", "ring", "head", "fille
 POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "confidence", "metric_params")
 # The prior-shift fields of the policy: the ratio and clear levels are absent from files written before them, the JS
 # gate ``shift_min_js`` present only in those (dropped on load: ``Policy.of_saved``).
-POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio")
+POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio", "alert_hold")
 POLICY_BEFORE_RATIO = ("shift_min_js",)
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT,
                NOT_PRIOR_SHIFT)  # (not_prior_shift was missing: a monitor holding it saved a file it could not load)
@@ -227,6 +227,7 @@ def _policy(policy: Any) -> None:
         _real(policy["shift_clear_alpha"], "policy.shift_clear_alpha", policy["shift_alpha"], 1.0)
         _real(policy["shift_min_ratio"], "policy.shift_min_ratio", 1.0, 1e300)
         _real(policy["shift_clear_ratio"], "policy.shift_clear_ratio", 1.0, policy["shift_min_ratio"])
+        _real(policy["alert_hold"], "policy.alert_hold", 0.0, 1e6)
     _real(policy["confidence"], "policy.confidence", 0.0, 1.0 - 1e-16, open_low=True)
     params = policy["metric_params"]
     if not isinstance(params, dict):

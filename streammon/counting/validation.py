@@ -85,6 +85,8 @@ class Validation:
 
     def __init__(self, y_true: Any, y_pred: Any, y_score: Any, *, classes: Sequence[Any] | None = None,
                  positive: Any = None, bins: int = DEFAULT_BINS) -> None:
+        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:  # checked before any work
+            raise ValueError(f"bins must be an int >= 2, got {bins!r}")
         true = [check_label(v) for v in _sequence(y_true, "y_true")]
         pred = [check_label(v) for v in _sequence(y_pred, "y_pred")]
         n = len(true)
@@ -224,14 +226,14 @@ def _class_order(true: list[Hashable], pred: list[Hashable], classes: Sequence[A
         try:
             labels = tuple(sorted(seen))  # type: ignore[type-var]
         except TypeError:
-            raise TypeError(f"the labels {sorted(map(repr, seen))} do not sort: give their order as classes=") from None
+            raise TypeError(f"the labels {sorted(seen, key=repr)} do not sort: give their order as classes=") from None
     else:
         labels = tuple(check_label(c) for c in classes)
         if len(set(labels)) != len(labels):
             raise ValueError(f"classes must be distinct, got {list(classes)}")
         unknown = seen - set(labels)
         if unknown:
-            raise ValueError(f"labels {sorted(map(repr, unknown))} are not in classes={list(classes)}")
+            raise ValueError(f"labels {sorted(unknown, key=repr)} are not in classes={list(classes)}")
     if len(labels) < 2:
         raise ValueError(f"a validation set needs at least 2 classes, got {list(labels)}")
     return labels
@@ -262,7 +264,8 @@ def _scores(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], positive
     bad = ~np.isfinite(s) | (s < 0.0) | (s > 1.0)
     if bad.any():
         where = np.argwhere(bad)[0]
-        raise ValueError(f"y_score must be probabilities in [0, 1], got {s[tuple(where)]!r} at {tuple(where.tolist())}")
+        raise ValueError(f"y_score must be probabilities in [0, 1], got {float(s[tuple(where)])!r} at "
+                         f"{tuple(where.tolist())}")
     if s.ndim == 1:
         out = np.empty((n, 2))
         out[:, positive or 0] = s
@@ -271,5 +274,6 @@ def _scores(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], positive
     rows = np.abs(s.sum(axis=1) - 1.0)
     if np.any(rows > ROW_TOLERANCE):
         i = int(np.argmax(rows))
-        raise ValueError(f"each y_score row must sum to 1 (within {ROW_TOLERANCE}); row {i} sums to {s[i].sum()!r}")
+        raise ValueError(f"each y_score row must sum to 1 (within {ROW_TOLERANCE}); row {i} sums to "
+                         f"{float(s[i].sum())!r}")
     return s

@@ -14,8 +14,14 @@ slow (linear) where a class's mix goes to 0; its limit is still the maximum-like
 
 **Intervals** (delta method, on ``K − 1`` free coordinates, the largest prior eliminated):
 
-- the window's noise: the inverse of the observed Fisher information of ``ℓ``, ``I = Σᵢ wᵢ dᵢdᵢᵀ`` with
-  ``dᵢ = ∇ log(π'·rᵢ)`` — exactly minus the Hessian of ``ℓ`` (its second derivative is ``−dᵢdᵢᵀ`` per sample);
+- the window's noise. For the mix ``π'`` that generated the window (``target="mix"``): the inverse of the observed
+  Fisher information of ``ℓ``, ``I = Σᵢ wᵢ dᵢdᵢᵀ`` with ``dᵢ = ∇ log(π'·rᵢ)`` — exactly minus the Hessian of ``ℓ``
+  (its second derivative is ``−dᵢdᵢᵀ`` per sample). For the window's own class shares (``target="window"``, the
+  default: what its labels will show), the class counts are not noise: ``π̂ − shares ≈ I⁻¹ Σᵢ dᵢ`` has, given
+  the classes, the covariance ``I⁻¹ W I⁻¹`` with ``W = Σ_c Σᵢ wᵢ p'ᵢ꜀ (dᵢ − m_c)(dᵢ − m_c)ᵀ`` the within-class
+  spread of the scores ``dᵢ`` (class memberships weighted by the adjusted posteriors ``p'ᵢ꜀``, ``m_c`` their
+  class means): ``I = W + B`` splits into within and between classes, and the window's sampling of classes
+  only contributes ``B``. A perfect classifier has ``W = 0``: it reads the window's shares exactly;
 - the validation set's noise, when given (``estimate_mix``, ``parameter_covariance``): the covariance of the
   calibration and the source mix (``calibration.calibration_covariance``, a sandwich over the validation samples)
   carried through the EM fixed point by the implicit-function theorem, ``dπ'/dφ = −(∂G/∂π')⁻¹ ∂G/∂φ`` with
@@ -47,6 +53,7 @@ from streammon.metrics.confusion import FloatArray
 TOLERANCE = 1e-10
 MAX_ITERATIONS = 10_000
 METHOD = "em"
+TARGETS = ("window", "mix")
 _STEP = 1e-5  # central-difference step for the validation term's derivatives
 
 
@@ -99,9 +106,13 @@ def mix_posteriors(posteriors: Any, source_priors: Any, priors: Any) -> FloatArr
 
 
 def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha: float = 0.05,
-              tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS) -> MixEstimate:
+              target: str = "window", tolerance: float = TOLERANCE,
+              max_iterations: int = MAX_ITERATIONS) -> MixEstimate:
     """The window's mix by EM on ``posteriors`` ((n, K), calibrated at ``source_priors``), intervals from the
-    window's noise only (module docstring). ``weights``: counts per row, for a histogram's representatives."""
+    window's noise only (module docstring) for ``target`` ``"window"`` (its class shares) or ``"mix"``.
+    ``weights``: counts per row, for a histogram's representatives."""
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     p = np.asarray(posteriors, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] < 2 or not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError(f"posteriors must be an (n, K ≥ 2) array of probabilities, got shape {np.shape(posteriors)}")
@@ -120,7 +131,7 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
     ratio = p / source
     pi, iterations, converged = _iterate(ratio, w, source.copy(), tolerance, max_iterations)
     reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
-    covariance = _fisher_covariance(ratio, w, pi)
+    covariance = _fisher_covariance(ratio, w, pi, target)
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
     lower, upper = _intervals(pi, covariance, alpha)
@@ -149,13 +160,25 @@ def _reduced(k: int, drop: int) -> FloatArray:
     return a
 
 
-def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray) -> FloatArray:
-    """``A I⁻¹ Aᵀ``: the inverse observed information of ``ℓ`` on the free coordinates, mapped to the K priors."""
+def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target: str) -> FloatArray:
+    """The window's part of the covariance on the free coordinates, mapped to the K priors: ``I⁻¹`` for the
+    mix (``target="mix"``), ``I⁻¹ W I⁻¹`` for the window's own class shares (module docstring)."""
     k = pi.shape[0]
     a = _reduced(k, int(np.argmax(pi)))
     d = (ratio / (ratio @ pi)[:, None]) @ a  # ∇ log(π'·rᵢ) in the free coordinates
     info = (d * w[:, None]).T @ d
     inverse = np.linalg.pinv(info)
+    if target == "window":
+        share = ratio * pi
+        share /= share.sum(axis=1, keepdims=True)  # p'ᵢ꜀: sample i's posterior at the estimated mix
+        within = np.zeros_like(info)
+        for c in range(k):
+            wc = w * share[:, c]
+            if wc.sum() <= 0:
+                continue
+            centred = d - (wc @ d) / wc.sum()
+            within += (centred * wc[:, None]).T @ centred
+        inverse = inverse @ within @ inverse
     out: FloatArray = a @ inverse @ a.T
     return out
 
@@ -166,7 +189,7 @@ def _intervals(pi: FloatArray, covariance: FloatArray, alpha: float) -> tuple[Fl
 
 
 def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, weights: Any = None,
-                 parameter_covariance: Any = None, alpha: float = 0.05) -> MixEstimate:
+                 parameter_covariance: Any = None, alpha: float = 0.05, target: str = "window") -> MixEstimate:
     """EM after BCTS: calibrate the window's raw ``scores`` (binary (n,) or (n, K)), run EM from the source mix,
     and add the validation's noise to the intervals when ``parameter_covariance`` (the covariance of
     ``(a, b₁…b_{K−1}, π₀…π_{K−2})`` from ``calibration.calibration_covariance``) is given.
@@ -183,7 +206,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     logits = log_probabilities(scores, k)
     source = check_source(source_priors, k)
     estimate = em_priors(softmax(calibration.scale * logits + calibration.bias), source, weights=weights,
-                         alpha=alpha)
+                         alpha=alpha, target=target)
     if parameter_covariance is None or not np.all(np.isfinite(estimate.priors)):
         return estimate
     cov = np.asarray(parameter_covariance, dtype=np.float64)

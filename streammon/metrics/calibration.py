@@ -15,7 +15,17 @@ NLL is convex in ``θ``: Newton's method with a backtracking line search (Armijo
 (the model as it is). Gradient ``Σ wᵢ Xᵢᵀ(pᵢ − yᵢ)`` and Hessian ``Σ wᵢ Xᵢᵀ(diag pᵢ − pᵢpᵢᵀ)Xᵢ``, where ``Xᵢ``
 is the K × K design ``[Lᵢ | e₁ … e_{K−1}]``. Weights ``wᵢ`` let a histogram (bin representatives and counts) stand
 for its samples. At the optimum the bias equations say ``Σ wᵢ pᵢ = Σ wᵢ yᵢ``: the calibrated posteriors average
-to the validation class mix, so EM started at that mix on the validation set itself stays there.
+to the (smoothed) validation class mix, so EM started there on the validation set itself barely moves.
+
+**Separable validation sets** (Platt 1999, "Probabilistic outputs for support vector machines", Section 2.2): when
+the scores separate the validation set the NLL has no minimum (``a → ∞``, NLL → 0) and the calibration would claim
+a certainty the next window does not have — measured on a naive Bayes model with 500 validation samples, EM's 95 %
+intervals then covered the window's mix in 84 % of trials, with z-scores in the thousands. The fit is then
+repeated with Platt's smoothed targets: a sample of class ``c`` is fitted to ``(n_c + 1)/(n_c + K)`` on ``c`` and
+``1/(n_c + K)`` on every other class (at K = 2 exactly Platt's ``(N₊ + 1)/(N₊ + 2)`` and ``1/(N₋ + 2)``), and
+``reason`` says so. Only then: the smoothing makes the posteriors less confident by ``O(1/n_c)``, and EM
+over-corrects for that (measured: estimates pushed towards the extreme mixes by about two standard errors at
+500 validation samples), so a validation set with a finite fit keeps the plain NLL of Alexandari et al.
 
 Log-probabilities are taken of scores clipped to ``[CLIP, 1]`` (``CLIP`` from ``score_bins``: 1e-15), so a
 score of exactly 0 is a very small probability, not minus infinity. On a validation set the model separates
@@ -30,12 +40,14 @@ the NLL stops moving, and says so in ``reason``.
 >>> p = fit.apply(s)                          # calibrated (n, 2) posteriors
 >>> bool(np.allclose(p.sum(axis=0), np.bincount(y)))   # the bias equations: they average to the class mix
 True
+>>> bool(fit_bcts(s, y, 2, smooth=True).scale < fit.scale)   # Platt's targets: a little less confident
+True
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +57,7 @@ from streammon.metrics.confusion import FloatArray
 from streammon.metrics.score_bins import CLIP
 
 MAX_ITERATIONS = 100
+SEPARABLE = 1e-4  # mean NLL below which the scores separate the validation set: no finite plain fit
 TOLERANCE = 1e-10  # on the Newton decrement: half the squared step in the Hessian's metric, per unit of weight
 
 
@@ -57,7 +70,8 @@ class Calibration:
     nll: float  # weighted mean negative log-likelihood on the validation set at the fit
     iterations: int
     converged: bool
-    reason: str  # why the fit may not be a minimum; "" when it is
+    reason: str  # why the fit may not be a minimum, or was smoothed; "" when nothing to say
+    smoothed: bool = False  # fitted to Platt's smoothed targets
 
     @property
     def temperature(self) -> float:
@@ -105,12 +119,23 @@ def softmax(z: FloatArray) -> FloatArray:
     return out
 
 
-def _nll(logits: FloatArray, y: npt.NDArray[np.intp], w: FloatArray, theta: FloatArray) -> float:
+def _nll(logits: FloatArray, targets: FloatArray, w: FloatArray, theta: FloatArray) -> float:
     z = theta[0] * logits
     z[:, 1:] += theta[1:]
     top = z.max(axis=1)
     lse = top + np.log(np.exp(z - top[:, None]).sum(axis=1))
-    return float(w @ (lse - z[np.arange(len(y)), y]))
+    return float(w @ (lse - np.sum(targets * z, axis=1)))
+
+
+def targets(y: npt.NDArray[np.intp], k: int, w: FloatArray, *, smooth: bool = True) -> FloatArray:
+    """The fit's targets: one-hot labels, or Platt's smoothed ones (module docstring) when ``smooth``."""
+    out = np.zeros((y.size, k))
+    out[np.arange(y.size), y] = 1.0
+    if smooth:
+        n_c = np.bincount(y, weights=w, minlength=k)
+        eps = k / (n_c[y] + k)  # Platt: a class-c sample's target is (n_c + 1)/(n_c + K) on c, 1/(n_c + K) elsewhere
+        out = out * (1.0 - eps)[:, None] + (eps / k)[:, None]
+    return out
 
 
 def _hessian(logits: FloatArray, p: FloatArray, w: FloatArray) -> FloatArray:
@@ -125,9 +150,11 @@ def _hessian(logits: FloatArray, p: FloatArray, w: FloatArray) -> FloatArray:
     return h
 
 
-def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None,
+def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None, smooth: bool | None = None,
              max_iterations: int = MAX_ITERATIONS) -> Calibration:
-    """Fit BCTS by Newton's method on the weighted validation NLL (module docstring).
+    """Fit BCTS by Newton's method on the weighted validation NLL (module docstring). ``smooth``: Platt's smoothed
+    targets always (True), never (False), or only when the plain fit has no finite minimum (None, the default:
+    a validation set the scores separate, mean NLL below ``SEPARABLE``).
 
     ``scores``: binary (n,) positive-class scores (class 1) or (n, K) probabilities; ``y_true``: class indices in
     ``[0, K)``; ``weights``: optional non-negative sample weights (counts of a histogram's representatives)."""
@@ -143,11 +170,22 @@ def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None,
     total = float(w.sum())
     if total <= 0:
         raise ValueError("BCTS needs at least one validation sample with positive weight")
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), y] = 1.0
+    fit = _newton(logits, targets(y, k, w, smooth=bool(smooth)), w, max_iterations, smoothed=bool(smooth))
+    if smooth is None and (not fit.converged or fit.nll < SEPARABLE):
+        fit = _newton(logits, targets(y, k, w, smooth=True), w, max_iterations, smoothed=True)
+        note = "the scores separate the validation set (no finite BCTS fit): Platt's smoothed targets keep it finite"
+        fit = replace(fit, reason="; ".join(filter(None, [note, fit.reason])))
+    return fit
+
+
+def _newton(logits: FloatArray, onehot: FloatArray, w: FloatArray, max_iterations: int, *,
+            smoothed: bool) -> Calibration:
+    """Newton's method with Armijo backtracking on the NLL against ``onehot`` targets, from θ = (1, 0)."""
+    k = logits.shape[1]
+    total = float(w.sum())
     theta = np.zeros(k)
     theta[0] = 1.0
-    value = _nll(logits, y, w, theta)
+    value = _nll(logits, onehot, w, theta)
     converged, reason, it = False, "", 0
     for it in range(1, max_iterations + 1):  # noqa: B007 (the count is reported)
         z = theta[0] * logits
@@ -167,7 +205,7 @@ def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None,
         t = 1.0
         while t > 1e-10:
             trial = theta - t * step
-            new = _nll(logits, y, w, trial)
+            new = _nll(logits, onehot, w, trial)
             if new <= value - 1e-4 * t * decrement * total:
                 break
             t *= 0.5
@@ -181,7 +219,7 @@ def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None,
         reason = reason or "the fitted temperature is not positive: the scores rank the classes backwards"
     bias = np.concatenate(([0.0], theta[1:]))
     bias.setflags(write=False)
-    return Calibration(float(theta[0]), bias, value / total, it, converged, reason)
+    return Calibration(float(theta[0]), bias, value / total, it, converged, reason, smoothed)
 
 
 def calibration_covariance(calibration: Calibration, scores: Any, y_true: Any, *, weights: Any = None) -> FloatArray:
@@ -202,10 +240,9 @@ def calibration_covariance(calibration: Calibration, scores: Any, y_true: Any, *
     y = np.asarray(y_true).astype(np.intp)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     total = float(w.sum())
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), y] = 1.0
+    onehot = targets(y, k, w, smooth=False)
     p = calibration.apply(scores)
-    r = p - onehot
+    r = p - targets(y, k, w, smooth=calibration.smoothed)
     mix = (w @ onehot) / total
     psi = np.column_stack([np.sum(r * logits, axis=1), r[:, 1:], onehot[:, : k - 1] - mix[: k - 1]])
     b = (psi * w[:, None]).T @ psi / total

@@ -5,7 +5,8 @@ trial a validation set is drawn (synthetic: fresh samples; bundled data sets: a 
 target mix is drawn from a Dirichlet(1) and a window is sampled class by class at that mix. On the same trial:
 
 - streammon: ``Validation(y, ŷ, scores).estimate(window scores)`` — BCTS by Newton, EM, intervals with the
-  validation's noise (``cover``) and without it (``cover_w``: the window's Fisher information only);
+  validation's noise from 50 bootstrap replicas (the default), from the delta method (``bootstrap=0``), and
+  without it (the window's noise only);
 - QuaPy ``EMQ`` with ``calib="bcts"``: the same two steps as ``EMQ.aggregation_fit`` / ``aggregate`` do them —
   the abstention package's ``TempScaling(bias_positions="all")`` fitted on the validation posteriors, then
   ``EMQ.EM`` from the validation prevalence;
@@ -113,7 +114,7 @@ def run_cell(pop: Population, n: int, trials: int, seed: int) -> dict[str, float
     rng = np.random.default_rng(seed)
     k = pop.k
     err: dict[str, list[float]] = {"ours": [], "quapy": [], "hard": []}
-    cover, cover_w, width, failed = [], [], [], 0
+    cover, cover_w, cover_d, width, failed = [], [], [], [], 0
     for _ in range(trials):
         val_y, val_p = pop.validation(rng)
         if np.bincount(val_y, minlength=k).min() == 0:
@@ -127,6 +128,8 @@ def run_cell(pop: Population, n: int, trials: int, seed: int) -> dict[str, float
         window = p if k > 2 else p[:, 1]
         e = v.estimate(window)
         e_w = v.estimate(window, validation_noise=False)
+        e_d = Validation(val_y, val_pred, val_p if k > 2 else val_p[:, 1], classes=list(range(k)),
+                         positive=1 if k == 2 else None, bootstrap=0).estimate(window)
         err["ours"].append(float(np.abs(e.priors - real).mean()))
         try:
             err["quapy"].append(float(np.abs(_quapy_emq_bcts(val_y, val_p, p, k) - real).mean()))
@@ -138,9 +141,11 @@ def run_cell(pop: Population, n: int, trials: int, seed: int) -> dict[str, float
                                         - real).mean()))
         cover.extend((e.lower <= real) & (real <= e.upper))
         cover_w.extend((e_w.lower <= real) & (real <= e_w.upper))
+        cover_d.extend((e_d.lower <= real) & (real <= e_d.upper))
         width.extend(e.upper - e.lower)
     out = {f"mae_{key}": float(np.mean(v)) if v else float("nan") for key, v in err.items()}
-    out.update(cover=float(np.mean(cover)), cover_w=float(np.mean(cover_w)), width=float(np.mean(width)),
+    out.update(cover=float(np.mean(cover)), cover_w=float(np.mean(cover_w)), cover_d=float(np.mean(cover_d)),
+               width=float(np.mean(width)),
                failed=failed, trials=len(err["ours"]))
     return out
 
@@ -155,8 +160,8 @@ def main() -> None:
     sizes = (1000,) if args.quick else (200, 1000)
     started = time.perf_counter()
     print("| cell | n | trials | MAE streammon | MAE QuaPy EMQ-BCTS | ratio | MAE hard-label | ratio | "
-          "coverage 95 % | without validation noise | mean width |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "coverage 95 % (bootstrap) | delta method | window noise only | mean width |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     totals: dict[str, list[float]] = {"ours": [], "quapy": [], "hard": [], "cover": []}
     for i, pop in enumerate(populations(args.quick)):
         for n in sizes:
@@ -167,7 +172,7 @@ def main() -> None:
             note = f" ({int(r['failed'])} QuaPy fits failed)" if r["failed"] else ""
             print(f"| {pop.name}{note} | {n} | {int(r['trials'])} | {r['mae_ours']:.4f} | {r['mae_quapy']:.4f} | "
                   f"{r['mae_ours'] / r['mae_quapy']:.2f} | {r['mae_hard']:.4f} | {r['mae_ours'] / r['mae_hard']:.2f} | "
-                  f"{r['cover']:.3f} | {r['cover_w']:.3f} | {r['width']:.3f} |", flush=True)
+                  f"{r['cover']:.3f} | {r['cover_d']:.3f} | {r['cover_w']:.3f} | {r['width']:.3f} |", flush=True)
     print(f"\nmean over cells: MAE streammon {np.mean(totals['ours']):.4f}, QuaPy {np.nanmean(totals['quapy']):.4f}, "
           f"hard-label {np.mean(totals['hard']):.4f}; coverage min {np.min(totals['cover']):.3f}, "
           f"mean {np.mean(totals['cover']):.3f}; {time.perf_counter() - started:.0f} s")

@@ -9,6 +9,7 @@ from scipy import special
 
 import streammon
 from streammon import ConfusionCounts, Monitor, Sliding, Validation
+from streammon.metrics.em_priors import em_priors
 
 
 def _binary(n: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,6 +65,7 @@ def test_default_positive_is_the_minority_and_a_named_one_flips_the_score() -> N
         (([None, 1], [1, 1], [0.1, 0.2]), {}, ValueError, "is missing"),
         ((["a", "b"], ["a", "b"], ["x", "y"]), {}, TypeError, "y_score must be numbers"),
         ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bins": 1}, ValueError, "bins must be an int >= 2"),
+        ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bootstrap": -1}, ValueError, "bootstrap must be an int >= 0"),
     ],
 )
 def test_bad_input_is_refused_with_the_value_and_what_was_expected(args: tuple, kwargs: dict, error: type,
@@ -131,3 +133,17 @@ def test_expected_at_the_true_mix_matches_the_labelled_counts_on_average() -> No
         np.add.at(real, (yw, (sw > 0.5).astype(int)), 1)
         gaps.append((e.confusion - real) / 2000)
     assert np.abs(np.mean(gaps, axis=0)).max() < 0.03
+
+
+def test_bootstrap_intervals_add_the_replicas_spread_to_the_window_noise() -> None:
+    """With bootstrap replicas the covariance is the window's plus the variance of EM over the refitted
+    calibrations (recomputed here from the replicas' own EM runs), so the intervals are wider than the window's."""
+    y, p, s = _binary(800, seed=4)
+    v = Validation(y, p, s, bootstrap=20, seed=1)
+    window = s[:400]
+    e, alone = v.estimate(window), v.estimate(window, validation_noise=False)
+    estimates = np.array([em_priors(c.apply(np.column_stack([s[:400], 1 - s[:400]])), src).priors
+                          for c, src in v._replicas])
+    assert e.priors == pytest.approx(alone.priors)
+    assert e.covariance[0, 0] == pytest.approx(alone.covariance[0, 0] + np.var(estimates[:, 0], ddof=1), rel=1e-4)
+    assert np.all(e.upper - e.lower >= alone.upper - alone.lower)

@@ -106,11 +106,12 @@ def mix_posteriors(posteriors: Any, source_priors: Any, priors: Any) -> FloatArr
 
 
 def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha: float = 0.05,
-              target: str = "window", tolerance: float = TOLERANCE,
+              target: str = "window", start: Any = None, tolerance: float = TOLERANCE,
               max_iterations: int = MAX_ITERATIONS) -> MixEstimate:
     """The window's mix by EM on ``posteriors`` ((n, K), calibrated at ``source_priors``), intervals from the
     window's noise only (module docstring) for ``target`` ``"window"`` (its class shares) or ``"mix"``.
-    ``weights``: counts per row, for a histogram's representatives."""
+    ``weights``: counts per row, for a histogram's representatives; ``start``: the first mix (default the source's;
+    a nearby estimate saves iterations)."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     p = np.asarray(posteriors, dtype=np.float64)
@@ -129,12 +130,13 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
         return MixEstimate(_frozen(nan), _frozen(np.zeros(k)), _frozen(np.ones(k)), _frozen(np.full((k, k), np.nan)),
                            math.nan, 0, False, 0.0, METHOD, "the window holds no scored predictions")
     ratio = p / source
-    pi, iterations, converged = _iterate(ratio, w, source.copy(), tolerance, max_iterations)
+    first = source.copy() if start is None else check_source(start, k)
+    pi, iterations, converged = _iterate(ratio, w, first, tolerance, max_iterations)
     reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
     covariance = _fisher_covariance(ratio, w, pi, target)
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
-    lower, upper = _intervals(pi, covariance, alpha)
+    lower, upper = intervals(pi, covariance, alpha)
     return MixEstimate(_frozen(pi), lower, upper, _frozen(covariance), gain, iterations, converged, n, METHOD, reason)
 
 
@@ -183,7 +185,8 @@ def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target:
     return out
 
 
-def _intervals(pi: FloatArray, covariance: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+def intervals(pi: FloatArray, covariance: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """``π ± z·√diag(covariance)`` at level 1 − alpha, cut to [0, 1] (read-only arrays)."""
     half = NormalDist().inv_cdf(1 - alpha / 2) * np.sqrt(np.maximum(np.diag(covariance), 0.0))
     return _frozen(np.clip(pi - half, 0.0, 1.0)), _frozen(np.clip(pi + half, 0.0, 1.0))
 
@@ -215,7 +218,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     w = check_weights(weights, logits.shape[0])
     jacobian = _fixed_point_jacobian(logits, w, calibration, source, estimate.priors)
     total = estimate.covariance + jacobian @ cov @ jacobian.T
-    lower, upper = _intervals(estimate.priors, total, alpha)
+    lower, upper = intervals(estimate.priors, total, alpha)
     return MixEstimate(estimate.priors, lower, upper, _frozen(total), estimate.log_likelihood, estimate.iterations,
                        estimate.converged, estimate.n, METHOD, estimate.reason)
 

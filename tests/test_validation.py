@@ -10,6 +10,8 @@ from scipy import special
 import streammon
 from streammon import ConfusionCounts, Monitor, Sliding, Validation
 from streammon.metrics.em_priors import em_priors
+from streammon.metrics.expected_scores import bin_representatives
+from streammon.metrics.score_bins import BINS, score_bins
 
 
 def _binary(n: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -147,3 +149,18 @@ def test_bootstrap_intervals_add_the_replicas_spread_to_the_window_noise() -> No
     assert e.priors == pytest.approx(alone.priors)
     assert e.covariance[0, 0] == pytest.approx(alone.covariance[0, 0] + np.var(estimates[:, 0], ddof=1), rel=1e-4)
     assert np.all(e.upper - e.lower >= alone.upper - alone.lower)
+
+
+def test_a_window_histogram_reads_as_its_samples() -> None:
+    """A window given as its score_bins histogram (bin representatives with counts as weights) gives EM's mix
+    within 0.002 and the mix test's p-value's decision of the same window given sample by sample."""
+    y, p, s = _binary(3000, seed=6)
+    v = Validation(y, p, s, bootstrap=0)
+    rng = np.random.default_rng(2)
+    window = special.expit(2.0 * (2.0 * (rng.random(2000) < 0.5) - 1.0) + rng.normal(size=2000))
+    counts = np.bincount(score_bins(window), minlength=BINS)
+    by_bins = v.estimate(bin_representatives(), weights=counts)
+    by_samples = v.estimate(window)
+    assert by_bins.priors == pytest.approx(by_samples.priors, abs=0.002)
+    assert by_bins.n == by_samples.n == 2000
+    assert (v.mix_test(bin_representatives(), weights=counts).p_value < 0.05) == (v.mix_test(window).p_value < 0.05)

@@ -33,7 +33,26 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.score_bins import BINS, LOGIT_SPAN
 from streammon.metrics.specs import REQUIRED, applicable, compute, spec
+
+
+def bin_representatives() -> FloatArray:
+    """One score per bin of ``score_bins`` (``BINS``), to feed a window's histogram as rows with its counts as
+    weights: each bin's midpoint in logit (the bins are evenly spaced in logit), the two outer bins half a step
+    beyond the first and last inner edges. Within a bin every score then reads as its representative: EM, the
+    expected confusion and the mix test move by at most the calibration's change across half a bin (logit step
+    2·12/2046 ≈ 0.012).
+
+    >>> r = bin_representatives()
+    >>> from streammon.metrics.score_bins import score_bins
+    >>> bool(np.all(score_bins(r) == np.arange(BINS)))
+    True
+    """
+    step = 2.0 * LOGIT_SPAN / (BINS - 2)
+    logits = -LOGIT_SPAN - step / 2 + step * np.arange(BINS)
+    out: FloatArray = 1.0 / (1.0 + np.exp(-logits))
+    return out
 
 
 def decision_counts(decided: Any, m: int, k: int) -> FloatArray:

@@ -25,6 +25,7 @@ logging.getLogger("streammon").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:  # what the names below are, for type checkers; at run time they are imported on first use
     from streammon.counting.counts import ClassIndex, ConfusionCounts
+    from streammon.counting.validation import Validation
     from streammon.counting.windows import Cumulative, Sliding, Timed, Window
     from streammon.detection.baseline import DetectorSettings
     from streammon.findings.distortion import Policy
@@ -47,6 +48,7 @@ _LAZY = {
     "WindowReport": "streammon.findings.report", "PriorShift": "streammon.findings.shift",
     "Monitor": "streammon.monitor", "default_windows": "streammon.monitor",
     "Checkpointer": "streammon.state", "StateError": "streammon.state",
+    "Validation": "streammon.counting.validation",
 }
 
 __version__ = "0.1.0"
@@ -119,6 +121,7 @@ __all__ = [
     "Sliding",
     "StateError",
     "Timed",
+    "Validation",
     "Window",
     "WindowReport",
     "__version__",

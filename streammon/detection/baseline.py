@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.counts import ConfusionCounts
+from streammon.counting.validation import Validation
 
 MAX_SAMPLES = 2**53  # counts past this are not exact as the floats a saved state holds
 
@@ -57,13 +58,16 @@ def baseline_counts(baseline: Any, known: list[Any]) -> list[tuple[Hashable, int
     """(label, correct, total) per class of a validation confusion matrix."""
     if baseline is None:
         return []
+    if isinstance(baseline, Validation):  # a scored validation set is a confusion baseline too
+        baseline = baseline.confusion
     if isinstance(baseline, ConfusionCounts):
         m, labels = baseline.matrix, baseline.labels
         return [(label, int(m[i, i]), int(m[i].sum())) for i, label in enumerate(labels)]
     if not isinstance(baseline, Mapping):
         if np.ndim(baseline) != 2:
             raise TypeError(
-                f"baseline must be ConfusionCounts, {{true: {{pred: count}}}} or a K×K array, got {baseline!r}"
+                f"baseline must be ConfusionCounts, a Validation, {{true: {{pred: count}}}} or a K×K array, "
+                f"got {baseline!r}"
             )
         if np.shape(baseline) != (len(known), len(known)):
             raise ValueError(

@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
+from streammon.counting.validation import Validation
 from streammon.findings.alerts import AlertKey, Condition
 from streammon.findings.distortion import Policy
 from streammon.findings.estimate import BASELINE, LIFETIME, MIN_PER_CLASS, LabelFreeEstimate
@@ -108,8 +109,10 @@ def expected_scores(counts: IntMatrix, priors: FloatArray, *, positive: int | No
 
 
 def as_confusion(baseline: Any, known: list[Any]) -> ConfusionCounts | None:
-    """The monitor's ``baseline=`` (``ConfusionCounts``, ``{true: {pred: count}}`` or a K×K array in the
-    order of ``known``) as ``ConfusionCounts``; None when no baseline was given."""
+    """The monitor's ``baseline=`` (``ConfusionCounts``, a ``Validation``, ``{true: {pred: count}}`` or a K×K
+    array in the order of ``known``) as ``ConfusionCounts``; None when no baseline was given."""
+    if isinstance(baseline, Validation):  # its confusion counts; its scores serve the EM estimate
+        return baseline.confusion
     if baseline is None or isinstance(baseline, ConfusionCounts):
         return baseline
     if isinstance(baseline, Mapping):

@@ -1,0 +1,226 @@
+"""Expected performance without labels (``Validation.expected``) against NannyML's CBPE, and the scores' "only the
+mix changed?" test (``Validation.mix_test``) against the hard-label test, on the same windows.
+
+**Expected performance.** Per cell, 10 validation sets × 10 windows of 1,000 predictions: under *pure label
+shift* the windows are sampled class by class at a Dirichlet(1) mix; under *no shift* at the validation's mix.
+streammon's estimate is the catalog metric on the expected confusion at the EM mix (and the expected
+``roc_auc``/``average_precision``); CBPE (``nannyml.CBPE``, isotonic calibration on the same validation set as its
+reference, ``chunk_size`` = the window) estimates the same metrics without any mix adjustment. The error is
+``|estimate − realised|`` (the realised value computed by scikit-learn from the window's labels), averaged over the
+100 windows; ``ratio`` = streammon / CBPE (target: ≤ 0.5 under label shift, ≤ 1 under no shift). NannyML is run
+from the same process, so install it beside streammon (e.g. ``python -m venv --system-site-packages
+/work/venv-nannyml && /work/venv-nannyml/bin/pip install nannyml``); without it this part is skipped.
+
+**The mix test.** Windows of 2,000 predictions at a Dirichlet(1) mix: the false-alarm rate at α = 0.05 of each
+test (pure label shift), then the same windows after the most prevalent class's recall drops by 0.2 — its
+samples' log-probability of their own class lowered by the constant that takes its recall down by exactly 0.2
+(a drift of that class along the model's decision function: its scores slide towards and across the boundary,
+the decisions follow). The hard-label test (``metrics.estimate_priors``) reads the decisions, the scores' test the
+scores. 100 trials per cell.
+
+``--quick``: 3 cells, 30 windows (about 1 minute); the full run took 1,005 s on a shared, loaded 2-core machine.
+(No intervals are read here, so the validation sets are made with ``bootstrap=0``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+from bench_em_priors import Population, _from_data, _gaussians
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import (
+    accuracy_score,
+    average_precision_score,
+    f1_score,
+    precision_score,
+    recall_score,
+    roc_auc_score,
+)
+from sklearn.naive_bayes import GaussianNB
+
+from streammon import Validation
+from streammon.metrics import estimate_priors
+
+os.environ.setdefault("NML_DISABLE_USAGE_LOGGING", "1")  # NannyML would otherwise try to post usage statistics
+
+BINARY = {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "tpr", "roc_auc": "roc_auc",
+          "average_precision": "average_precision"}  # CBPE's name → streammon's
+MULTI = {"accuracy": "accuracy", "f1": "macro_f1", "roc_auc": "roc_auc"}
+
+
+def _realised(name: str, y: np.ndarray, p: np.ndarray, k: int) -> float:
+    pred = p.argmax(axis=1)
+    if name == "accuracy":
+        return float(accuracy_score(y, pred))
+    if name == "f1":
+        return float(f1_score(y, pred, average="binary" if k == 2 else "macro"))
+    if name == "precision":
+        return float(precision_score(y, pred, zero_division=np.nan))
+    if name == "recall":
+        return float(recall_score(y, pred))
+    if name == "roc_auc":
+        return float(roc_auc_score(y, p[:, 1]) if k == 2 else roc_auc_score(y, p, multi_class="ovr", labels=range(k)))
+    return float(average_precision_score(y, p[:, 1]))
+
+
+def _frame(p: np.ndarray, y: np.ndarray | None, k: int) -> object:
+    import pandas as pd  # noqa: PLC0415 (only with nannyml)
+
+    data = {"pred": p.argmax(axis=1)}
+    if k == 2:
+        data["proba"] = p[:, 1]
+    else:
+        data.update({f"p{c}": p[:, c] for c in range(k)})
+    if y is not None:
+        data["y"] = y
+    return pd.DataFrame(data)
+
+
+def _cbpe(val_y: np.ndarray, val_p: np.ndarray, windows: list[np.ndarray], k: int, n: int) -> dict[str, list[float]]:
+    import nannyml as nml  # noqa: PLC0415 (optional: the benchmark's comparator)
+    import pandas as pd  # noqa: PLC0415
+
+    names = list(BINARY if k == 2 else MULTI)
+    estimator = nml.CBPE(y_pred_proba="proba" if k == 2 else {c: f"p{c}" for c in range(k)}, y_pred="pred",
+                         y_true="y", problem_type="classification_binary" if k == 2 else "classification_multiclass",
+                         metrics=names, chunk_size=n)
+    estimator.fit(_frame(val_p, val_y, k))
+    analysis = pd.concat([_frame(p, None, k) for p in windows], ignore_index=True)
+    result = estimator.estimate(analysis).filter(period="analysis").to_df()
+    return {name: result[(name, "value")].tolist() for name in names}
+
+
+def expected_cell(pop: Population, shift: bool, *, validations: int, windows: int, n: int, seed: int,
+                  with_cbpe: bool) -> dict[str, tuple[float, float]]:
+    """Mean |error| of streammon and CBPE per metric over ``validations × windows`` windows of one cell."""
+    rng = np.random.default_rng(seed)
+    k = pop.k
+    table = BINARY if k == 2 else MULTI
+    ours: dict[str, list[float]] = {m: [] for m in table}
+    theirs: dict[str, list[float]] = {m: [] for m in table}
+    for _ in range(validations):
+        val_y, val_p = pop.validation(rng)
+        v = Validation(val_y, val_p.argmax(axis=1), val_p[:, 1] if k == 2 else val_p, classes=list(range(k)),
+                       positive=1 if k == 2 else None, bootstrap=0)
+        drawn, truth = [], []
+        for _ in range(windows):
+            mix = rng.dirichlet(np.ones(k)) if shift else np.bincount(val_y, minlength=k) / val_y.size
+            y, p = pop.draw(rng, rng.multinomial(n, mix))
+            drawn.append(p)
+            truth.append({m: _realised(m, y, p, k) for m in table})
+            e = v.expected(p[:, 1] if k == 2 else p, p.argmax(axis=1))
+            for m, ours_name in table.items():
+                value = e.roc_auc if ours_name == "roc_auc" else (
+                    e.average_precision if ours_name == "average_precision" else e.scores[ours_name])
+                ours[m].append(abs(value - truth[-1][m]))
+        if with_cbpe:
+            estimates = _cbpe(val_y, val_p, drawn, k, n)
+            for m in table:
+                theirs[m].extend(abs(est - t[m]) for est, t in zip(estimates[m], truth, strict=True))
+    return {m: (float(np.nanmean(ours[m])), float(np.nanmean(theirs[m])) if theirs[m] else float("nan"))
+            for m in table}
+
+
+def _degrade(p: np.ndarray, y: np.ndarray, c: int) -> np.ndarray | None:
+    """Class c's samples' log-probability of c lowered by the constant that drops its recall by exactly 0.2."""
+    mine = np.flatnonzero(y == c)
+    logp = np.log(np.maximum(p[mine], 1e-300))
+    margin = logp[:, c] - np.delete(logp, c, axis=1).max(axis=1)
+    recall = float(np.mean(margin > 0))
+    if recall < 0.25:
+        return None
+    shift = float(np.quantile(margin, 1.0 - (recall - 0.2)))
+    moved = logp.copy()
+    moved[:, c] -= shift
+    out = p.copy()
+    e = np.exp(moved - moved.max(axis=1, keepdims=True))
+    out[mine] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def test_cell(pop: Population, trials: int, n: int, seed: int) -> dict[str, float]:
+    """False alarms and power at α = 0.05 of the scores' mix test and the hard-label test on the same windows."""
+    rng = np.random.default_rng(seed)
+    k = pop.k
+    alarms = {"scores": 0, "hard": 0}
+    power = {"scores": 0, "hard": 0}
+    done = powered = 0
+    for _ in range(trials):
+        val_y, val_p = pop.validation(rng)
+        if np.bincount(val_y, minlength=k).min() == 0:
+            continue
+        val_pred = val_p.argmax(axis=1)
+        v = Validation(val_y, val_pred, val_p[:, 1] if k == 2 else val_p, classes=list(range(k)),
+                       positive=1 if k == 2 else None, bootstrap=0)
+        confusion = np.zeros((k, k))
+        np.add.at(confusion, (val_y, val_pred), 1)
+        counts = rng.multinomial(n, rng.dirichlet(np.ones(k)))
+        y, p = pop.draw(rng, counts)
+        done += 1
+        for name, probabilities in (("alarm", p), ("power", _degrade(p, y, int(np.argmax(counts))))):
+            if probabilities is None:
+                continue
+            powered += name == "power"
+            target = alarms if name == "alarm" else power
+            window = probabilities[:, 1] if k == 2 else probabilities
+            target["scores"] += v.mix_test(window).p_value < 0.05
+            predicted = np.bincount(probabilities.argmax(axis=1), minlength=k)
+            target["hard"] += estimate_priors(confusion, predicted).p_value < 0.05
+    return {"alarm_scores": alarms["scores"] / done, "alarm_hard": alarms["hard"] / done,
+            "power_scores": power["scores"] / max(powered, 1), "power_hard": power["hard"] / max(powered, 1),
+            "trials": done, "powered": powered}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="three cells, 30 windows each")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    started = time.perf_counter()
+    try:
+        import nannyml  # noqa: F401, PLC0415 (only to know whether CBPE can run)
+
+        with_cbpe = True
+    except ImportError:
+        with_cbpe = False
+        print("nannyml is not installed here: CBPE columns are NaN (see the docstring to install it)\n")
+    cells = [_gaussians("gauss K=2 (LR, val 2000)", 2, LogisticRegression(), 2000),
+             _gaussians("gauss K=2 (NB, val 2000)", 2, GaussianNB(), 2000),
+             _from_data("breast_cancer (LR)", *load_breast_cancer(return_X_y=True), LogisticRegression(max_iter=5000))]
+    if not args.quick:
+        cells.append(_gaussians("gauss K=3 (LR, val 2000)", 3, LogisticRegression(), 2000))
+    validations, windows = (3, 10) if args.quick else (10, 10)
+    print("## Expected performance without labels: mean |estimate − realised| over "
+          f"{validations * windows} windows of 1,000 per cell\n")
+    print("| cell | condition | metric | streammon | CBPE | ratio |")
+    print("|---|---|---|---|---|---|")
+    for i, pop in enumerate(cells):
+        for shift in (True, False):
+            row = expected_cell(pop, shift, validations=validations, windows=windows, n=1000, seed=7 * i + shift,
+                                with_cbpe=with_cbpe)
+            for m, (ours, theirs) in row.items():
+                print(f"| {pop.name} | {'label shift' if shift else 'no shift'} | {m} | {ours:.4f} | {theirs:.4f} | "
+                      f"{ours / theirs:.2f} |", flush=True)
+    trials = 30 if args.quick else 100
+    tests = list(cells[:3])
+    if not args.quick:
+        tests += [_gaussians("gauss K=4 (LR, val 2000)", 4, LogisticRegression(), 2000),
+                  _gaussians("gauss K=2 (NB, val 500)", 2, GaussianNB(), 500),
+                  _from_data("digits (LR)", *load_digits(return_X_y=True), LogisticRegression(max_iter=5000))]
+    print(f"\n## \"Only the mix changed?\" at α = 0.05, windows of 2,000 predictions, {trials} trials per cell\n")
+    print("| cell | false alarms: scores | hard-label | power (recall −0.2): scores | hard-label |")
+    print("|---|---|---|---|---|")
+    for i, pop in enumerate(tests):
+        r = test_cell(pop, trials, 2000, 100 + i)
+        print(f"| {pop.name} | {r['alarm_scores']:.3f} | {r['alarm_hard']:.3f} | {r['power_scores']:.2f} | "
+              f"{r['power_hard']:.2f} |", flush=True)
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

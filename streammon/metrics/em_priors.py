@@ -1,0 +1,256 @@
+"""A window's class mix from its calibrated scores by EM (Saerens, Latinne & Decaestecker 2002), with intervals.
+
+**Model.** Under a pure label shift the class-conditional score densities ``f_k`` stay the validation's, so a
+window sample's density is ``Σ_k π'_k f_k(x)``. With posteriors ``p_k(x) = π_k f_k(x) / f(x)`` calibrated at the
+validation (source) mix ``π`` (``calibration.fit_bcts``), ``f_k(x) ∝ p_k(x) / π_k`` and the window's
+log-likelihood in the new mix is, up to a constant, ``ℓ(π') = Σᵢ wᵢ log Σ_k π'_k rᵢₖ`` with ``rᵢₖ = pₖ(xᵢ)/π_k``
+(Saerens et al. 2002, eq. 2–4). It is concave in ``π'``.
+
+**EM** (their Section 2.2): the E step adjusts each posterior to the current mix,
+``p'ᵢₖ = (π'_k/π_k) pᵢₖ / Σ_j (π'_j/π_j) pᵢⱼ``; the M step sets ``π'_k = Σᵢ wᵢ p'ᵢₖ / Σᵢ wᵢ``. Each step increases
+``ℓ`` (a standard EM property), and the iterates stay in the simplex. It stops when no prior moves by more than
+``TOLERANCE`` in one step, or after ``MAX_ITERATIONS`` (then ``converged`` is False and ``reason`` says so). EM is
+slow (linear) where a class's mix goes to 0; its limit is still the maximum-likelihood mix.
+
+**Intervals** (delta method, on ``K − 1`` free coordinates, the largest prior eliminated):
+
+- the window's noise. For the mix ``π'`` that generated the window (``target="mix"``): the inverse of the observed
+  Fisher information of ``ℓ``, ``I = Σᵢ wᵢ dᵢdᵢᵀ`` with ``dᵢ = ∇ log(π'·rᵢ)`` — exactly minus the Hessian of ``ℓ``
+  (its second derivative is ``−dᵢdᵢᵀ`` per sample). For the window's own class shares (``target="window"``, the
+  default: what its labels will show), the class counts are not noise: ``π̂ − shares ≈ I⁻¹ Σᵢ dᵢ`` has, given
+  the classes, the covariance ``I⁻¹ W I⁻¹`` with ``W = Σ_c Σᵢ wᵢ p'ᵢ꜀ (dᵢ − m_c)(dᵢ − m_c)ᵀ`` the within-class
+  spread of the scores ``dᵢ`` (class memberships weighted by the adjusted posteriors ``p'ᵢ꜀``, ``m_c`` their
+  class means): ``I = W + B`` splits into within and between classes, and the window's sampling of classes
+  only contributes ``B``. A perfect classifier has ``W = 0``: it reads the window's shares exactly;
+- the validation set's noise, when given (``estimate_mix``, ``parameter_covariance``): the covariance of the
+  calibration and the source mix (``calibration.calibration_covariance``, a sandwich over the validation samples)
+  carried through the EM fixed point by the implicit-function theorem, ``dπ'/dφ = −(∂G/∂π')⁻¹ ∂G/∂φ`` with
+  ``G(π', φ) = mean p'(π'; φ) − π'`` (derivatives by central differences). Without it the intervals cover the
+  window's mix less often the smaller the validation set is (``examples/bench_em_priors.py`` measures both).
+
+The interval for class ``k`` is ``π'_k ± z·√V_kk`` cut to ``[0, 1]``.
+
+>>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]])   # calibrated at the source mix (0.5, 0.5)
+>>> e = em_priors(p, [0.5, 0.5])
+>>> e.method, e.converged, bool(abs(e.priors.sum() - 1) < 1e-12)
+('em', True, True)
+>>> bool(np.allclose(e.priors, mix_posteriors(p, [0.5, 0.5], e.priors).mean(axis=0)))   # the EM fixed point
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from streammon.metrics.calibration import Calibration, log_probabilities, softmax
+from streammon.metrics.confusion import FloatArray
+
+TOLERANCE = 1e-10
+MAX_ITERATIONS = 10_000
+METHOD = "em"
+TARGETS = ("window", "mix")
+_STEP = 1e-5  # central-difference step for the validation term's derivatives
+
+
+@dataclass(frozen=True)
+class MixEstimate:
+    """A window's class mix by EM on calibrated posteriors, and its 1 − alpha intervals."""
+
+    priors: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    covariance: FloatArray  # K × K, of the estimate (window noise, plus the validation's when it was given)
+    log_likelihood: float  # ℓ(π') − ℓ(π): how much better the estimated mix explains the window than the source's
+    iterations: int
+    converged: bool
+    n: float  # the window's total weight (samples)
+    method: str
+    reason: str  # why the estimate is uncertain or undefined; "" when nothing to say
+
+
+def check_source(source_priors: Any, k: int) -> FloatArray:
+    """The source (validation) mix as K positive shares summing to 1 (a clear ``ValueError`` otherwise)."""
+    pi = np.asarray(source_priors, dtype=np.float64)
+    if pi.shape != (k,) or not np.all(np.isfinite(pi)) or np.any(pi <= 0) or abs(pi.sum() - 1.0) > 1e-9:
+        raise ValueError(f"source_priors must be {k} positive shares summing to 1, got {source_priors!r}")
+    return pi
+
+
+def check_weights(weights: Any, n: int) -> FloatArray:
+    """Sample weights (counts of histogram representatives): n finite non-negative numbers; None is all ones."""
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"weights must be {n} finite non-negative numbers, got {weights!r}")
+    return w
+
+
+def mix_posteriors(posteriors: Any, source_priors: Any, priors: Any) -> FloatArray:
+    """Saerens' adjustment: posteriors calibrated at ``source_priors`` moved to the mix ``priors``.
+
+    >>> mix_posteriors([[0.5, 0.5]], [0.5, 0.5], [0.2, 0.8]).tolist()
+    [[0.2, 0.8]]
+    """
+    p = np.asarray(posteriors, dtype=np.float64)
+    ratio = np.asarray(priors, dtype=np.float64) / np.asarray(source_priors, dtype=np.float64)
+    moved = p * ratio
+    total = moved.sum(axis=1, keepdims=True)
+    out: FloatArray = np.divide(moved, total, out=np.full_like(moved, np.nan), where=total > 0)
+    return out
+
+
+def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha: float = 0.05,
+              target: str = "window", start: Any = None, tolerance: float = TOLERANCE,
+              max_iterations: int = MAX_ITERATIONS) -> MixEstimate:
+    """The window's mix by EM on ``posteriors`` ((n, K), calibrated at ``source_priors``), intervals from the
+    window's noise only (module docstring) for ``target`` ``"window"`` (its class shares) or ``"mix"``.
+    ``weights``: counts per row, for a histogram's representatives; ``start``: the first mix (default the source's;
+    a nearby estimate saves iterations)."""
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    p = np.asarray(posteriors, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] < 2 or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"posteriors must be an (n, K ≥ 2) array of probabilities, got shape {np.shape(posteriors)}")
+    k = p.shape[1]
+    source = check_source(source_priors, k)
+    w = check_weights(weights, p.shape[0])
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    keep = w > 0
+    p, w = p[keep], w[keep]
+    n = float(w.sum())
+    if n == 0:
+        nan = np.full(k, math.nan)
+        return MixEstimate(_frozen(nan), _frozen(np.zeros(k)), _frozen(np.ones(k)), _frozen(np.full((k, k), np.nan)),
+                           math.nan, 0, False, 0.0, METHOD, "the window holds no scored predictions")
+    ratio = p / source
+    first = source.copy() if start is None else check_source(start, k)
+    pi, iterations, converged = _iterate(ratio, w, first, tolerance, max_iterations)
+    reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
+    covariance = _fisher_covariance(ratio, w, pi, target)
+    base = ratio @ source
+    gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
+    lower, upper = intervals(pi, covariance, alpha)
+    return MixEstimate(_frozen(pi), lower, upper, _frozen(covariance), gain, iterations, converged, n, METHOD, reason)
+
+
+def _iterate(ratio: FloatArray, w: FloatArray, pi: FloatArray, tolerance: float,
+             max_iterations: int) -> tuple[FloatArray, int, bool]:
+    total = w.sum()
+    for it in range(1, max_iterations + 1):
+        moved = ratio * pi
+        moved /= moved.sum(axis=1, keepdims=True)
+        new = (w @ moved) / total
+        if np.max(np.abs(new - pi)) < tolerance:
+            return new, it, True
+        pi = new
+    return pi, max_iterations, False
+
+
+def _reduced(k: int, drop: int) -> FloatArray:
+    """The K × (K − 1) map from free coordinates to the mix (the dropped class takes minus their sum)."""
+    a = np.zeros((k, k - 1))
+    free = [j for j in range(k) if j != drop]
+    a[free, np.arange(k - 1)] = 1.0
+    a[drop] = -1.0
+    return a
+
+
+def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target: str) -> FloatArray:
+    """The window's part of the covariance on the free coordinates, mapped to the K priors: ``I⁻¹`` for the
+    mix (``target="mix"``), ``I⁻¹ W I⁻¹`` for the window's own class shares (module docstring)."""
+    k = pi.shape[0]
+    a = _reduced(k, int(np.argmax(pi)))
+    d = (ratio / (ratio @ pi)[:, None]) @ a  # ∇ log(π'·rᵢ) in the free coordinates
+    info = (d * w[:, None]).T @ d
+    inverse = np.linalg.pinv(info)
+    if target == "window":
+        share = ratio * pi
+        share /= share.sum(axis=1, keepdims=True)  # p'ᵢ꜀: sample i's posterior at the estimated mix
+        within = np.zeros_like(info)
+        for c in range(k):
+            wc = w * share[:, c]
+            if wc.sum() <= 0:
+                continue
+            centred = d - (wc @ d) / wc.sum()
+            within += (centred * wc[:, None]).T @ centred
+        inverse = inverse @ within @ inverse
+    out: FloatArray = a @ inverse @ a.T
+    return out
+
+
+def intervals(pi: FloatArray, covariance: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """``π ± z·√diag(covariance)`` at level 1 − alpha, cut to [0, 1] (read-only arrays)."""
+    half = NormalDist().inv_cdf(1 - alpha / 2) * np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    return _frozen(np.clip(pi - half, 0.0, 1.0)), _frozen(np.clip(pi + half, 0.0, 1.0))
+
+
+def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, weights: Any = None,
+                 parameter_covariance: Any = None, alpha: float = 0.05, target: str = "window") -> MixEstimate:
+    """EM after BCTS: calibrate the window's raw ``scores`` (binary (n,) or (n, K)), run EM from the source mix,
+    and add the validation's noise to the intervals when ``parameter_covariance`` (the covariance of
+    ``(a, b₁…b_{K−1}, π₀…π_{K−2})`` from ``calibration.calibration_covariance``) is given.
+
+    >>> from streammon.metrics.calibration import fit_bcts
+    >>> rng = np.random.default_rng(1)
+    >>> y = rng.integers(0, 2, 400); s = 1 / (1 + np.exp(-(2 * y - 1) * 1.5 - rng.normal(size=400)))
+    >>> cal = fit_bcts(s, y, 2)
+    >>> e = estimate_mix(cal, np.bincount(y) / 400, s)
+    >>> bool(np.all(e.lower <= e.priors)) and bool(np.all(e.priors <= e.upper))
+    True
+    """
+    k = calibration.k
+    logits = log_probabilities(scores, k)
+    source = check_source(source_priors, k)
+    estimate = em_priors(softmax(calibration.scale * logits + calibration.bias), source, weights=weights,
+                         alpha=alpha, target=target)
+    if parameter_covariance is None or not np.all(np.isfinite(estimate.priors)):
+        return estimate
+    cov = np.asarray(parameter_covariance, dtype=np.float64)
+    if cov.shape != (2 * k - 1, 2 * k - 1):
+        raise ValueError(f"parameter_covariance must be {2 * k - 1}×{2 * k - 1}, got shape {cov.shape}")
+    w = check_weights(weights, logits.shape[0])
+    jacobian = _fixed_point_jacobian(logits, w, calibration, source, estimate.priors)
+    total = estimate.covariance + jacobian @ cov @ jacobian.T
+    lower, upper = intervals(estimate.priors, total, alpha)
+    return MixEstimate(estimate.priors, lower, upper, _frozen(total), estimate.log_likelihood, estimate.iterations,
+                       estimate.converged, estimate.n, METHOD, estimate.reason)
+
+
+def _fixed_point_jacobian(logits: FloatArray, w: FloatArray, calibration: Calibration, source: FloatArray,
+                          pi: FloatArray) -> FloatArray:
+    """``dπ'/dφ`` (K × (2K − 1)) at the EM fixed point, φ = (a, b₁…b_{K−1}, π₀…π_{K−2}) (module docstring)."""
+    k = pi.shape[0]
+    drop = k - 1  # the source mix's free coordinates are its first K − 1 shares (calibration_covariance's order)
+    total = w.sum()
+    phi = np.concatenate(([calibration.scale], calibration.bias[1:], source[:drop]))
+
+    def g(free: FloatArray, params: FloatArray) -> FloatArray:
+        mix = np.append(free, 1.0 - free.sum())
+        src = np.append(params[k:], 1.0 - params[k:].sum())
+        z = params[0] * logits
+        z[:, 1:] += params[1:k]
+        moved = mix_posteriors(softmax(z), src, mix)
+        out: FloatArray = (w @ moved)[:drop] / total - free
+        return out
+
+    free = pi[:drop]
+    d_free = np.column_stack([(g(free + e, phi) - g(free - e, phi)) / (2 * _STEP)
+                              for e in np.eye(k - 1) * _STEP])
+    d_phi = np.column_stack([(g(free, phi + e) - g(free, phi - e)) / (2 * _STEP)
+                             for e in np.eye(2 * k - 1) * _STEP])
+    reduced = -np.linalg.pinv(d_free) @ d_phi
+    out: FloatArray = np.vstack([reduced, -reduced.sum(axis=0)])
+    return out
+
+
+def _frozen(values: FloatArray) -> FloatArray:
+    out = np.array(values, dtype=np.float64)
+    out.setflags(write=False)
+    return out

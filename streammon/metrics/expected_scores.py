@@ -1,0 +1,171 @@
+"""Expected performance without labels: a window's expected confusion and scores from mix-adjusted posteriors (pure).
+
+A calibrated posterior ``p'ᵢ`` (at the window's estimated mix: ``em_priors.mix_posteriors``) is the probability of
+each true class for sample ``i``; the decision ``ŷᵢ`` is known. So the expected confusion matrix of the window is
+``E[M] = Σᵢ p'ᵢ ⊗ onehot(ŷᵢ)`` (rows true, columns predicted), and every confusion metric has a plug-in expected
+value ``f(E[M])`` (through the catalog, ``streammon.metrics.compute``). This is NannyML's confidence-based
+performance estimation (CBPE: calibrated posteriors → expected confusion → metric), with the label-shift correction
+CBPE lacks: CBPE uses the posteriors calibrated at the reference mix, which are biased when the mix moved; Saerens,
+Latinne & Decaestecker (2002) move them to the window's mix first.
+
+Score metrics read the expected class-conditional score distributions: sample ``i`` counts as a positive with
+weight ``p'ᵢ₊`` and as a negative with weight ``1 − p'ᵢ₊``, so ``roc_auc`` is the weighted Mann–Whitney statistic
+(ties count ½) and ``average_precision`` scikit-learn's step form ``Σₙ (Rₙ − Rₙ₋₁) Pₙ`` over the distinct scores
+with those weights (exactly ``sklearn.metrics.roc_auc_score`` / ``average_precision_score`` on the samples
+duplicated as a positive and a negative with those sample weights). K > 2: macro one-vs-rest over the classes.
+
+Inputs are per-sample arrays or a histogram: rows are samples or bin representatives, ``decided`` gives per row the
+decision (a class index) or, for a histogram, the count of each decision in that bin ((m, K) counts).
+
+>>> p = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])   # adjusted posteriors
+>>> expected_confusion(p, [0, 1, 1]).round(6).tolist()  # rows true, columns predicted
+[[0.9, 0.6], [0.1, 1.4]]
+>>> round(expected_roc_auc([0.1, 0.6, 0.8], p), 6)   # (0.6·0.9 + 0.8·1.3 + ½(0.09 + 0.24 + 0.16)) / (1.5·1.5)
+0.811111
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from streammon.metrics.confusion import FloatArray
+from streammon.metrics.score_bins import BINS, LOGIT_SPAN
+from streammon.metrics.specs import REQUIRED, applicable, compute, spec
+
+
+def bin_representatives() -> FloatArray:
+    """One score per bin of ``score_bins`` (``BINS``), to feed a window's histogram as rows with its counts as
+    weights: each bin's midpoint in logit (the bins are evenly spaced in logit), the two outer bins half a step
+    beyond the first and last inner edges. Within a bin every score then reads as its representative: EM, the
+    expected confusion and the mix test move by at most the calibration's change across half a bin (logit step
+    2·12/2046 ≈ 0.012).
+
+    >>> r = bin_representatives()
+    >>> from streammon.metrics.score_bins import score_bins
+    >>> bool(np.all(score_bins(r) == np.arange(BINS)))
+    True
+    """
+    step = 2.0 * LOGIT_SPAN / (BINS - 2)
+    logits = -LOGIT_SPAN - step / 2 + step * np.arange(BINS)
+    out: FloatArray = 1.0 / (1.0 + np.exp(-logits))
+    return out
+
+
+def decision_counts(decided: Any, m: int, k: int) -> FloatArray:
+    """``decided`` as an (m, K) array of decision counts per row: class indices (m,) become one-hot rows."""
+    d = np.asarray(decided)
+    if d.ndim == 1:
+        if d.shape != (m,) or d.dtype.kind not in "iu" or (m and (d.min() < 0 or d.max() >= k)):
+            raise ValueError(f"decided must be {m} class indices in [0, {k}) or ({m}, {k}) counts, got {decided!r}")
+        out = np.zeros((m, k))
+        out[np.arange(m), d.astype(np.intp)] = 1.0
+        return out
+    counts = np.asarray(d, dtype=np.float64)
+    if counts.shape != (m, k) or not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError(f"decided must be {m} class indices or ({m}, {k}) non-negative counts, got shape {d.shape}")
+    return counts
+
+
+def expected_confusion(posteriors: Any, decided: Any) -> FloatArray:
+    """``Σᵢ p'ᵢ ⊗ dᵢ``: the expected K×K confusion (rows true, columns predicted) of a window (module docstring)."""
+    p = np.asarray(posteriors, dtype=np.float64)
+    if p.ndim != 2 or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"posteriors must be an (m, K) array of probabilities, got shape {p.shape}")
+    d = decision_counts(decided, p.shape[0], p.shape[1])
+    out: FloatArray = p.T @ d
+    return out
+
+
+def expected_metrics(confusion: Any, *, positive: int = 1,
+                     params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, float]:
+    """Every catalog metric that applies at this K, on the expected confusion (NaN where undefined); ``params``
+    gives a metric's parameters by name (``{"holder": {"p": -1}}``); one with a required parameter not given
+    (``holder``'s ``p``) is left out.
+
+    >>> m = expected_metrics([[80.0, 20.0], [10.0, 90.0]])
+    >>> round(m["tpr"], 6), round(m["precision"], 6)
+    (0.9, 0.818182)
+    """
+    cm = np.asarray(confusion, dtype=np.float64)
+    given = params or {}
+    out = {}
+    for name in applicable(cm.shape[0]):
+        mine = dict(given.get(name, {}))
+        if any(value is REQUIRED and key not in mine for key, value in spec(name).params.items()):
+            continue
+        out[name] = compute(name, cm, positive=positive, **mine)
+    return out
+
+
+def weighted_roc_auc(scores: Any, positive: Any, negative: Any) -> float:
+    """``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` with positives and negatives weighted (NaN when either weighs nothing)."""
+    wp, wn = _ranked(scores, positive, negative)
+    total_p, total_n = wp.sum(), wn.sum()
+    if total_p <= 0 or total_n <= 0:
+        return math.nan
+    below = np.cumsum(wn) - wn  # negative weight strictly below each distinct score
+    return float((wp @ below + 0.5 * wp @ wn) / (total_p * total_n))
+
+
+def weighted_average_precision(scores: Any, positive: Any, negative: Any) -> float:
+    """scikit-learn's ``average_precision_score`` with weighted positives and negatives (NaN without positives)."""
+    wp, wn = _ranked(scores, positive, negative)
+    total_p = wp.sum()
+    if total_p <= 0:
+        return math.nan
+    tp = np.cumsum(wp[::-1])  # thresholds from the highest distinct score down
+    fp = np.cumsum(wn[::-1])
+    predicted = tp + fp
+    precision = np.divide(tp, predicted, out=np.zeros_like(tp), where=predicted > 0)
+    recall_step = wp[::-1] / total_p
+    return float(recall_step @ precision)
+
+
+def _ranked(scores: Any, positive: Any, negative: Any) -> tuple[FloatArray, FloatArray]:
+    """The positive and negative weight at each distinct score, the scores ascending."""
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    wp = np.asarray(positive, dtype=np.float64).ravel()
+    wn = np.asarray(negative, dtype=np.float64).ravel()
+    if not s.shape == wp.shape == wn.shape or not np.all(np.isfinite(s)):
+        raise ValueError(f"scores and weights must be finite arrays of one length, got {s.shape}, {wp.shape}, "
+                         f"{wn.shape}")
+    unique, inverse = np.unique(s, return_inverse=True)
+    at_p: FloatArray = np.bincount(inverse, weights=wp, minlength=unique.size).astype(np.float64)
+    at_n: FloatArray = np.bincount(inverse, weights=wn, minlength=unique.size).astype(np.float64)
+    return at_p, at_n
+
+
+def expected_roc_auc(scores: Any, posteriors: Any, *, weights: Any = None, positive: int = 1) -> float:
+    """Expected ``roc_auc``: binary (``scores`` (m,), the positive class's) or macro one-vs-rest (``scores`` (m, K)),
+    each row weighted by ``posteriors`` (adjusted, (m, K)) times ``weights`` (histogram counts; default 1)."""
+    return _one_vs_rest(weighted_roc_auc, scores, posteriors, weights, positive)
+
+
+def expected_average_precision(scores: Any, posteriors: Any, *, weights: Any = None, positive: int = 1) -> float:
+    """Expected ``average_precision``, as ``expected_roc_auc`` reads its inputs (binary or macro one-vs-rest).
+
+    >>> p = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])
+    >>> round(expected_average_precision([0.1, 0.6, 0.8], p), 6)   # (0.8·0.8 + 0.6·0.7 + 0.1·0.5) / 1.5
+    0.74
+    """
+    return _one_vs_rest(weighted_average_precision, scores, posteriors, weights, positive)
+
+
+def _one_vs_rest(metric: Any, scores: Any, posteriors: Any, weights: Any, positive: int) -> float:
+    p = np.asarray(posteriors, dtype=np.float64)
+    s = np.asarray(scores, dtype=np.float64)
+    if p.ndim != 2 or p.shape[0] != s.shape[0]:
+        raise ValueError(f"posteriors must be ({s.shape[0]}, K), got shape {p.shape}")
+    w = np.ones(p.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (p.shape[0],) or np.any(w < 0):
+        raise ValueError(f"weights must be {p.shape[0]} non-negative numbers, got {weights!r}")
+    if s.ndim == 1:
+        share = p[:, positive]
+        return float(metric(s, w * share, w * (1.0 - share)))
+    values = [metric(s[:, c], w * p[:, c], w * (1.0 - p[:, c])) for c in range(p.shape[1])]
+    finite = [v for v in values if not math.isnan(v)]
+    return float(np.mean(finite)) if finite else math.nan

@@ -97,9 +97,10 @@ def log_loss(tally: Any, *, positive: int = 1, priors: Any = None) -> float:
     return -_weighted_mean(read, logs)
 
 
-def ece(tally: Any, *, priors: Any = None) -> float:
+def ece(tally: Any, *, positive: int = 1, priors: Any = None) -> float:
     """Expected calibration error of a window's top-label confidences over 15 equal-width bins (module
-    docstring), exact from the tally; at the class mix ``priors`` when given.
+    docstring), exact from the tally; at the class mix ``priors`` when given. The top label does not depend on
+    ``positive`` (checked, taken for the score metrics' one signature).
 
     >>> from streammon.metrics.score_bins import tally
     >>> t = tally(np.array([0, 1, 2, 2]), np.array([[.6, .3, .1], [.2, .5, .3], [.1, .2, .7], [.5, .1, .4]]), 3)
@@ -107,6 +108,7 @@ def ece(tally: Any, *, priors: Any = None) -> float:
     0.175
     """
     read = ScoreRead.of(tally, priors)
+    read.positive(positive)
     if not read.defined:
         return math.nan
     gap = np.einsum("k,kb->b", read.weights, read.top[:, :, _CORRECT] - read.top[:, :, _CONFIDENCE])

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.prior import normalise_priors
-from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP
+from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, tally
 
 IntArray = npt.NDArray[np.int64]
 Tally = tuple[IntArray, FloatArray, FloatArray]  # (hist, sums, top): score_bins' layout
@@ -124,3 +124,42 @@ class ScoreRead:
             weights = np.where(known, mix * counts.sum() / np.where(known, counts, 1.0), np.where(mix > 0, np.nan, 0.0))
         return cls(hist.astype(np.int64, copy=False), sums.astype(np.float64, copy=False),
                    top.astype(np.float64, copy=False), counts, weights)
+
+
+def score_tally(y_true: Any, y_score: Any, k: int, *, positive: int = 1) -> Tally:
+    """The score tally of one batch, checked: ``y_true`` class indices in ``[0, k)``; ``y_score`` finite
+    probabilities in [0, 1] — shape (n,), the score of class ``positive`` (k = 2 only), or (n, k), one
+    column per class. Bad input raises ``TypeError``/``ValueError`` naming the value and what was expected.
+
+    >>> hist, sums, top = score_tally([0, 1, 1], [0.2, 0.9, 0.4], 2)
+    >>> hist.shape, int(hist.sum())
+    ((2, 1, 2048), 3)
+    >>> score_tally([0, 1], [0.2, 1.5], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: y_score must be finite probabilities in [0, 1], got values from 0.2 to 1.5
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        raise ValueError(f"k must be an int number of classes >= 2, got {k!r}")
+    true = np.asarray(y_true)
+    if true.ndim != 1 or not (np.issubdtype(true.dtype, np.integer) or true.size == 0):
+        raise TypeError(f"y_true must be a 1-D array of int class indices, got dtype {true.dtype} shape {true.shape}")
+    if true.size and (true.min() < 0 or true.max() >= k):
+        raise ValueError(f"y_true must hold class indices in [0, {k}), got values from {true.min()} to {true.max()}")
+    try:
+        scores = np.asarray(y_score, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y_score must be numbers, got {type(y_score).__name__}") from exc
+    shapes = [(len(true), k)] + ([(len(true),)] if k == 2 else [])
+    if scores.shape not in shapes:
+        raise ValueError(f"y_score must have shape {' or '.join(map(str, shapes))} for {len(true)} labels and "
+                         f"K={k}, got {scores.shape}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(f"y_score must be finite probabilities in [0, 1], got {int(np.sum(~np.isfinite(scores)))} "
+                         "NaN or infinite value(s)")
+    if scores.size and (scores.min() < 0 or scores.max() > 1):
+        raise ValueError(f"y_score must be finite probabilities in [0, 1], got values from {scores.min()} "
+                         f"to {scores.max()}")
+    if isinstance(positive, bool) or not isinstance(positive, int) or not 0 <= positive < k:
+        raise ValueError(f"positive must be a class index in [0, {k}), got {positive!r}")
+    return tally(true.astype(np.intp), scores, k, positive=positive)

@@ -50,7 +50,7 @@ def _quantized(scores: np.ndarray) -> np.ndarray:
 
 def _grid(scores: np.ndarray, seed: int) -> np.ndarray:
     """Scores on the grid of multiples of 1/64 (K > 2: rows of 64 draws from each sample's probabilities, so
-    they still sum to 1 exactly). Distinct grid values never share a bin (the widest bin, at ½, is 0.003 wide),
+    they still sum to 1 exactly). Distinct grid values never share a bin (the widest bin, at ½, is 0.0036 wide),
     so the bins lose nothing and scikit-learn's ties are the bins' ties."""
     if scores.ndim == 1:
         return np.round(scores * 64) / 64

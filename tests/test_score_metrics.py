@@ -261,3 +261,16 @@ def test_delong_interval_covers_the_true_auc() -> None:
         low, high = roc_auc_interval(score_tally(y, s, 2))
         covered += low <= true_auc <= high
     assert covered / 400 >= 0.93
+
+
+def test_over_confident_scores_read_within_the_targets() -> None:
+    """Scores at naive-Bayes extremes (logits spread over ±300, many exactly 0 or within a few float steps of
+    1) still read ROC AUC and AP within 0.002 of scikit-learn: the tails of the bins keep them apart."""
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 2, 4000)
+    logit = rng.normal(0, 120, 4000) + 60 * y
+    s = 1 / (1 + np.exp(-logit))
+    s[:200] = 1 - rng.integers(1, 30, 200) * 2.0**-53  # the last float steps below 1
+    t = score_tally(y, s, 2)
+    assert abs(roc_auc(t) - skm.roc_auc_score(y, s)) <= min(0.002, roc_auc_bin_error(t) + EXACT)
+    assert abs(average_precision(t) - skm.average_precision_score(y, s)) <= 0.002

@@ -19,7 +19,13 @@ from streammon.metrics.label_shift import PriorBaseline, PriorEstimate, estimate
 from streammon.metrics.prior import normalise_priors, reweight
 from streammon.metrics.score_calibration import brier, ece, log_loss
 from streammon.metrics.score_input import score_tally
-from streammon.metrics.score_ranking import average_precision, roc_auc, roc_auc_bin_error, roc_auc_interval
+from streammon.metrics.score_ranking import (
+    average_precision,
+    average_precision_bin_error,
+    roc_auc,
+    roc_auc_bin_error,
+    roc_auc_interval,
+)
 from streammon.metrics.specs import (
     MetricSpec,
     applicable,
@@ -38,6 +44,7 @@ __all__ = [
     "PriorEstimate",
     "applicable",
     "average_precision",
+    "average_precision_bin_error",
     "brier",
     "catalog",
     "check_positive",

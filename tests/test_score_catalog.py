@@ -135,7 +135,7 @@ def test_condition2_bounds_at_several_k() -> None:
 
 
 @pytest.mark.parametrize(("call", "error", "message"), [
-    (lambda t: compute_scores("roc_auc", t, multi_class="ova"), ValueError, "multi_class must be one of"),
+    (lambda t: compute_scores("roc_auc", t, multi_class="ova"), ValueError, "must be one of .'ovo', 'ovr'."),
     (lambda t: compute_scores("roc_auc", t, average="macro"), TypeError, "unknown parameter"),
     (lambda t: compute_scores("brier", t, priors=[0.5, -0.5]), ValueError, "priors must be finite"),
     (lambda t: compute_scores("brier", t, priors=[1.0, 0.0, 0.0]), ValueError, "one weight per class"),
@@ -185,3 +185,17 @@ def test_docs_generator_lists_every_score_metric() -> None:
     page = hooks.render("<!-- generate: score-metrics -->")
     for name in SCORE_NAMES:
         assert f"| [`{name}`](#{name}) |" in page and f"### `{name}` {{#{name}}}" in page
+
+
+def test_a_policy_choosing_one_vs_rest_survives_save_and_load() -> None:
+    """Policy.metric_params carries roc_auc's multi_class (a string): the monitor saves and loads it."""
+    import json
+
+    import streammon
+
+    policy = streammon.Policy(metric_params={"holder": {"p": 0.5}, "roc_auc": {"multi_class": "ovr"}})
+    monitor = streammon.Monitor([streammon.Cumulative()], reference={"n": 3, "p": 1}, policy=policy)
+    monitor.update("n", "p")
+    loaded = streammon.Monitor.loads(monitor.dumps())
+    assert json.loads(loaded.dumps())["body"]["policy"]["metric_params"]["roc_auc"] == {"multi_class": "ovr"}
+    assert spec("roc_auc").satisfies_condition1(policy.params("roc_auc"), k=3) is False

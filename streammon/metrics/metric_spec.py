@@ -39,7 +39,8 @@ class MetricSpec:
     ``needs`` is what the metric reads: ``"confusion"`` (a confusion matrix; ``evaluate``) or ``"scores"`` (a
     score tally; ``evaluate_scores``; at K = 2 about ``positive``). ``sources`` cites the papers of a metric
     beyond the seeds (the score metrics). ``params`` holds each parameter's default (``REQUIRED``: none) — the one
-    place in ``metrics`` that sets one. Every field is passed by name.
+    place in ``metrics`` that sets one; ``choices`` the names a parameter may take (a parameter without is a
+    number or a boolean). Every field is passed by name.
     """
 
     name: str
@@ -57,6 +58,7 @@ class MetricSpec:
     lower_bound: Callable[[int], float] | None = field(default=None, repr=False)
     needs: str = CONFUSION
     sources: tuple[str, ...] = ()
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def seed(self) -> str:
@@ -86,6 +88,12 @@ class MetricSpec:
         missing = [key for key, value in resolved.items() if value is REQUIRED]
         if missing:
             raise TypeError(f"metric {self.name!r} needs parameter(s) {missing}")
+        for key, value in resolved.items():  # a choice among names, or else a number or a boolean
+            options = self.choices.get(key)
+            if options is not None and value not in options:
+                raise ValueError(f"metric {self.name!r} parameter {key!r} must be one of {options}, got {value!r}")
+            if options is None and isinstance(value, str):
+                raise TypeError(f"metric {self.name!r} parameter {key!r} takes a number or a boolean, got {value!r}")
         return resolved
 
     def hoelder_exponent(self, params: Mapping[str, Any] | None = None) -> float | None:

@@ -27,7 +27,7 @@ def score_specs() -> tuple[MetricSpec, ...]:
         MetricSpec(name="roc_auc", kind=MULTICLASS, needs=SCORES, function=score_ranking.roc_auc, seeds=(),
                    sources=("Hanley & McNeil 1982", "Hand & Till 2001", "DeLong et al. 1988"),
                    condition1=True, condition2=True, condition3=True, higher_is_better=True,
-                   params=MappingProxyType({"multi_class": "ovo"}),
+                   params=MappingProxyType({"multi_class": "ovo"}), choices=MappingProxyType({"multi_class": ("ovo", "ovr")}),
                    title="ROC AUC of the scores", formula="P(s⁺>s⁻)+½P(s⁺=s⁻); K>2: Hand & Till's M (ovo) or macro one-vs-rest (ovr)"),
         MetricSpec(name="average_precision", kind=MULTICLASS, needs=SCORES, function=score_ranking.average_precision, seeds=(),
                    sources=("scikit-learn average_precision_score", "Davis & Goadrich 2006"),

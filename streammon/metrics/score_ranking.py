@@ -59,7 +59,7 @@ def _auc(pos: FloatArray, neg: FloatArray) -> tuple[float, float]:
     return float(pos @ (below + 0.5 * neg)) / pairs, 0.5 * float(pos @ neg) / pairs
 
 
-def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0) -> tuple[float, float]:
+def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = False) -> tuple[float, float]:
     """(AP, bin error bound) of bin counts in ascending score order, positives each of ``weight`` (``pos`` is
     already weighted); NaN without positives. The bound: within a bin, the i-th of its p positives has a
     precision between ``(T + a·i)/(T + F + Q + a·i)`` (the bin's negatives Q first) and ``(T + a·i)/(T + F +
@@ -73,6 +73,8 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0) -> tuple[float, f
     tp, fp = np.cumsum(p), np.cumsum(q)
     precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
     ap = float(p @ precision) / npos
+    if not bound:  # the bound costs two digamma passes: only when asked
+        return ap, math.nan
     kept = p > 0
     p, q, above_t, above_f = p[kept], q[kept], (tp - p)[kept], (fp - q)[kept]
     count = p / weight
@@ -187,14 +189,14 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
     return max(0.0, auc - spread), min(1.0, auc + spread)
 
 
-def _average_precision(tally: Any, positive: Any, priors: Any) -> tuple[float, float]:
+def _average_precision(tally: Any, positive: Any, priors: Any, bound: bool) -> tuple[float, float]:
     read = ScoreRead.of(tally, priors)
     positive = read.positive(positive)
     if not read.defined:
         return math.nan, math.nan
     if read.binary:
-        return _ap(*_binary(read, positive), float(read.weights[positive]))
-    parts = [_ap(*_one_vs_rest(read, c), float(read.weights[c]))
+        return _ap(*_binary(read, positive), float(read.weights[positive]), bound=bound)
+    parts = [_ap(*_one_vs_rest(read, c), float(read.weights[c]), bound=bound)
              for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
@@ -208,7 +210,7 @@ def average_precision(tally: Any, *, positive: int = 1, priors: Any = None) -> f
     >>> average_precision(t)  # tied at 0.6: one threshold, sklearn's 0.8333333333333333
     0.8333333333333333
     """
-    return _average_precision(tally, positive, priors)[0]
+    return _average_precision(tally, positive, priors, False)[0]
 
 
 def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = None) -> float:
@@ -223,4 +225,4 @@ def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = 
     >>> average_precision(t), average_precision_bin_error(t)
     (0.5, 0.5)
     """
-    return _average_precision(tally, positive, priors)[1]
+    return _average_precision(tally, positive, priors, True)[1]

@@ -199,3 +199,14 @@ def test_a_policy_choosing_one_vs_rest_survives_save_and_load() -> None:
     loaded = streammon.Monitor.loads(monitor.dumps())
     assert json.loads(loaded.dumps())["body"]["policy"]["metric_params"]["roc_auc"] == {"multi_class": "ovr"}
     assert spec("roc_auc").satisfies_condition1(policy.params("roc_auc"), k=3) is False
+
+
+def test_condition3_one_class_lost_leaves_the_others_information() -> None:
+    """Class 0 entirely misranked (its own score 0 on its samples) while the others are perfect: the macro ROC
+    AUC stays far above its floor 0 — Hand & Till 0.75, as scikit-learn reads it."""
+    y = np.repeat(np.arange(4), 10)
+    p = np.where(y[:, None] == 0, [0.0, 1 / 3, 1 / 3, 1 / 3], 0.1 * np.eye(4)[0] + 0.9 * np.eye(4)[y])
+    t = tally(y, p, 4)
+    assert compute_scores("roc_auc", t) == pytest.approx(0.75) == skm.roc_auc_score(y, p, multi_class="ovo")
+    assert compute_scores("roc_auc", t, multi_class="ovr") == pytest.approx(skm.roc_auc_score(y, p, multi_class="ovr"))
+    assert compute_scores("roc_auc", t, multi_class="ovr") > 0.5

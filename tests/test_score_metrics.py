@@ -297,3 +297,15 @@ def test_the_ap_bin_error_bound_holds_on_crowded_scores_and_is_reached() -> None
         assert gap <= average_precision_bin_error(t) + EXACT
         assert abs(average_precision(t, priors=mix) - skm.average_precision_score(onehot, s, sample_weight=weights)) \
             <= average_precision_bin_error(t, priors=mix) + EXACT
+
+
+def test_the_ap_bin_error_bound_holds_when_the_raw_scores_tie() -> None:
+    """A window resampled from few distinct scores (scikit-learn ties the duplicates) reads within the AP bound."""
+    rng = np.random.default_rng(21)
+    for _ in range(20):
+        pool_y = rng.integers(0, 2, 40)
+        pool_s = 0.5 + 3e-3 * rng.random(40) + 1e-3 * pool_y  # a handful of bins
+        rows = rng.integers(0, 40, 600)
+        y, s = pool_y[rows], pool_s[rows]
+        t = score_tally(y, s, 2)
+        assert abs(average_precision(t) - skm.average_precision_score(y, s)) <= average_precision_bin_error(t) + EXACT

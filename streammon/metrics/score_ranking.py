@@ -61,11 +61,15 @@ def _auc(pos: FloatArray, neg: FloatArray) -> tuple[float, float]:
 
 def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = False) -> tuple[float, float]:
     """(AP, bin error bound) of bin counts in ascending score order, positives each of ``weight`` (``pos`` is
-    already weighted); NaN without positives. The bound: within a bin, the i-th of its p positives has a
-    precision between ``(T + a·i)/(T + F + Q + a·i)`` (the bin's negatives Q first) and ``(T + a·i)/(T + F +
-    a·i)`` (last), T and F the weight above the bin; the tied value lies in the same range, so the exact AP
-    is at most ``Σ_bins max(best − tied, tied − worst)`` away. The sums over i are digamma differences:
-    ``Σ_{i=1..p} (T + a·i)/(D + a·i) = p − (D − T)/a · (ψ(D/a + p + 1) − ψ(D/a + 1))``."""
+    already weighted); NaN without positives.
+
+    The bound: T and F the positive and negative weight above a bin, P and Q the bin's own. However the exact
+    scores order (or tie) the bin's samples, the positive that is i-th in the bin has a precision of at least
+    ``(T + a·i)/(T + F + Q + a·i)`` (all the bin's negatives ahead of it) and at most ``(T + P)/(T + F + P)``
+    (every positive of the bin tied with it, no negative ahead); so the bin's share of the exact AP lies
+    between ``worst = Σ_i a·(T + a·i)/(T + F + Q + a·i)`` — a digamma difference, ``Σ_{i=1..p} (T + a·i)/(D +
+    a·i) = p − (D − T)/a · (ψ(D/a + p + 1) − ψ(D/a + 1))`` — and ``P·(T + P)/(T + F + P)``, and the tied
+    value the bins give is at most the larger distance to either end away."""
     npos = float(pos.sum())
     if not npos > 0:
         return math.nan, math.nan
@@ -73,20 +77,16 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = 
     tp, fp = np.cumsum(p), np.cumsum(q)
     precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
     ap = float(p @ precision) / npos
-    if not bound:  # the bound costs two digamma passes: only when asked
+    if not bound:  # the bound costs a digamma pass: only when asked
         return ap, math.nan
     kept = p > 0
     p, q, above_t, above_f = p[kept], q[kept], (tp - p)[kept], (fp - q)[kept]
     count = p / weight
     tied = p * (above_t + p) / (above_t + above_f + p + q)
-
-    def ranked(before: FloatArray) -> FloatArray:  # Σ_i weight·(T + a·i)/(before + a·i)
-        x = before / weight
-        psi = _digamma_trigamma(np.stack([x + count + 1.0, x + 1.0]))[0]
-        out: FloatArray = weight * (count - (before - above_t) / weight * (psi[0] - psi[1]))
-        return out
-
-    best, worst = ranked(above_t + above_f), ranked(above_t + above_f + q)
+    best = p * (above_t + p) / (above_t + above_f + p)
+    before = above_t + above_f + q
+    psi = _digamma_trigamma(np.stack([before / weight + count + 1.0, before / weight + 1.0]))[0]
+    worst = weight * (count - (before - above_t) / weight * (psi[0] - psi[1]))
     return ap, float(np.maximum(best - tied, tied - worst).clip(min=0.0).sum()) / npos
 
 

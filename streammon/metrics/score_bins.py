@@ -14,7 +14,7 @@ confident model puts its scores (near 0 and 1), as uniform bins are not:
 The tails matter for over-confident models: Gaussian naive Bayes puts most scores beyond logit ±12, many at
 float64's last steps below 1. With one lumped bin per side (the first layout), the bins missed scikit-learn's
 ROC AUC by up to 0.03 and its average precision by up to 0.09 on bundled data sets; with the tails, by at
-most 0.0003 and 0.0012 (``examples/bench_score_metrics.py``). Only ranking scores
+most 0.0003 and 0.0019 (``examples/bench_score_metrics.py``, 100 windows per data set). Only ranking scores
 (ROC AUC, average precision) read the bins: two scores in one bin count as tied, so their error is at most the
 share of (positive, negative) pairs that fall in one bin. Brier score, log loss and calibration read exact
 sums kept beside the bins (``SUMS``, ``TOP``).

@@ -309,3 +309,20 @@ def test_the_ap_bin_error_bound_holds_when_the_raw_scores_tie() -> None:
         y, s = pool_y[rows], pool_s[rows]
         t = score_tally(y, s, 2)
         assert abs(average_precision(t) - skm.average_precision_score(y, s)) <= average_precision_bin_error(t) + EXACT
+
+
+@pytest.mark.parametrize("positive", [0, 1])
+def test_a_two_column_binary_tally_reads_the_positive_column(positive: int) -> None:
+    """K = 2 with an (n, 2) probability array reads as the 1-D score of class ``positive`` (scikit-learn's
+    values for that class)."""
+    y, s1 = _data(31, 2, 500)
+    probs = np.column_stack([1 - s1, s1])
+    t2 = score_tally(y, probs, 2, positive=positive)
+    truth = (y == positive).astype(int)
+    s = probs[:, positive]
+    assert roc_auc(t2, positive=positive) == pytest.approx(skm.roc_auc_score(truth, s), abs=roc_auc_bin_error(
+        t2, positive=positive) + EXACT)
+    assert brier(t2, positive=positive) == pytest.approx(skm.brier_score_loss(truth, s), abs=EXACT)
+    assert log_loss(t2, positive=positive) == pytest.approx(skm.log_loss(truth, np.clip(s, CLIP, 1 - CLIP)),
+                                                            abs=EXACT)
+    assert ece(t2) == pytest.approx(_ece(y, probs, np.ones(len(y))), abs=EXACT)

@@ -24,9 +24,9 @@ random forest, gradient boosting):
 
     nice -n 10 python examples/bench_score_metrics.py [--windows 100] [--quick]
 
-The full run (100 windows per cell, 24 cells) took 20 minutes on the shared 2-core development machine,
-``--quick`` (20 windows, no gradient boosting) about 1 minute; scikit-learn's one-vs-one ROC AUC at K = 10
-is most of it.
+The full run (100 windows per cell, 24 cells) takes 10 minutes on the shared 2-core development machine (20
+under load), ``--quick`` (20 windows, no gradient boosting) about 1 minute; scikit-learn's one-vs-one ROC AUC
+at K = 10 is most of it. Results: docs/benchmarks/index.md, "Score metrics from the tally".
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from streammon.metrics.score_input import score_tally
 from streammon.metrics.score_ranking import (
     average_precision,
     average_precision_bin_error,
+    average_precision_interval,
     roc_auc,
     roc_auc_bin_error,
     roc_auc_interval,
@@ -45,6 +46,7 @@ __all__ = [
     "applicable",
     "average_precision",
     "average_precision_bin_error",
+    "average_precision_interval",
     "brier",
     "catalog",
     "check_positive",

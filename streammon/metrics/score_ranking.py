@@ -226,3 +226,40 @@ def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = 
     (0.5, 0.5)
     """
     return _average_precision(tally, positive, priors, True)[1]
+
+
+def average_precision_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAULT_CONFIDENCE,
+                               draws: int = 400) -> tuple[float, float]:
+    """A stratified bootstrap interval for a binary average precision, from the bins: ``draws`` resamples of
+    each class's bins (multinomial at the window's class counts; a fixed seed, so a report is reproducible),
+    the AP of each, and the central ``confidence`` share of them. Simulated coverage of the population AP at
+    95 %: 0.95 with 200 positives, 0.92 with 60 (AP's small-sample bias; ``tests/test_score_metrics.py``).
+    (NaN, NaN) with fewer than 2 positives or no negative; binary only, as ``roc_auc_interval``.
+
+    >>> from streammon.metrics.score_bins import tally
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 400)
+    >>> t = tally(y, 1 / (1 + np.exp(-(rng.normal(size=400) + 1.5 * y))), 2)
+    >>> low, high = average_precision_interval(t)
+    >>> bool(low < average_precision(t) < high), round(high - low, 2)
+    (True, 0.07)
+    """
+    if not (isinstance(confidence, float) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be a float in (0, 1), got {confidence!r}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 2:
+        raise ValueError(f"draws must be an int >= 2, got {draws!r}")
+    read = ScoreRead.of(tally)
+    if not read.binary:
+        raise ValueError(f"average_precision_interval is binary-only, got K={read.k}")
+    pos, neg = _binary(read, read.positive(positive))
+    npos, nneg = int(pos.sum()), int(neg.sum())
+    if npos < 2 or nneg < 1:
+        return math.nan, math.nan
+    rng = np.random.default_rng(0)
+    p = rng.multinomial(npos, pos / npos, size=draws)[:, ::-1].astype(np.float64)
+    q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
+    tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
+    aps = (p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(aps, [tail, 1 - tail])
+    return float(low), float(high)

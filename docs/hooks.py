@@ -5,6 +5,7 @@ the Markdown that ``GENERATORS[NAME]`` makes from the code itself:
 
 - ``cli``: ``streammon -h`` and each subcommand's ``-h``, as the real argparse parser prints them;
 - ``metrics``: the metric catalog (``streammon.metrics.catalog()``, i.e. ``streammon/metrics/specs.py``);
+- ``score-metrics``: the score metrics' table (``catalog("scores")``, i.e. ``streammon/metrics/score_specs.py``);
 - ``series``: every exported family (``streammon.export.families.FAMILIES``, with the label and estimate tables);
 - ``alerts`` / ``recording``: the rules of ``grafana/rules/streammon.rules.yml``; every alert must have a runbook
   heading on the page (else the build fails);
@@ -100,6 +101,26 @@ def metrics() -> str:
     return "\n".join([*rows, "", "## Formulas", "", *sections])
 
 
+def score_metrics() -> str:
+    """The score metrics' table (``needs="scores"``): facts, parameters and sources, then a section per metric."""
+    from streammon.metrics import catalog
+
+    direction = {True: "higher is better", False: "lower is better", None: "neither end is better"}
+    rows = ["| metric | K | Cond. 1 | Cond. 2 | Cond. 3 | sources |", "|---|---|---|---|---|---|"]
+    sections = []
+    for name, spec in catalog("scores").items():
+        c1 = _fact(spec.condition1) + (" (binary, `ovo`; `ovr`: no)" if "multi_class" in spec.params else "")
+        rows.append(f"| [`{name}`](#{name}) | any | {c1} | {_fact(spec.condition2)} | {_fact(spec.condition3)} | "
+                    f"{_cell(', '.join(spec.sources))} |")
+        params = ", ".join(f"`{key}` (default `{value!r}`)" for key, value in spec.params.items())
+        sections += [
+            f"### `{name}` {{#{name}}}", "",
+            f"**{spec.title}**: {_code(spec.formula)}. {direction[spec.higher_is_better].capitalize()}."
+            + (f" Parameters: {params}." if params else ""), "",
+        ]
+    return "\n".join([*rows, "", *sections])
+
+
 def series() -> str:
     """Every exported family: the name a sample carries, its kind, labels and help."""
     from streammon.export.estimate_families import FAMILIES as ESTIMATES
@@ -173,8 +194,8 @@ def settings() -> str:
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
-    "cli": cli, "metrics": metrics, "series": series, "alerts": alerts, "recording": recording,
-    "api-client": api_client, "settings": settings,
+    "cli": cli, "metrics": metrics, "score-metrics": score_metrics, "series": series, "alerts": alerts,
+    "recording": recording, "api-client": api_client, "settings": settings,
 }
 
 

@@ -13,101 +13,46 @@ and the tests all read it.
 Traceback (most recent call last):
 ...
 ValueError: metric 'tpr' is binary-only and does not apply to K=3; valid for K=3: recall, precision, acsa, gmean, hmean, min_recall, max_recall, holder, auroc_ovo, auroc_ova, nauroc_ova, aurpc_ova, maurpc_ova, accuracy, mcc, kappa, macro_f1
+
+Score metrics (``needs="scores"``) read a window's score tally (``score_bins``), not a confusion matrix: they
+live in their own table, ``catalog("scores")``, so every consumer of ``catalog()`` keeps reading confusion
+metrics only; ``spec`` finds both kinds.
+
+>>> tuple(catalog("scores"))
+('roc_auc', 'average_precision', 'brier', 'log_loss', 'ece')
+>>> spec("roc_auc").needs, spec("roc_auc").params["multi_class"], "roc_auc" in catalog()
+('scores', 'ovo', False)
+>>> import numpy as np
+>>> from streammon.metrics.score_bins import tally
+>>> compute_scores("roc_auc", tally(np.array([0, 0, 1]), np.array([0.2, 0.7, 0.6]), 2))
+0.5
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from streammon.metrics import binary, multiclass
 from streammon.metrics.confusion import Confusion
+from streammon.metrics.metric_spec import (
+    BINARY,
+    CONFUSION,
+    MULTICLASS,
+    NEEDS,
+    PER_CLASS,
+    REQUIRED,
+    SCORES,
+    MetricSpec,
+)
+from streammon.metrics.score_specs import score_specs
 
-REQUIRED = object()  # marks a parameter without a default
-BINARY = "binary"  # K = 2 only
-PER_CLASS = "per_class"  # about one class, chosen by ``positive``
-MULTICLASS = "multiclass"  # any K >= 2
-
-
-@dataclass(frozen=True, kw_only=True)
-class MetricSpec:
-    """The facts about one metric, and the pure function that computes it.
-
-    ``condition1`` — invariant under prior shift (a function of the row-normalised
-    matrix alone; seed 004, Condition 1). ``condition2`` — bounds independent of
-    the number of classes (``None``: not established for this index).
-    ``condition3`` — keeps information when one class is almost entirely
-    misclassified (``None``: does not apply, or depends on a parameter — see
-    ``satisfies_condition3``). ``kind`` is ``"binary"`` (K = 2 only),
-    ``"per_class"`` (about one class, chosen by ``positive``) or ``"multiclass"``.
-    ``params`` holds each parameter's default (``REQUIRED``: none) — the one
-    place in ``metrics`` that sets one. Every field is passed by name.
-    """
-
-    name: str
-    title: str
-    formula: str
-    kind: str
-    condition1: bool
-    condition2: bool | None
-    condition3: bool | None
-    higher_is_better: bool | None
-    seeds: tuple[str, ...]
-    function: Callable[..., float] = field(repr=False)
-    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    holder_p: float | None = None  # the Hölder exponent, for Hölder-family scores
-    lower_bound: Callable[[int], float] | None = field(default=None, repr=False)
-
-    @property
-    def seed(self) -> str:
-        """The seed paper that defines the metric (the first of ``seeds``; see shared/seeds/README.md)."""
-        return self.seeds[0]
-
-    @property
-    def binary_only(self) -> bool:
-        """True when the metric is defined for K = 2 only."""
-        return self.kind == BINARY
-
-    def applies_to(self, k: int) -> bool:
-        """Whether the metric is defined for a K×K matrix."""
-        return k == 2 if self.binary_only else k >= 2
-
-    def resolve_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill defaults and reject unknown or missing parameters."""
-        unknown = set(params) - set(self.params)
-        if unknown:
-            allowed = ", ".join(self.params) or "none"
-            raise TypeError(
-                f"metric {self.name!r} got unknown parameter(s) {sorted(unknown)}; "
-                f"it takes: {allowed}"
-            )
-        resolved = {key: params.get(key, default) for key, default in self.params.items()}
-        missing = [key for key, value in resolved.items() if value is REQUIRED]
-        if missing:
-            raise TypeError(f"metric {self.name!r} needs parameter(s) {missing}")
-        return resolved
-
-    def hoelder_exponent(self, params: Mapping[str, Any] | None = None) -> float | None:
-        """The Hölder exponent ``p`` if this is a Hölder mean of recalls, else None."""
-        if self.name == "holder":
-            return float(self.resolve_params(params or {})["p"])
-        return self.holder_p
-
-    def satisfies_condition3(self, params: Mapping[str, Any] | None = None) -> bool | None:
-        """Condition 3 with parameters resolved: a Hölder mean keeps it iff p > 0."""
-        if self.name == "holder":
-            return float(self.resolve_params(params or {})["p"]) > 0
-        return self.condition3
-
-    def evaluate(self, c: Confusion, *, positive: int = 1, **params: Any) -> float:
-        """Compute the metric on a prepared matrix (no applicability check)."""
-        resolved = self.resolve_params(params)
-        if self.kind == MULTICLASS:
-            return float(self.function(c, **resolved))
-        return float(self.function(c, positive, **resolved))
+__all__ = [
+    "BINARY", "CONFUSION", "MULTICLASS", "NEEDS", "PER_CLASS", "REQUIRED", "SCORES", "MetricSpec",
+    "applicable", "catalog", "check_positive", "compute", "compute_scores", "names", "spec",
+]
 
 
 def _ovo_floor(c: int) -> float:
@@ -233,16 +178,21 @@ def _specs() -> tuple[MetricSpec, ...]:
 
 
 _CATALOG: Mapping[str, MetricSpec] = MappingProxyType({s.name: s for s in _specs()})
+_SCORE_CATALOG: Mapping[str, MetricSpec] = MappingProxyType({s.name: s for s in score_specs()})
+_ALL: Mapping[str, MetricSpec] = MappingProxyType({**_CATALOG, **_SCORE_CATALOG})
 
 
-def catalog() -> Mapping[str, MetricSpec]:
-    """Every metric spec by canonical name (read-only)."""
-    return _CATALOG
+def catalog(needs: str = CONFUSION) -> Mapping[str, MetricSpec]:
+    """Every metric spec by canonical name (read-only): the confusion-matrix metrics, or with ``"scores"`` the
+    score metrics (a separate table, so that confusion consumers never meet a metric they cannot compute)."""
+    if needs not in NEEDS:
+        raise ValueError(f"needs must be one of {NEEDS}, got {needs!r}")
+    return _CATALOG if needs == CONFUSION else _SCORE_CATALOG
 
 
-def names() -> tuple[str, ...]:
-    """The canonical metric names, in catalog order."""
-    return tuple(_CATALOG)
+def names(needs: str = CONFUSION) -> tuple[str, ...]:
+    """The canonical metric names of one table (``catalog(needs)``), in catalog order."""
+    return tuple(catalog(needs))
 
 
 def applicable(k: int) -> tuple[str, ...]:
@@ -255,12 +205,12 @@ def applicable(k: int) -> tuple[str, ...]:
 
 
 def spec(name: str) -> MetricSpec:
-    """The spec of ``name``; an unknown name raises listing the valid ones."""
+    """The spec of ``name`` (either table); an unknown name raises listing the valid ones."""
     try:
-        return _CATALOG[name]
+        return _ALL[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown metric {name!r}; valid names: {', '.join(_CATALOG)}"
+            f"unknown metric {name!r}; valid names: {', '.join(_ALL)}"
         ) from None
 
 
@@ -288,6 +238,9 @@ def compute(name: str, cm: Any, *, positive: int = 1, **params: Any) -> float:
     0.642857
     """
     s = spec(name)
+    if s.needs != CONFUSION:
+        raise ValueError(f"metric {name!r} reads the model's scores, not a confusion matrix: use "
+                         f"compute_scores({name!r}, tally) with a score tally (score_bins.tally)")
     c = Confusion.of(cm)
     if not s.applies_to(c.k):
         valid = ", ".join(applicable(c.k)) or "none (K must be >= 2)"
@@ -296,3 +249,25 @@ def compute(name: str, cm: Any, *, positive: int = 1, **params: Any) -> float:
     if s.kind != MULTICLASS:
         positive = check_positive(positive, c.k)
     return s.evaluate(c, positive=positive, **params)
+
+
+def compute_scores(name: str, tally: Any, *, positive: int = 1, priors: Any = None, **params: Any) -> float:
+    """Compute score metric ``name`` on a window's score tally ``(hist, sums, top)`` (``score_bins.tally``):
+    binary about class ``positive``; as read, or at the class mix ``priors`` (the prior-corrected value).
+    ``params`` carries metric parameters (``multi_class`` for ``roc_auc``). Undefined values are NaN.
+
+    >>> import numpy as np
+    >>> from streammon.metrics.score_bins import tally
+    >>> t = tally(np.array([0, 0, 0, 1]), np.array([0.1, 0.6, 0.3, 0.8]), 2)
+    >>> compute_scores("average_precision", t), compute_scores("average_precision", t, priors=[0.5, 0.5])
+    (1.0, 1.0)
+    >>> compute_scores("acsa", t)
+    Traceback (most recent call last):
+    ...
+    ValueError: metric 'acsa' reads a confusion matrix, not scores; valid score metrics: roc_auc, average_precision, brier, log_loss, ece
+    """
+    s = spec(name)
+    if s.needs != SCORES:
+        raise ValueError(f"metric {name!r} reads a confusion matrix, not scores; valid score metrics: "
+                         f"{', '.join(_SCORE_CATALOG)}")
+    return s.evaluate_scores(tally, positive=positive, priors=priors, **params)

@@ -233,10 +233,11 @@ def _policy(policy: Any) -> None:
     if not isinstance(params, dict):
         raise StateError("policy.metric_params must be an object")
     for metric, values in params.items():
-        if not isinstance(values, dict) or not all(
-            type(v) is bool or (type(v) in (int, float) and not math.isnan(v)) for v in values.values()
+        if not isinstance(values, dict) or not all(  # strings: a choice such as roc_auc's multi_class="ovr"
+            type(v) in (bool, str) or (type(v) in (int, float) and not math.isnan(v)) for v in values.values()
         ):
-            raise StateError(f"policy.metric_params[{metric!r:.60}] must map names to numbers (not NaN) or booleans")
+            raise StateError(f"policy.metric_params[{metric!r:.60}] must map names to numbers (not NaN), booleans "
+                             "or strings")
     try:
         for metric in {*params, *names()}:  # every metric a report computes must find its parameters
             spec(metric).resolve_params(params.get(metric, {}))

@@ -150,9 +150,10 @@ class Labelling(Intake):
             del self.update
         self._durable_update = journal is not None
 
-    def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+    def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None, *, y_score: Any = None) -> None:
         """``update`` with a journal: the sample is committed first, as a batch of one (a commit per call)."""
-        self.update_many([y_true], [y_pred], t=None if t is None else [t])
+        self.update_many([y_true], [y_pred], t=None if t is None else [t],
+                         y_score=None if y_score is None else [y_score])
 
     def predict_many(self, keys: Any, y_pred: Any, t: Any = None, *, batch_id: str | None = None) -> None:
         """Record a batch of predictions: keys and predicted labels of equal length; ``t`` as in ``update_many``.

@@ -385,6 +385,10 @@ class Monitor(Labelling):
         last = self._last_report
         if labelling is None and last is not None and last.holds_for(view, windows):
             return last.report  # nothing new: the same conditions, the same alerts since the same samples
+        computed = windows
+        if view.scores is not None:  # each window's score tally, beside its (cached) report
+            windows = {name: replace(w, score_tally=tally)
+                       for (name, w), tally in zip(windows.items(), view.scores, strict=True)}
         conditions = window_alerts(view, windows, self._policy)
         lifetime_stats = None
         if labelling is not None:
@@ -403,7 +407,7 @@ class Monitor(Labelling):
             raised = [alert for key, alert in on.items() if key not in self._alerts_on]
             cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
             self._alerts_on = on
-            self._last_report = None if labelling is not None else Assembled(tuple(windows.values()), view, report)
+            self._last_report = None if labelling is not None else Assembled(tuple(computed.values()), view, report)
         for alert in raised:
             ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
                               alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})

@@ -186,8 +186,10 @@ class Api:
                     return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
             first, second = fields[("y_true" if kind == "samples" else "keys")], fields[
                 "y_pred" if kind in ("samples", "predictions") else "y_true"]
-            write = {"samples": monitor.update_many, "predictions": monitor.predict_many,
-                     "labels": monitor.label_many}[kind]
+            writers: dict[str, Callable[..., None]] = {"samples": monitor.update_many,
+                                                       "predictions": monitor.predict_many,
+                                                       "labels": monitor.label_many}
+            write = writers[kind]
             try:
                 write(first, second, fields["t"], batch_id=key)
             except (TypeError, ValueError) as exc:

@@ -1,0 +1,186 @@
+"""Per-window score tallies (#28): every window kind holds exactly the scores of the samples it holds, recounted
+sample by sample in plain Python (bins found by bisection of the documented edges), eviction and expiry included;
+the tallies merge and subtract as a group, and survive save/load."""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+import pytest
+
+from streammon import Cumulative, Monitor, Sliding, Timed
+from streammon.counting.score_tally import ScoreTally, sample_cells
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, bin_edges, tally
+
+EDGES = bin_edges().tolist()
+
+
+def recount(samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int) -> tuple[np.ndarray, ...]:
+    """The tally of ``(true, score row)`` samples, one at a time, from the documented layout alone."""
+    columns = 1 if k == 2 else k
+    hist = np.zeros((k, columns, BINS), np.int64)
+    sums = np.zeros((k, columns, 4))
+    top = np.zeros((k, ECE_BINS, 3))
+    for true, row in samples:
+        for c, s in enumerate(row):
+            b = min(bisect.bisect_right(EDGES, s) - 1, BINS - 1)
+            hist[true, c, b] += 1
+            clipped = min(max(s, CLIP), 1 - CLIP)
+            sums[true, c] += (s, s * s, math.log(clipped), math.log(1 - clipped))
+        if columns == 1:
+            probs = [1 - row[0], row[0]] if positive == 1 else [row[0], 1 - row[0]]
+            chosen = positive if row[0] > 0.5 else 1 - positive
+            confidence = max(row[0], 1 - row[0])
+        else:
+            probs = list(row)
+            confidence = max(probs)
+            chosen = probs.index(confidence)
+        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        top[true, e] += (1, chosen == true, confidence)
+    return hist, sums, top
+
+
+def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int) -> None:
+    assert got is not None
+    hist, sums, top = recount(samples, k, positive)
+    assert got.n_scored == len(samples)
+    np.testing.assert_array_equal(got.hist, hist)
+    np.testing.assert_allclose(got.sums, sums, rtol=1e-9, atol=1e-7)
+    np.testing.assert_allclose(got.top, top, rtol=1e-9, atol=1e-9)
+
+
+def stream(rng: np.random.Generator, n: int, k: int, scored_share: float) -> list[tuple[int, int, object]]:
+    """``(true, pred, score or None)`` samples: a binary score for k = 2, K probabilities otherwise."""
+    out: list[tuple[int, int, object]] = []
+    for _ in range(n):
+        true = int(rng.integers(k))
+        if rng.random() >= scored_share:
+            out.append((true, int(rng.integers(k)), None))
+            continue
+        if k == 2:
+            # scores spread over the logit bins, the extremes 0 and 1 included now and then
+            s = float(rng.choice([0.0, 1.0])) if rng.random() < 0.02 else float(1 / (1 + math.exp(-rng.normal(0, 6))))
+            out.append((true, int(s > 0.5), s))
+        else:
+            p = rng.dirichlet(np.ones(k) * 0.3)
+            out.append((true, int(np.argmax(p)), tuple(float(x) for x in p)))
+    return out
+
+
+def test_sample_cells_is_the_dense_tally() -> None:
+    """The sparse batch tally the windows keep has exactly the histogram, sums and confidence bins of
+    ``score_bins.tally``, binary (both positive classes) and with K columns."""
+    rng = np.random.default_rng(1)
+    for k, columns in ((2, 1), (5, 5)):
+        true = rng.integers(k, size=500)
+        scores = rng.dirichlet(np.ones(k), size=500) if columns > 1 else rng.random((500, 1))
+        for positive in (0, 1):
+            cells, counts, sums, top = sample_cells(true, scores, k, positive=positive)
+            hist, sums_ref, top_ref = tally(true, scores if columns > 1 else scores[:, 0], k, positive=positive)
+            flat = np.zeros(hist.size, np.int64)
+            flat[cells] = counts
+            np.testing.assert_array_equal(flat.reshape(hist.shape), hist)
+            np.testing.assert_allclose(sums, sums_ref)
+            np.testing.assert_allclose(top, top_ref)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_every_window_kind_holds_the_scores_of_its_samples(k: int) -> None:
+    """Batches and single samples, scored and not, at increasing times: after each step the cumulative, sliding and
+    timed windows' tallies equal a per-sample recount of the scored samples each window holds."""
+    rng = np.random.default_rng(k)
+    labels = [f"c{i}" for i in range(k)]
+    ref = {label: 10 * (i + 1) for i, label in enumerate(labels)}  # binary positive: the minority, "c0"
+    positive = 0
+    m = Monitor([Cumulative(), Sliding(7), Sliding(60), Timed(10, buckets=5)], reference=ref, detector=None)
+    held: list[tuple[float, int, tuple[float, ...] | None]] = []
+    t = 0.0
+    for step in range(40):
+        size = int(rng.choice([1, 1, 3, 9, 25, 80]))
+        data = stream(rng, size, k, scored_share=0.3 if step % 5 == 0 else 0.8)
+        times = (t + np.sort(rng.random(size)) * 3).tolist()
+        t = times[-1]
+        rows = [None if s is None else ((s,) if k == 2 else s) for _, _, s in data]
+        if size == 1 or step % 3 == 0:  # one sample at a time
+            for (true, pred, s), when in zip(data, times, strict=True):
+                m.update(labels[true], labels[pred], t=when, y_score=s)
+        elif all(s is not None for _, _, s in data):
+            m.update_many([labels[a] for a, _, _ in data], [labels[b] for _, b, _ in data], t=times,
+                          y_score=np.array([r[0] for r in rows]) if k == 2 else np.array(rows))
+        else:  # a batch without scores
+            data = [(a, b, None) for a, b, _ in data]
+            rows = [None] * size
+            m.update_many([labels[a] for a, _, _ in data], [labels[b] for _, b, _ in data], t=times)
+        held += [(when, true, row) for when, (true, _, _), row in zip(times, data, rows, strict=True)]
+        if step % 4 != 3:
+            continue
+        report = m.report()
+        def scored(items: list[tuple[float, int, tuple[float, ...] | None]]) -> list[tuple[int, tuple[float, ...]]]:
+            return [(true, row) for _, true, row in items if row is not None]
+        if not scored(held):
+            continue
+        assert_tally(report.windows["cumulative"].score_tally, scored(held), k, positive)
+        assert_tally(report.windows["sliding_7"].score_tally, scored(held[-7:]), k, positive)
+        assert_tally(report.windows["sliding_60"].score_tally, scored(held[-60:]), k, positive)
+        newest = math.floor(t / 2.0)  # buckets of 2 s: the window holds the 5 newest bucket ids
+        assert_tally(report.windows["timed_10s"].score_tally,
+                     scored([h for h in held if math.floor(h[0] / 2.0) > newest - 5]), k, positive)
+        assert report.windows["sliding_60"].n_scored == len(scored(held[-60:]))
+
+
+def test_tallies_form_a_group() -> None:
+    """Merging is addition and eviction subtraction: (a + b) − b is a, the empty tally is the identity, and
+    subtracting what was never counted raises."""
+    rng = np.random.default_rng(3)
+    a = ScoreTally.of(rng.integers(3, size=50), rng.dirichlet(np.ones(3), size=50), 3, positive=None)
+    b = ScoreTally.of(rng.integers(3, size=20), rng.dirichlet(np.ones(3), size=20), 3, positive=None)
+    empty = ScoreTally.of(np.zeros(0, np.intp), np.zeros((0, 3)), 3, positive=None)
+    back = (a + b) - b
+    np.testing.assert_array_equal(back.hist, a.hist)
+    np.testing.assert_allclose(back.sums, a.sums, atol=1e-12)
+    np.testing.assert_array_equal((a + empty).hist, a.hist)
+    np.testing.assert_array_equal((a + b).hist, (b + a).hist)
+    with pytest.raises(ValueError, match="never counted"):
+        _ = b - a
+
+
+def test_save_load_keeps_the_tallies_and_their_eviction() -> None:
+    """A monitor restored from its state file reports the same tallies, and both evict the same scores afterwards."""
+    m = Monitor([Cumulative(), Sliding(30), Timed(20, buckets=4)], classes=["a", "b", "c"], detector=None)
+    labels = ["a", "b", "c"]
+    def feed(target: Monitor, start: float) -> None:
+        r = np.random.default_rng(int(start))
+        p = r.dirichlet(np.ones(3), size=25)
+        target.update_many([labels[i] for i in r.integers(3, size=25)], [labels[i] for i in p.argmax(1)],
+                           t=start + np.arange(25) * 0.5, y_score=p)
+    for i in range(3):
+        feed(m, 20.0 * i)
+    m.update("a", "b", t=61.0)  # one sample without a score
+    text = m.dumps()
+    restored = Monitor.loads(text)
+    assert restored.dumps() == text
+    for target in (m, restored):
+        feed(target, 100.0)
+    mine, theirs = m.report(), restored.report()
+    for name in mine.windows:
+        a, b = mine.windows[name].score_tally, theirs.windows[name].score_tally
+        assert a is not None and b is not None
+        np.testing.assert_array_equal(a.hist, b.hist)
+        np.testing.assert_allclose(a.sums, b.sums)
+    assert mine.windows["sliding_30"].n_scored == 29  # 4 of the third batch, the unscored sample, 25 new
+
+
+def test_an_old_state_file_without_scores_loads() -> None:
+    """A state written before scores existed (no ``scores`` entry) loads, with no tally until the first score."""
+    from streammon import state
+
+    m = Monitor([Sliding(5)], reference={"x": 1, "y": 3})
+    m.update_many(["x", "y"], ["x", "x"])
+    body = state.loads(m.dumps())
+    body.pop("scores")
+    old = Monitor._from_body(body, clock=lambda: 0.0)
+    assert old.report().windows["sliding_5"].score_tally is None
+    old.update("y", "y", y_score=0.2)
+    assert old.report().windows["sliding_5"].n_scored == 1

@@ -51,7 +51,7 @@ class Scoring:
                  columns: int | None) -> Scoring:
         """The layout of a monitor whose first score arrives: ``declared`` classes given up front, ``labels``
         known now, its binary ``positive`` class index if known; the score's ``ndim`` and ``columns``."""
-        if labels == 2 and (ndim == 1 or columns == 2):
+        if labels <= 2 and (ndim == 1 or columns == 2):
             if positive is None:
                 raise ValueError("a binary score is the probability of the positive class, which is not known yet "
                                  "(the reference is still being learned from the warm-up): pass positive= or "

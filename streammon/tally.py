@@ -76,9 +76,12 @@ class Tally:
         ``ValueError`` (nothing changed) if no score can be taken yet."""
         if self.scoring is not None:
             return self.scoring
-        known = self.reference is not None or self.positive is not None
-        return Scoring.of_first(declared=self.declared, labels=len(self.index),
-                                positive=self.positive_index() if known else None, ndim=ndim, columns=columns)
+        if self.positive is not None:  # named: known even before the other class is met
+            positive: int | None = self.index.ids[self.positive]
+        else:
+            positive = self.positive_index() if self.reference is not None else None
+        return Scoring.of_first(declared=self.declared, labels=len(self.index), positive=positive, ndim=ndim,
+                                columns=columns)
 
     def start_scoring(self, scoring: Scoring) -> None:
         """Keep score tallies from now on, with ``scoring``'s layout (``score_layout``)."""

@@ -80,9 +80,8 @@ def _check_values(arr: npt.NDArray[np.float64], n: int) -> None:
     if bad.any():
         at = np.argwhere(bad)[0]
         where = f"y_score[{at[0]}]" if arr.ndim == 1 else f"y_score[{at[0]}, {at[1]}]"
-        value = arr[tuple(at)]
-        raise ValueError(f"{where} is {value!r}: a score must be a probability in [0, 1]" if not np.isnan(value)
-                         else f"{where} is NaN: a score must be a probability in [0, 1]")
+        value = float(arr[tuple(at)])
+        raise ValueError(f"{where} is {value!r}: a score must be a probability in [0, 1]")
 
 
 def _check_sums(arr: npt.NDArray[np.float64]) -> None:

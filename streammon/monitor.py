@@ -284,6 +284,7 @@ class Monitor(Labelling):
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
                 "closed": self._tally.index.closed,
+                "prediction_scores": self._prediction_scores_state(),
             }
         check_memory(body, saving=True)
         return state.dumps(body), mark
@@ -334,6 +335,7 @@ class Monitor(Labelling):
             monitor._clock_driven = bool(body["clock_driven"])
             monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
             monitor._restore_pending(saved)
+            monitor._restore_prediction_scores(body.get("prediction_scores"))  # absent from older files
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
             if given is not None:
                 monitor._prior_baselines = PriorBaselines(
@@ -375,6 +377,8 @@ class Monitor(Labelling):
             now = self._read_time()
             self._expire(now)
             view = self._tally.view(now)
+            if self._pred_scores is not None:
+                view = replace(view, prediction_scores=self._pred_scores.view(now, len(self._tally.index)))
             labelling = self._label_view(now)
         return self._window_cache.pending(view, self._policy), labelling
 
@@ -386,9 +390,11 @@ class Monitor(Labelling):
         if labelling is None and last is not None and last.holds_for(view, windows):
             return last.report  # nothing new: the same conditions, the same alerts since the same samples
         computed = windows
-        if view.scores is not None:  # each window's score tally, beside its (cached) report
-            windows = {name: replace(w, score_tally=tally)
-                       for (name, w), tally in zip(windows.items(), view.scores, strict=True)}
+        if view.scores is not None:  # each window's score tallies, beside its (cached) report
+            predicted = view.prediction_scores or (None,) * len(view.scores)
+            windows = {name: replace(w, score_tally=tally, prediction_score_tally=on_predictions)
+                       for (name, w), tally, on_predictions in zip(windows.items(), view.scores, predicted,
+                                                                   strict=True)}
         conditions = window_alerts(view, windows, self._policy)
         lifetime_stats = None
         if labelling is not None:

@@ -95,11 +95,15 @@ def _check_sums(arr: npt.NDArray[np.float64]) -> None:
 def as_score_row(y_score: Any, *, columns: int, positive: int | None) -> tuple[float, ...]:
     """One sample's score (``update``): a float for a binary monitor, else K floats; checked as a batch of one."""
     if columns == 1 and (isinstance(y_score, (int, float, np.number)) and not isinstance(y_score, bool)):
-        return tuple(as_score_rows(np.asarray([y_score], dtype=np.float64), 1, columns=1, positive=positive)[0])
+        return tuple(as_score_rows(np.asarray([y_score], dtype=np.float64), 1, columns=1,
+                                   positive=positive)[0].tolist())
     if isinstance(y_score, bool):
         raise TypeError(f"y_score must be a probability, got {y_score!r}")
     arr = as_float_array(y_score)
+    if arr.ndim == 0 and columns > 1:
+        raise ValueError(f"y_score of one sample of a monitor of K = {columns} classes must be its {columns} class "
+                         f"probabilities in the order of Monitor.labels, got the number {float(arr)!r}")
     if arr.ndim != 1:
         raise ValueError(f"y_score of one sample must be a number or one row of class probabilities, got shape "
                          f"{arr.shape}")
-    return tuple(as_score_rows(arr.reshape(1, -1), 1, columns=columns, positive=positive)[0])
+    return tuple(as_score_rows(arr.reshape(1, -1), 1, columns=columns, positive=positive)[0].tolist())

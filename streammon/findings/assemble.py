@@ -50,6 +50,7 @@ class CountsView:
     baseline: Mapping[Hashable, float]
     now: float | None
     scores: tuple[ScoreTally, ...] | None = None  # each window's score tally, in window order (None: no score yet)
+    prediction_scores: tuple[ScoreTally, ...] | None = None  # the prediction side's, rows by predicted class
 
 
 class WindowCache:

@@ -156,6 +156,9 @@ class WindowReport:
     ``score_tally`` is the window's score distribution by true class (``streammon.counting.score_tally``,
     read-only arrays; None until the monitor's first ``y_score``), ``n_scored`` how many of the window's ``n``
     samples carried a score (samples given without one are in ``confusion`` only).
+    ``prediction_score_tally`` is the same over the window's ``predict`` calls (by prediction time, labelled or
+    not), its rows the *predicted* class (sum them for the distribution of every prediction's score: what a
+    label-free estimate reads); None until a monitor that predicts takes its first score.
     """
 
     name: str
@@ -188,6 +191,7 @@ class WindowReport:
     expected: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
     expected_distortion: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
     score_tally: ScoreTally | None = None
+    prediction_score_tally: ScoreTally | None = None
 
     @property
     def n_scored(self) -> int:

@@ -184,3 +184,28 @@ def test_an_old_state_file_without_scores_loads() -> None:
     assert old.report().windows["sliding_5"].score_tally is None
     old.update("y", "y", y_score=0.2)
     assert old.report().windows["sliding_5"].n_scored == 1
+
+
+def test_the_compiled_pass_is_the_numpy_tally() -> None:
+    """The compiled loop's bins are ``score_bins``' at and around every edge, 0 and 1 included, and its histogram,
+    sums and confidence bins are those of ``score_bins.tally``, binary (both positive classes) and with K columns."""
+    from streammon.metrics.score_bins import score_bins
+    from streammon.metrics.score_kernel import accumulate, prepared
+
+    edges = bin_edges()
+    probes = np.concatenate([edges, np.nextafter(edges, 0.0), np.nextafter(edges, 1.0), [0.0, 1.0, 1e-300, 0.5]])
+    probes = np.clip(probes, 0.0, 1.0)
+    bins, _, _ = prepared(probes[:, None])
+    np.testing.assert_array_equal(bins[:, 0], score_bins(probes))
+    rng = np.random.default_rng(5)
+    for k, columns in ((2, 1), (6, 6)):
+        true = rng.integers(k, size=2_000)
+        scores = rng.dirichlet(np.ones(k) * 0.2, size=2_000) if columns > 1 else rng.beta(0.3, 0.3, (2_000, 1))
+        for positive in (0, 1):
+            hist = np.zeros((k, columns, BINS), np.int64)
+            sums, top = np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))
+            accumulate(true, scores, *prepared(scores), positive, 1, hist, True, sums, top)
+            ref = tally(true, scores if columns > 1 else scores[:, 0], k, positive=positive)
+            np.testing.assert_array_equal(hist, ref[0])
+            np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+            np.testing.assert_allclose(top, ref[2], rtol=1e-10)

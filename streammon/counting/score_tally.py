@@ -206,6 +206,15 @@ class ScoreCounts:
         self.top[:k] -= top
         self._settle()
 
+    def subtract_cells(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
+                       sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64]) -> None:
+        """Subtract a tally given as sorted unique flat histogram cells and their counts, with its sums."""
+        self.add_cells((cells, counts, sums, top), sign=-1)
+
+    def settle(self) -> None:
+        """``_settle``, for windows that subtracted through the compiled loop."""
+        self._settle()
+
     def _settle(self) -> None:
         """Rows (and confidence bins) left with no sample get sums of exactly 0: no rounding residue remains."""
         empty = self.hist[:, 0, :].sum(axis=1) == 0

@@ -17,7 +17,7 @@ of a window's samples carried one.
 >>> w = Sliding(2)
 >>> s = score_window(w, rows=2, columns=1, positive=1)
 >>> s.ingest(ScoredBatch(np.array([0, 1, 1]), np.array([[0.1], [np.nan], [0.8]]), None, positive=1))
->>> s.snapshot(None, 2).n_scored, s.snapshot(None, 2).class_counts.tolist()
+>>> s.snapshot(None, 2, 1).n_scored, s.snapshot(None, 2, 1).class_counts.tolist()
 (1, [0, 1])
 """
 
@@ -29,50 +29,45 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counting.score_tally import Parts, ScoreCounts, ScoreTally, sample_cells
-from streammon.counting.windows.base import EMPTY_BUCKET, Cumulative, Window
+from streammon.counting.score_tally import ScoreCounts, ScoreTally
+from streammon.counting.windows.base import Cumulative, Window
 from streammon.counting.windows.sliding import Sliding
 from streammon.counting.windows.timed import Timed
+from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP
+from streammon.metrics.score_kernel import accumulate, prepared
 
 
 class ScoredBatch:
-    """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, and the
-    tally of its scored samples, made once and shared by every window that adds the whole batch."""
+    """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, with the
+    bins and logarithms of its scores made once (``streammon.metrics.score_kernel.prepared``) and shared by every
+    window."""
 
-    __slots__ = ("_parts", "positive", "scored", "scores", "times", "true")
+    __slots__ = ("bins", "log1ms", "logs", "positive", "scored", "scores", "times", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int) -> None:
-        self.true = true
-        self.scores = scores
+        self.true = np.ascontiguousarray(true, dtype=np.intp)
+        self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
         self.positive = positive
-        self.scored = ~np.isnan(scores[:, 0])
-        self._parts: tuple[int, Parts] | None = None
+        self.scored = bool((~np.isnan(self.scores[:, 0])).any()) if len(true) else False
+        self.bins: npt.NDArray[np.int16] | None = None
+        self.logs: npt.NDArray[np.float64] | None = None
+        self.log1ms: npt.NDArray[np.float64] | None = None
+        if self.scored:
+            self.bins, self.logs, self.log1ms = prepared(self.scores)
 
     def __len__(self) -> int:
         return len(self.true)
 
-    def parts(self, rows: int, start: int = 0, stop: int | None = None) -> Parts:
-        """The tally of the scored samples ``start:stop`` (the whole batch's is kept)."""
-        whole = start == 0 and (stop is None or stop >= len(self.true))
-        if whole and self._parts is not None and self._parts[0] == rows:
-            return self._parts[1]
-        parts = tally_of(self.true[start:stop], self.scores[start:stop], rows, self.positive,
-                         self.scored[start:stop])
-        if whole:
-            self._parts = (rows, parts)
-        return parts
-
-
-def tally_of(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], rows: int, positive: int,
-             scored: npt.NDArray[np.bool_] | None = None) -> Parts:
-    """``sample_cells`` of the rows of ``scores`` that are not NaN."""
-    if scored is None:
-        scored = ~np.isnan(scores[:, 0])
-    if not scored.all():
-        true, scores = true[scored], scores[scored]
-    return sample_cells(true, scores, rows, positive=positive)
+    def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None, *, with_hist: bool = True,
+               sums: npt.NDArray[np.float64] | None = None, top: npt.NDArray[np.float64] | None = None) -> None:
+        """Add samples ``start:stop`` to ``counts`` (or only to the given ``sums`` and ``top``)."""
+        assert self.bins is not None and self.logs is not None and self.log1ms is not None
+        part = slice(start, stop)
+        accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
+                   self.positive, 1, counts.hist, with_hist, counts.sums if sums is None else sums,
+                   counts.top if top is None else top)
 
 
 class ScoreWindow:
@@ -91,8 +86,8 @@ class ScoreWindow:
         self.counts.grow(rows)
 
     def ingest(self, batch: ScoredBatch) -> None:
-        if batch.scored.any():
-            self.counts.add_cells(batch.parts(self.rows))
+        if batch.scored:
+            batch.add_to(self.counts)
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
@@ -106,37 +101,56 @@ class ScoreWindow:
 
 
 class SlidingScores(ScoreWindow):
-    """The scores of the last ``size`` samples: a ring of classes and scores, NaN where a sample had none."""
+    """The scores of the last ``size`` samples: a ring of classes and scores (NaN where a sample had none), with
+    the bins and logarithms each was counted with, so that evicting it subtracts exactly that."""
 
     def __init__(self, size: int, rows: int, columns: int, positive: int) -> None:
         super().__init__(rows, columns, positive)
         self.size = size
-        self._true = np.zeros(size, np.int32)
+        self._true = np.zeros(size, np.intp)
         self._scores = np.full((size, columns), np.nan)  # the slots before the first score hold none
+        self._bins = np.zeros((size, columns), np.int16)
+        self._logs = np.zeros((size, columns))
+        self._log1ms = np.zeros((size, columns))
         self._head = 0
+
+    def _evict(self, start: int, stop: int) -> None:
+        """Subtract the scores of ring slots ``start:stop`` (no wrap)."""
+        part = slice(start, stop)
+        accumulate(self._true[part], self._scores[part], self._bins[part], self._logs[part], self._log1ms[part],
+                   self.positive, -1, self.counts.hist, True, self.counts.sums, self.counts.top)
+
+    def _write(self, at: int, batch: ScoredBatch, start: int, stop: int) -> None:
+        """Ring slots from ``at`` take the batch's samples ``start:stop`` (no wrap)."""
+        end = at + stop - start
+        self._true[at:end] = batch.true[start:stop]
+        self._scores[at:end] = batch.scores[start:stop]
+        if batch.bins is not None and batch.logs is not None and batch.log1ms is not None:
+            self._bins[at:end] = batch.bins[start:stop]
+            self._logs[at:end] = batch.logs[start:stop]
+            self._log1ms[at:end] = batch.log1ms[start:stop]
 
     def ingest(self, batch: ScoredBatch) -> None:
         m, size = len(batch), self.size
         if m == 0:
             return
-        if m >= size:
-            self._true[:] = batch.true[m - size:]
-            self._scores[:] = batch.scores[m - size:]
-            self._head = 0
+        if m >= size:  # the ring is replaced whole
             self.counts = ScoreCounts(self.rows, self.counts.columns)
-            self.counts.add_cells(tally_of(self._true.astype(np.intp), self._scores, self.rows, self.positive))
+            self._write(0, batch, m - size, m)
+            self._head = 0
+            if batch.scored:
+                batch.add_to(self.counts, m - size, m)
             return
-        where = (self._head + np.arange(m)) % size if self._head + m > size else slice(self._head, self._head + m)
-        old_scores = self._scores[where]
-        leaving = ~np.isnan(old_scores[:, 0])
-        if leaving.any():  # the oldest samples leave: their scores are subtracted exactly
-            self.counts.add_cells(tally_of(self._true[where].astype(np.intp), old_scores, self.rows,
-                                           self.positive, leaving), sign=-1)
-        self._true[where] = batch.true
-        self._scores[where] = batch.scores
-        self._head = (self._head + m) % size
-        if batch.scored.any():
-            self.counts.add_cells(batch.parts(self.rows))
+        head = self._head
+        first = min(m, size - head)  # slots up to the ring's end, then from its start
+        self._evict(head, head + first)
+        self._evict(0, m - first)
+        self.counts.settle()
+        self._write(head, batch, 0, first)
+        self._write(0, batch, first, m)
+        self._head = (head + m) % size
+        if batch.scored:
+            batch.add_to(self.counts)
 
     def state(self) -> dict[str, Any]:
         scored = np.flatnonzero(~np.isnan(self._scores[:, 0]))
@@ -161,11 +175,48 @@ class SlidingScores(ScoreWindow):
         self._scores[:] = np.nan
         self._true[slots] = true
         self._scores[slots] = scores
+        self._bins[:], self._logs[:], self._log1ms[:] = prepared(self._scores)
         self._head = head
         recount = ScoreCounts(self.rows, self.counts.columns)
-        recount.add_cells(tally_of(self._true.astype(np.intp), self._scores, self.rows, self.positive))
+        accumulate(self._true, self._scores, self._bins, self._logs, self._log1ms, self.positive, 1, recount.hist,
+                   True, recount.sums, recount.top)
         if not np.array_equal(recount.hist, self.counts.hist):
             raise ValueError("saved score tally does not match its ring")
+
+
+COMPACT_AT = 1 << 16  # a timed bucket sorts its cells into (cell, count) pairs once this many more came
+
+
+class _Bucket:
+    """One timed bucket's tally: its histogram as the flat cells of its samples (compacted into sorted unique
+    cells and counts once they pile up: a bucket never holds more than its non-zero cells and ``COMPACT_AT``
+    more), and its dense sums and confidence bins."""
+
+    __slots__ = ("cells", "counts", "fresh", "sums", "top")
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.cells = np.zeros(0, np.int64)
+        self.counts = np.zeros(0, np.int64)
+        self.fresh: list[npt.NDArray[np.int64]] = []  # flat cells of samples not compacted yet
+        self.sums = np.zeros((rows, columns, len(SUMS)))
+        self.top = np.zeros((rows, ECE_BINS, len(TOP)))
+
+    def add(self, cells: npt.NDArray[np.int64]) -> None:
+        self.fresh.append(cells)
+        if sum(len(c) for c in self.fresh) > max(COMPACT_AT, len(self.cells)):
+            self.compact()
+
+    def compact(self) -> None:
+        if not self.fresh:
+            return
+        cells, inverse = np.unique(np.concatenate([self.cells, *self.fresh]), return_inverse=True)
+        weights = np.concatenate([self.counts, np.ones(sum(len(c) for c in self.fresh), np.int64)])
+        self.counts = np.bincount(inverse, weights=weights, minlength=len(cells)).astype(np.int64)
+        self.cells = cells.astype(np.int64)
+        self.fresh = []
+
+    def grow(self, rows: int) -> None:
+        self.sums, self.top = _pad(self.sums, rows), _pad(self.top, rows)
 
 
 class TimedScores(ScoreWindow):
@@ -174,41 +225,47 @@ class TimedScores(ScoreWindow):
     def __init__(self, window: Timed, rows: int, columns: int, positive: int) -> None:
         super().__init__(rows, columns, positive)
         self.window = window
-        self._buckets: dict[int, Parts] = {}  # bucket id -> its tally (histogram as non-zero cells)
+        self._buckets: dict[int, _Bucket] = {}
 
     def grow(self, rows: int) -> None:
         super().grow(rows)
-        self._buckets = {b: (c, n, _pad(s, rows), _pad(t, rows)) for b, (c, n, s, t) in self._buckets.items()}
+        for bucket in self._buckets.values():
+            bucket.grow(rows)
 
     def _expire(self, newest: int) -> None:
-        for bucket in [b for b in self._buckets if b <= newest - self.window.buckets]:
-            self.counts.add_cells(self._buckets.pop(bucket), sign=-1)
+        for bucket_id in [b for b in self._buckets if b <= newest - self.window.buckets]:
+            bucket = self._buckets.pop(bucket_id)
+            bucket.compact()
+            self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
 
-    def _add(self, bucket: int, parts: Parts) -> None:
-        self._expire(bucket)
-        if bucket <= max(self._buckets, default=EMPTY_BUCKET) - self.window.buckets:
-            return  # already out of the window (times never decrease: only possible within one batch)
-        self.counts.add_cells(parts)
-        held = self._buckets.get(bucket)
-        self._buckets[bucket] = parts if held is None else _merged(held, parts)
+    def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
+        self._expire(bucket_id)
+        bucket = self._buckets.get(bucket_id)
+        if bucket is None:
+            bucket = self._buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
+        batch.add_to(self.counts, start, stop)
+        batch.add_to(self.counts, start, stop, with_hist=False, sums=bucket.sums, top=bucket.top)
+        assert batch.bins is not None
+        columns = self.counts.columns
+        where = ~np.isnan(batch.scores[start:stop, 0])
+        flat = (batch.true[start:stop, None] * columns + np.arange(columns)) * BINS + batch.bins[start:stop]
+        bucket.add(flat[where].ravel().astype(np.int64))
 
     def ingest(self, batch: ScoredBatch) -> None:
-        if not batch.scored.any():
+        if not batch.scored:
             return
         if batch.times is None:
             raise ValueError("a timed window's scores need sample times")
+        width = self.window.width
         if not isinstance(batch.times, np.ndarray):
-            self._add(math.floor(batch.times / self.window.width), batch.parts(self.rows))
+            self._add(math.floor(batch.times / width), batch, 0, len(batch))
             return
-        where = np.flatnonzero(batch.scored)
-        ids = np.floor(batch.times[where] / self.window.width).astype(np.int64)
+        ids = np.floor(batch.times / width).astype(np.int64)
         newest = int(ids[-1])
-        live = ids > newest - self.window.buckets
         starts = np.flatnonzero(np.diff(ids)) + 1
         for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(ids)], strict=True):
-            if live[lo]:
-                rows = where[lo:hi]
-                self._add(int(ids[lo]), tally_of(batch.true[rows], batch.scores[rows], self.rows, self.positive))
+            if ids[lo] > newest - self.window.buckets:  # older buckets would leave within this batch
+                self._add(int(ids[lo]), batch, lo, hi)
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         if now is not None:
@@ -217,10 +274,12 @@ class TimedScores(ScoreWindow):
 
     def state(self) -> dict[str, Any]:
         buckets = []
-        for bucket, (cells, counts, sums, top) in sorted(self._buckets.items()):
-            live = np.flatnonzero(top[:, :, 0].sum(axis=1))
-            buckets.append({"id": bucket, "cells": cells.tolist(), "counts": counts.tolist(), "rows": live.tolist(),
-                            "sums": sums[live].tolist(), "top": top[live].tolist()})
+        for bucket_id, bucket in sorted(self._buckets.items()):
+            bucket.compact()
+            live = np.flatnonzero(bucket.top[:, :, 0].sum(axis=1))
+            buckets.append({"id": bucket_id, "cells": bucket.cells.tolist(), "counts": bucket.counts.tolist(),
+                            "rows": live.tolist(), "sums": bucket.sums[live].tolist(),
+                            "top": bucket.top[live].tolist()})
         return {**super().state(), "buckets": buckets}
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -229,16 +288,18 @@ class TimedScores(ScoreWindow):
         if not isinstance(items, list) or len(items) > self.window.buckets:
             raise ValueError(f"saved score buckets must be a list of at most {self.window.buckets}")
         recount = ScoreCounts(self.rows, self.counts.columns)
-        buckets: dict[int, Parts] = {}
+        buckets: dict[int, _Bucket] = {}
         for item in items:
             part = ScoreCounts(self.rows, self.counts.columns)
             part.restore(item)
+            bucket_id = item["id"]
+            if type(bucket_id) is not int or bucket_id in buckets:
+                raise ValueError(f"saved score bucket id {bucket_id!r} must be an int, once")
+            bucket = buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
             flat = part.hist.reshape(-1)
-            cells = np.flatnonzero(flat)
-            bucket = item["id"]
-            if type(bucket) is not int or bucket in buckets:
-                raise ValueError(f"saved score bucket id {bucket!r} must be an int, once")
-            buckets[bucket] = (cells, flat[cells], part.sums, part.top)
+            bucket.cells = np.flatnonzero(flat).astype(np.int64)
+            bucket.counts = flat[bucket.cells]
+            bucket.sums, bucket.top = part.sums, part.top
             recount.add(part.hist, part.sums, part.top)
         if buckets and max(buckets) - min(buckets) >= self.window.buckets:
             raise ValueError("saved score buckets span more than the window")
@@ -251,13 +312,6 @@ def _pad(a: npt.NDArray[Any], rows: int) -> npt.NDArray[Any]:
     grown = np.zeros((rows, *a.shape[1:]), a.dtype)
     grown[: len(a)] = a
     return grown
-
-
-def _merged(a: Parts, b: Parts) -> Parts:
-    """Two tallies in ``sample_cells`` form as one."""
-    cells, inverse = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
-    counts = np.bincount(inverse, weights=np.concatenate([a[1], b[1]]), minlength=len(cells)).astype(np.int64)
-    return cells, counts, a[2] + b[2], a[3] + b[3]
 
 
 def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:

@@ -32,7 +32,7 @@ from streammon.counting.batch import Batch
 from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
-from streammon.counting.score_input import as_float_array, as_score_row, as_score_rows
+from streammon.counting.score_input import SUM_TOLERANCE, as_float_array, as_score_row, as_score_rows
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
 from streammon.pending.sqlite import Journal
@@ -127,11 +127,13 @@ class Intake:
         self._update_checked(y_true, y_pred, t)
 
     def _update_scored(self, y_true: Any, y_pred: Any, t: Any, y_score: Any) -> None:
-        """``update`` with a score: the lock-free path for a plain float score of a binary monitor whose score
-        layout is set, else every check under the lock."""
+        """``update`` with a score: the lock-free path once the score layout is set, for a plain float score of a
+        binary monitor or a list/tuple of K plain floats (checked here in Python: in [0, 1], summing to 1), else
+        every check under the lock."""
         scoring = self._tally.scoring
-        if t is None and scoring is not None and scoring.columns == 1 and type(y_score) is float \
-                and 0.0 <= y_score <= 1.0:
+        if t is None and scoring is not None and _plain_score(y_score, scoring.columns):
+            if type(y_score) is list:
+                y_score = tuple(y_score)
             try:
                 cell = self._ids[y_true] * self._stride + self._ids[y_pred]
                 if self._timed:
@@ -326,6 +328,16 @@ class Intake:
         if self._clock_driven:
             return self._clock_time()
         return None if self._last_t == -math.inf else self._last_t
+
+
+def _plain_score(y_score: Any, columns: int) -> bool:
+    """Whether ``y_score`` is a valid score of ``columns`` columns made of plain floats (the lock-free path's)."""
+    if columns == 1:
+        return type(y_score) is float and 0.0 <= y_score <= 1.0
+    kind = type(y_score)
+    return ((kind is tuple or kind is list) and len(y_score) == columns
+            and all(type(x) is float and 0.0 <= x <= 1.0 for x in y_score)
+            and abs(sum(y_score) - 1.0) <= SUM_TOLERANCE)
 
 
 def _split_scored(items: list[Any], columns: int) -> tuple[IndexArray, np.ndarray | None]:

@@ -164,3 +164,26 @@ def test_a_durable_monitor_refuses_scores(tmp_path: object) -> None:
         with pytest.raises(ValueError, match="durable pending store"):
             m.update("x", "x", y_score=0.3)
         assert m.dumps() == before
+
+
+def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
+    """K-class rows given to ``update`` one at a time (lists and tuples of floats, the lock-free path) make the tally
+    of the same rows given as one batch; a row that does not sum to 1 is still refused there, changing nothing."""
+    rng = np.random.default_rng(9)
+    labels = ["a", "b", "c", "d"]
+    rows = rng.dirichlet(np.ones(4), size=500)
+    true = rng.integers(4, size=500)
+    batch, single = (Monitor([Sliding(300), Cumulative()], classes=labels) for _ in range(2))
+    batch.update_many([labels[i] for i in true], [labels[i] for i in rows.argmax(1)], y_score=rows)
+    for i in range(500):
+        row = rows[i].tolist()
+        single.update(labels[true[i]], labels[int(rows[i].argmax())], y_score=row if i % 2 else tuple(row))
+    for name in ("sliding_300", "cumulative"):
+        a, b = batch.report().windows[name].score_tally, single.report().windows[name].score_tally
+        assert a is not None and b is not None
+        np.testing.assert_array_equal(a.hist, b.hist)
+        np.testing.assert_allclose(a.sums, b.sums, rtol=1e-9)
+    before = single.dumps()
+    with pytest.raises(ValueError, match=r"sums to 0\.9"):
+        single.update("a", "b", y_score=[0.3, 0.3, 0.2, 0.1])
+    assert single.dumps() == before

@@ -217,11 +217,11 @@ class ScoreCounts:
 
     def _settle(self) -> None:
         """Rows (and confidence bins) left with no sample get sums of exactly 0: no rounding residue remains."""
-        empty = self.hist[:, 0, :].sum(axis=1) == 0
+        held = self.top[:, :, 0]  # the count of each row's confidence bins: exact integers in float64
+        empty = held.sum(axis=1) == 0
         if empty.any():
             self.sums[empty] = 0.0
-            self.top[empty] = 0.0
-        self.top[self.top[..., 0] == 0] = 0.0
+        np.multiply(self.top, (held != 0)[:, :, None], out=self.top)
 
     def snapshot(self, k: int, positive: int | None) -> ScoreTally:
         """A read-only copy of the first ``k`` rows."""

@@ -42,7 +42,7 @@ class ScoredBatch:
     bins and logarithms of its scores made once (``streammon.metrics.score_kernel.prepared``) and shared by every
     window."""
 
-    __slots__ = ("bins", "log1ms", "logs", "positive", "scored", "scores", "times", "true")
+    __slots__ = ("_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "times", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int) -> None:
@@ -56,13 +56,35 @@ class ScoredBatch:
         self.log1ms: npt.NDArray[np.float64] | None = None
         if self.scored:
             self.bins, self.logs, self.log1ms = prepared(self.scores)
+        self._delta: tuple[int, ScoreCounts | None] | None = None
 
     def __len__(self) -> int:
         return len(self.true)
 
+    def delta(self, rows: int) -> ScoreCounts | None:
+        """The whole batch's tally as one dense ``ScoreCounts`` when adding that to a window is cheaper than adding
+        the samples one by one (its histogram has at most ``DENSE_RATIO`` cells a score), else None. Made once and
+        shared by the windows that add the whole batch."""
+        if self._delta is None or self._delta[0] != rows:
+            columns = self.scores.shape[1]
+            delta = None
+            if rows * columns * BINS <= DENSE_RATIO * len(self.true) * columns:
+                delta = ScoreCounts(rows, columns)
+                self.add_to(delta)
+            self._delta = (rows, delta)
+        return self._delta[1]
+
+    def add_whole(self, counts: ScoreCounts) -> None:
+        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else sample by sample."""
+        delta = self.delta(len(counts.hist))
+        if delta is None:
+            self.add_to(counts)
+        else:
+            counts.add(delta.hist, delta.sums, delta.top)
+
     def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None, *, with_hist: bool = True,
                sums: npt.NDArray[np.float64] | None = None, top: npt.NDArray[np.float64] | None = None) -> None:
-        """Add samples ``start:stop`` to ``counts`` (or only to the given ``sums`` and ``top``)."""
+        """Add samples ``start:stop`` to ``counts`` (or only to the given ``sums`` and ``top``), one by one."""
         assert self.bins is not None and self.logs is not None and self.log1ms is not None
         part = slice(start, stop)
         accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
@@ -87,7 +109,7 @@ class ScoreWindow:
 
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.scored:
-            batch.add_to(self.counts)
+            batch.add_whole(self.counts)
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
@@ -134,8 +156,9 @@ class SlidingScores(ScoreWindow):
         m, size = len(batch), self.size
         if m == 0:
             return
-        if m >= size:  # the ring is replaced whole
-            self.counts = ScoreCounts(self.rows, self.counts.columns)
+        if m >= size:  # the ring is replaced whole: every slot's score leaves (cheaper than clearing the tally)
+            self._evict(0, size)
+            self.counts.settle()
             self._write(0, batch, m - size, m)
             self._head = 0
             if batch.scored:
@@ -150,7 +173,7 @@ class SlidingScores(ScoreWindow):
         self._write(0, batch, first, m)
         self._head = (head + m) % size
         if batch.scored:
-            batch.add_to(self.counts)
+            batch.add_whole(self.counts)
 
     def state(self) -> dict[str, Any]:
         scored = np.flatnonzero(~np.isnan(self._scores[:, 0]))
@@ -184,35 +207,46 @@ class SlidingScores(ScoreWindow):
             raise ValueError("saved score tally does not match its ring")
 
 
-COMPACT_AT = 1 << 16  # a timed bucket sorts its cells into (cell, count) pairs once this many more came
+DENSE_RATIO = 8  # a batch's dense tally is added to windows when its histogram has at most this many cells a score
+COMPACT_AT = 1 << 16  # a timed bucket counts its cells into (cell, count) pairs once this many more came
 
 
 class _Bucket:
     """One timed bucket's tally: its histogram as the flat cells of its samples (compacted into sorted unique
-    cells and counts once they pile up: a bucket never holds more than its non-zero cells and ``COMPACT_AT``
-    more), and its dense sums and confidence bins."""
+    cells and counts once they pile up: a bucket holds its non-zero cells and at most as many more, or
+    ``COMPACT_AT``, or 1/64 of the histogram's cells, whichever is most), and its dense sums and confidence
+    bins."""
 
     __slots__ = ("cells", "counts", "fresh", "sums", "top")
 
     def __init__(self, rows: int, columns: int) -> None:
         self.cells = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
-        self.fresh: list[npt.NDArray[np.int64]] = []  # flat cells of samples not compacted yet
+        self.fresh: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]] = []  # (cells, counts or 1s)
         self.sums = np.zeros((rows, columns, len(SUMS)))
         self.top = np.zeros((rows, ECE_BINS, len(TOP)))
 
-    def add(self, cells: npt.NDArray[np.int64]) -> None:
-        self.fresh.append(cells)
-        if sum(len(c) for c in self.fresh) > max(COMPACT_AT, len(self.cells)):
+    def add(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64] | None = None) -> None:
+        """Add flat histogram cells, one sample each, or with their ``counts``."""
+        self.fresh.append((cells, counts))
+        if sum(len(c) for c, _ in self.fresh) > max(COMPACT_AT, len(self.cells), self.sums.size * BINS // 64):
             self.compact()
 
     def compact(self) -> None:
+        """Count the fresh cells into the sorted (cell, count) pairs: one ``bincount`` over the histogram's
+        cells, linear (no sort)."""
         if not self.fresh:
             return
-        cells, inverse = np.unique(np.concatenate([self.cells, *self.fresh]), return_inverse=True)
-        weights = np.concatenate([self.counts, np.ones(sum(len(c) for c in self.fresh), np.int64)])
-        self.counts = np.bincount(inverse, weights=weights, minlength=len(cells)).astype(np.int64)
-        self.cells = cells.astype(np.int64)
+        size = self.sums.shape[0] * self.sums.shape[1] * BINS
+        dense = np.zeros(size, np.int64)
+        dense[self.cells] = self.counts
+        for cells, counts in self.fresh:
+            if counts is None:
+                dense += np.bincount(cells, minlength=size)
+            else:
+                dense[cells] += counts
+        self.cells = np.flatnonzero(dense).astype(np.int64)
+        self.counts = dense[self.cells].astype(np.int64)
         self.fresh = []
 
     def grow(self, rows: int) -> None:
@@ -243,6 +277,15 @@ class TimedScores(ScoreWindow):
         bucket = self._buckets.get(bucket_id)
         if bucket is None:
             bucket = self._buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
+        delta = batch.delta(self.rows) if start == 0 and stop == len(batch) else None
+        if delta is not None:  # the whole batch in one bucket, its dense tally made already
+            self.counts.add(delta.hist, delta.sums, delta.top)
+            bucket.sums += delta.sums
+            bucket.top += delta.top
+            flat = delta.hist.reshape(-1)
+            cells = np.flatnonzero(flat)
+            bucket.add(cells.astype(np.int64), flat[cells])
+            return
         batch.add_to(self.counts, start, stop)
         batch.add_to(self.counts, start, stop, with_hist=False, sums=bucket.sums, top=bucket.top)
         assert batch.bins is not None

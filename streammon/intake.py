@@ -343,6 +343,17 @@ def _plain_score(y_score: Any, columns: int) -> bool:
 def _split_scored(items: list[Any], columns: int) -> tuple[IndexArray, np.ndarray | None]:
     """Buffered samples (cell ids, and ``(cell, score)`` pairs for scored ones) as cell ids and (n, C) scores
     (NaN rows for samples without a score; None if none has one)."""
+    if type(items[0]) is tuple and type(items[-1]) is tuple:
+        try:  # every sample scored (a user who passes scores passes them all): two list comprehensions
+            cells_of = [cell for cell, _ in items]
+            rows_of = [row for _, row in items]
+        except TypeError:  # some sample without a score: an int among the pairs
+            pass
+        else:
+            cells = np.fromiter(cells_of, dtype=np.intp, count=len(items))
+            if columns == 1:
+                return cells, np.fromiter(rows_of, dtype=np.float64, count=len(items)).reshape(-1, 1)
+            return cells, np.asarray(rows_of, dtype=np.float64).reshape(len(items), columns)
     scored = [type(item) is tuple for item in items]
     if not any(scored):
         return np.fromiter(items, dtype=np.intp, count=len(items)), None

@@ -208,6 +208,13 @@ class Monitor(Labelling):
         return self._tally.index.labels
 
     @property
+    def positive(self) -> Hashable | None:
+        """The binary positive class now (the given one, else the reference minority, else the warm-up minority so
+        far); None unless the monitor has exactly 2 classes. A binary ``y_score`` is this class's probability."""
+        index = self._tally.positive_index()
+        return None if index is None else self._tally.index.labels[index]
+
+    @property
     def closed(self) -> bool:
         """Whether the class set is closed (``closed=True``): a label of another class is refused."""
         return self._tally.index.closed

@@ -206,6 +206,10 @@ class Tally:
             except (ValueError, TypeError, KeyError) as exc:
                 raise StateError(f"saved scores do not fit this monitor: {exc}") from exc
         self._cross_check()
+        if self.scoring is not None:
+            for window, scores in zip(self.windows, self.scoring.view(None, self.capacity), strict=True):
+                if (scores.class_counts > window.snapshot(None).sum(axis=1)).any():
+                    raise StateError(f"window {window.name!r} holds more scores of a class than samples of it")
 
     def _cross_check(self) -> None:
         lifetime = self.lifetime.snapshot(None)

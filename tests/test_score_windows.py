@@ -209,3 +209,39 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
             np.testing.assert_array_equal(hist, ref[0])
             np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
             np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+
+
+def test_the_state_memory_bound_counts_the_score_histograms() -> None:
+    """``Monitor.load`` bounds the memory a file makes it allocate: the score histograms (capacity × columns ×
+    2,048 int64 a window) count, with the same number of bins the tallies use."""
+    from streammon import state
+    from streammon.state_schema.memory import SCORE_BINS, matrix_bytes
+
+    assert SCORE_BINS == BINS
+    m = Monitor([Cumulative(), Sliding(10)], classes=["a", "b", "c"])
+    without = matrix_bytes(state.loads(m.dumps()))
+    m.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
+    assert matrix_bytes(state.loads(m.dumps())) - without == 8 * 4 * 3 * BINS * 2  # capacity 4, 3 columns, 2 windows
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda b: b["scores"].update(columns=7),
+    lambda b: b["scores"].update(positive=5),
+    lambda b: b["scores"]["windows"][1].update(scores=[[1.5]] * len(b["scores"]["windows"][1]["scores"])),
+    lambda b: b["scores"]["windows"][0]["tally"].update(counts=[c + 1 for c in b["scores"]["windows"][0]["tally"]["counts"]]),  # noqa: E501
+    lambda b: b["scores"]["windows"][1]["tally"].update(cells=b["scores"]["windows"][1]["tally"]["cells"][::-1]),
+    lambda b: b["scores"]["windows"][2]["buckets"][0].update(id="x"),
+    lambda b: b["scores"]["windows"][2]["tally"]["sums"][0][0].__setitem__(0, float("nan")),
+    lambda b: b.update(prediction_scores={"records": [[0, 0.5]], "tallies": None}),
+])
+def test_a_tampered_score_state_is_refused(tamper: object) -> None:
+    """Score entries that do not fit the monitor or contradict each other fail ``load`` with ``StateError``."""
+    from streammon import state
+
+    m = Monitor([Cumulative(), Sliding(10), Timed(60)], reference={"x": 3, "y": 1})
+    m.update_many(["x", "y", "y"], ["x", "x", "y"], t=[1.0, 2.0, 3.0], y_score=[0.1, 0.4, 0.9])
+    body = state.loads(m.dumps())
+    assert callable(tamper)
+    tamper(body)
+    with pytest.raises(state.StateError):
+        Monitor._from_body(body, clock=lambda: 0.0)

@@ -259,5 +259,14 @@ class ScoreCounts:
         self.top[:] = 0.0
         self.sums[rows] = sums
         self.top[rows] = top
-        if not np.array_equal(np.flatnonzero(self.hist[:, 0, :].sum(axis=1)), rows):
+        held = self.hist.sum(axis=2)  # (rows, C): every column of a row counts the same samples
+        if not np.array_equal(np.flatnonzero(held[:, 0]), rows) or (held != held[:, :1]).any():
             raise ValueError("saved score sums do not belong to the rows that hold scores")
+        n = held[:, 0].astype(np.float64)
+        slack = 1e-9 * (n + 1)
+        if (not np.array_equal(self.top[:, :, 0].sum(axis=1), n)
+                or (self.top[:, :, 1] > self.top[:, :, 0]).any() or (self.top < 0).any()
+                or (self.top[:, :, 2] > self.top[:, :, 0] + 1e-9).any()
+                or (self.sums[:, :, :2] < -slack[:, None, None]).any()
+                or (self.sums[:, :, :2] > (n + slack)[:, None, None]).any() or (self.sums[:, :, 2:] > 0).any()):
+            raise ValueError("saved score sums contradict the histogram (counts, sums of scores in [0, 1])")

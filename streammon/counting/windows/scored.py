@@ -295,11 +295,15 @@ class TimedScores(ScoreWindow):
         bucket.add(flat[where].ravel().astype(np.int64))
 
     def ingest(self, batch: ScoredBatch) -> None:
-        if not batch.scored:
+        if batch.times is None or not len(batch):
+            if batch.scored:
+                raise ValueError("a timed window's scores need sample times")
             return
-        if batch.times is None:
-            raise ValueError("a timed window's scores need sample times")
         width = self.window.width
+        if not batch.scored:  # nothing to add, but buckets expire as the confusion window's do
+            last = batch.times if not isinstance(batch.times, np.ndarray) else float(batch.times[-1])
+            self._expire(math.floor(last / width))
+            return
         if not isinstance(batch.times, np.ndarray):
             self._add(math.floor(batch.times / width), batch, 0, len(batch))
             return

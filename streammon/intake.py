@@ -33,10 +33,10 @@ from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
 from streammon.counting.score_input import SUM_TOLERANCE, as_float_array, as_score_row, as_score_rows
+from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
 from streammon.pending.sqlite import Journal
-from streammon.scoring import Scoring
 from streammon.tally import Tally
 
 FLUSH_EVERY = 4096
@@ -88,7 +88,7 @@ class Intake:
 
     def update(self, y_true: Any, y_pred: Any, t: float | None = None, *, y_score: Any = None) -> None:
         """Count one labelled prediction (``t``: its time in seconds, optional; ``y_score``: the model's score,
-        see ``streammon.counting.score_input`` and ``streammon.scoring``).
+        see ``streammon.counting.score_input`` and ``streammon.counting.scoring``).
 
         The hot path (known labels, no ``t``) takes no lock: two dict lookups, a
         clock read when a timed window needs it, and one ``list.append`` — atomic in
@@ -201,7 +201,7 @@ class Intake:
     def update_many(self, y_true: Any, y_pred: Any, t: Any = None, *, y_score: Any = None,
                     batch_id: str | None = None) -> None:
         """Count a batch: two equal-length 1-D sequences or arrays of labels (and, optionally, the model's
-        scores ``y_score``: 1-D or (n, K), see ``streammon.counting.score_input`` and ``streammon.scoring``).
+        scores ``y_score``: 1-D or (n, K), see ``streammon.counting.score_input`` and ``streammon.counting.scoring``).
 
         Lists, tuples, NumPy arrays, pandas Series/Index, polars Series and pyarrow
         (chunked) arrays are accepted; tables, dicts, sets and iterators of unknown

@@ -51,9 +51,9 @@ from streammon.intake import FLUSH_EVERY, Intake
 from streammon.pending import Journal, PendingRecords, check_key, check_keys
 from streammon.pending.keys import KEY_INT_BOUND, MAX_KEY_LENGTH
 from streammon.pending.memory import ORPHAN
+from streammon.pending.scores import PredictionScores
 from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
 from streammon.pending.sqlite import LABEL, PREDICT, SAMPLES
-from streammon.scoring import Scoring
 from streammon.tally import Tally
 
 
@@ -73,8 +73,7 @@ class Labelling(Intake):
         self._moves: list[tuple[int, int, float]] = []  # joined (seq, class, predicted at): cells move to "labelled"
         self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
         self._queued: list[tuple[str | int, int, float]] = []  # lock-free predictions, not yet in the store
-        self._p_scored: list[tuple[int, Any]] = []  # (position in _p_codes, score row) of buffered scored predictions
-        self._pred_scores: Scoring | None = None  # the prediction side's score tallies (rows: predicted class)
+        self._pred_scores = PredictionScores()  # the scores of predictions (streammon.pending.scores)
 
     def _now(self, last: float) -> float:
         """The clock's time, no earlier than ``last`` (a plain float in range takes no conversion)."""
@@ -148,7 +147,7 @@ class Labelling(Intake):
             self._p_times.append(now)
             if row is not None:
                 self._records.attach_score(seq, row[0] if len(row) == 1 else row)
-                self._p_scored.append((len(self._p_codes) - 1, row))
+                self._pred_scores.buffered.append((len(self._p_codes) - 1, row))
             if len(self._p_codes) >= FLUSH_EVERY:
                 self._flush()
 
@@ -253,7 +252,7 @@ class Labelling(Intake):
             repeated, accepted = self._records.put_scored(keys, codes, stamps, rows, out_codes=self._p_codes,
                                                           out_times=self._p_times)
             self._repeated += repeated
-            self._p_scored += [(start + rank, scores[i]) for rank, i in enumerate(accepted)]
+            self._pred_scores.buffered += [(start + rank, scores[i]) for rank, i in enumerate(accepted)]
         self._pred_t = stamps[-1]
         if len(self._p_codes) >= FLUSH_EVERY:
             self._flush()
@@ -398,7 +397,9 @@ class Labelling(Intake):
         side.fit(self._tally.capacity)
         if self._p_codes:
             side.add_predictions(self._p_codes, self._p_times)
-            self._score_predictions()
+            if self._tally.scoring is not None:  # from the monitor's first score on
+                self._pred_scores.feed(self._tally.scoring, self._tally.windows, self._tally.capacity, self._p_codes,
+                                       self._p_times)
             self._p_codes, self._p_times = [], array("d")
         if self._moves:
             moves = self._moves
@@ -410,24 +411,6 @@ class Labelling(Intake):
             self._catch_up()
             side.add_events(self._events, self._last_t if self._timed else None)
             self._events = []
-
-    def _score_predictions(self) -> None:
-        """Feed the buffered predictions (scored or not) to the prediction side's score tallies, from the
-        monitor's first score on (caller holds the lock)."""
-        scoring = self._tally.scoring
-        if scoring is None:
-            return
-        if self._pred_scores is None:
-            self._pred_scores = Scoring(scoring.columns, scoring.positive)
-            self._pred_scores.attach(self._tally.windows, self._tally.capacity)
-        elif self._pred_scores.windows[0].rows < self._tally.capacity:
-            self._pred_scores.grow(self._tally.capacity)
-        scores = np.full((len(self._p_codes), scoring.columns), np.nan)
-        for at, row in self._p_scored:
-            scores[at] = row
-        self._p_scored = []
-        self._pred_scores.ingest(np.asarray(self._p_codes, dtype=np.intp), scores,
-                                 np.frombuffer(self._p_times, dtype=np.float64).copy())
 
     def _expire(self, now: float | None) -> None:
         """Expire predictions older than ``label_ttl`` at the read time (caller holds the lock).
@@ -480,31 +463,13 @@ class Labelling(Intake):
 
     def _prediction_scores_state(self) -> dict[str, Any] | None:
         """The pending predictions' scores and the prediction side's score tallies (caller holds the lock, flushed)."""
-        if self._pred_scores is None and not self._records.scores:
-            return None
-        rows = [[seq, *(row if isinstance(row, tuple) else (row,))] for seq, row in self._records.scores.items()]
-        return {"records": rows, "tallies": None if self._pred_scores is None else self._pred_scores.state()}
+        return self._pred_scores.state(self._records)
 
     def _restore_prediction_scores(self, saved: Any) -> None:
         """Load ``_prediction_scores_state`` (``ValueError`` naming what does not fit)."""
-        if saved is None:
-            return
-        scoring = self._tally.scoring
-        if scoring is None or not isinstance(saved, dict) or set(saved) != {"records", "tallies"} \
-                or not isinstance(saved["records"], list):
-            raise ValueError("saved prediction scores need the monitor's scores and hold records and tallies")
-        for item in saved["records"]:
-            if not isinstance(item, list) or len(item) != 1 + scoring.columns or type(item[0]) is not int:
-                raise ValueError(f"a saved pending score must be [seq, {scoring.columns} score(s)], got {item!r:.60}")
-            seq, values = item[0], [float(v) for v in item[1:]]
-            if not all(0.0 <= v <= 1.0 for v in values) or seq in self._records.scores:
-                raise ValueError(f"saved pending score of prediction {seq} is out of [0, 1] or repeated")
-            if not self._records.holds_pending(seq):
-                raise ValueError(f"saved pending score of prediction {seq}, which is not pending")
-            self._records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
-        if saved["tallies"] is not None:
-            self._pred_scores = Scoring.restored(saved["tallies"], self._tally.windows, self._tally.capacity,
-                                                 len(self._tally.index))
+        tally = self._tally
+        self._pred_scores.restore(saved, self._records, tally.scoring, windows=tally.windows, capacity=tally.capacity,
+                                  labels=len(tally.index))
 
     def _replay(self, journal: Journal, after: int) -> None:
         """Apply the journal's rows after ``after`` (validated again, not journalled again)."""

@@ -384,8 +384,8 @@ class Monitor(Labelling):
             now = self._read_time()
             self._expire(now)
             view = self._tally.view(now)
-            if self._pred_scores is not None:
-                view = replace(view, prediction_scores=self._pred_scores.view(now, len(self._tally.index)))
+            if self._pred_scores.tallies is not None:
+                view = replace(view, prediction_scores=self._pred_scores.tallies.view(now, len(self._tally.index)))
             labelling = self._label_view(now)
         return self._window_cache.pending(view, self._policy), labelling
 

@@ -27,11 +27,11 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.counts import ClassIndex
+from streammon.counting.scoring import Scoring
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.watch import DegradationWatch
 from streammon.findings.assemble import CountsView
 from streammon.findings.reference import Reference
-from streammon.scoring import Scoring
 from streammon.state import StateError, decode_label, encode_label
 
 WINDOW_TYPES: dict[str, type[Window]] = {"cumulative": Cumulative, "sliding": Sliding, "timed": Timed}
@@ -69,7 +69,7 @@ class Tally:
         self.warm_counts = np.zeros(self.capacity, np.int64)
         self.ingested = 0
         self.declared = len(index)  # the classes given up front: the columns of K-class scores
-        self.scoring: Scoring | None = None  # the score side, from the first score on (streammon.scoring)
+        self.scoring: Scoring | None = None  # the score side, from the first score on (streammon.counting.scoring)
 
     def score_layout(self, ndim: int, columns: int | None) -> Scoring:
         """The score side, or a new one (not attached yet) for a first score of this shape; raises

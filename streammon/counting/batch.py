@@ -69,7 +69,7 @@ class Batch:
     """Validated samples in arrival order and their times: one per sample, one float for the
     whole batch, or None when no window needs them.
 
-    ``scores`` (optional) holds each sample's checked score row (``streammon.scoring``).
+    ``scores`` (optional) holds each sample's checked score row (``streammon.counting.scoring``).
     Samples are held as codes: the class index of code ``c`` is ``lut[c]``, or ``c`` itself
     when ``lut`` is None. Counts are made over codes and permuted once, so a batch of
     labels that are not their own indices is never gathered sample by sample.

@@ -66,7 +66,7 @@ class Scoring:
                              f"to Monitor; it declared {declared}")
         if declared > MAX_SCORE_CLASSES:
             raise ValueError(f"scores of {declared} classes are over the limit of {MAX_SCORE_CLASSES} "
-                             "(streammon.scoring.MAX_SCORE_CLASSES): the per-window histograms would take "
+                             "(streammon.counting.scoring.MAX_SCORE_CLASSES): the per-window histograms would take "
                              f"{declared * declared * 2048 * 8 / 2**20:.0f} MiB each")
         return cls(declared, -1)
 

@@ -168,9 +168,6 @@ class Intake:
             ids = self._ids
             scoring = None
             if y_score is not None:
-                if self._journal is not None:
-                    raise ValueError("y_score is not taken by a monitor with a durable pending store (pending=): "
-                                     "its journal does not carry scores yet; use a monitor without pending=")
                 scoring, score = self._score_of_one(y_score)  # validates, or raises: nothing changed
             try:
                 i, j = ids[y_true], ids[y_pred]
@@ -225,9 +222,6 @@ class Intake:
         times = None if t is None or np.ndim(t) == 0 else as_times(t, size)
         given = None
         if y_score is not None:
-            if self._journal is not None:
-                raise ValueError("y_score is not taken by a monitor with a durable pending store (pending=): "
-                                 "its journal does not carry scores yet; use a monitor without pending=")
             given = as_float_array(y_score)
             if given.ndim not in (1, 2) or len(given) != size:
                 raise ValueError(f"y_score must be 1-D or 2-D with one score (row) per sample: {size} samples, "
@@ -260,7 +254,8 @@ class Intake:
                 recorded = batch_times if batch_times is not None or not math.isfinite(last) else last
                 self._journal.append_samples(
                     (*index.labels, *new), true_codes if lut is None else lut[true_codes],
-                    pred_codes if lut is None else lut[pred_codes], recorded, clocked=t is None, batch=batch_id)
+                    pred_codes if lut is None else lut[pred_codes], recorded, clocked=t is None, batch=batch_id,
+                    scores=scores)
             self._tally.register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True

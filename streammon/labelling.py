@@ -120,7 +120,6 @@ class Labelling(Intake):
                 self._drain()
             scoring = row = None
             if y_score is not None:
-                self._refuse_durable_scores()
                 scoring, row = self._score_of_one(y_score)  # validates, or raises: nothing changed
             ids = self._ids
             try:
@@ -131,11 +130,12 @@ class Labelling(Intake):
             if code < 0:
                 new = self._tally.index.new_labels((y_pred,))  # validates, or raises: nothing changed
                 if self._journal is not None:
-                    self._journal.append(PREDICT, [key], new, [now])
+                    self._journal.append(PREDICT, [key], new, [now], scores=None if row is None else np.array([row]))
                 self._tally.register(new)
                 code = ids[y_pred]
             elif self._journal is not None:
-                self._journal.append(PREDICT, [key], [self._tally.index.labels[code]], [now])
+                self._journal.append(PREDICT, [key], [self._tally.index.labels[code]], [now],
+                                     scores=None if row is None else np.array([row]))
             self._pred_t = now
             if scoring is not None:
                 self._tally.start_scoring(scoring)
@@ -165,11 +165,6 @@ class Labelling(Intake):
             del self.update
         self._durable_update = journal is not None
 
-    def _refuse_durable_scores(self) -> None:
-        if self._journal is not None:
-            raise ValueError("y_score is not taken by a monitor with a durable pending store (pending=): its "
-                             "journal does not carry scores yet; use a monitor without pending=")
-
     def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None, *, y_score: Any = None) -> None:
         """``update`` with a journal: the sample is committed first, as a batch of one (a commit per call)."""
         self.update_many([y_true], [y_pred], t=None if t is None else [t],
@@ -191,7 +186,6 @@ class Labelling(Intake):
         times = None if t is None or np.ndim(t) == 0 else as_times(t, len(keys))
         given = None
         if y_score is not None:
-            self._refuse_durable_scores()
             given = as_float_array(y_score)
             if given.ndim not in (1, 2) or len(given) != len(keys):
                 raise ValueError(f"y_score must be 1-D or 2-D with one score (row) per prediction: {len(keys)} "
@@ -220,7 +214,7 @@ class Labelling(Intake):
             if self._journal is not None:
                 if batch_id is not None and self._journal.accepted(batch_id) is not None:
                     return  # a retried batch: recorded once already
-                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps, batch_id)
+                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps, batch_id, scores=scores)
             self._tally.register(new)
             if scoring is not None:
                 self._tally.start_scoring(scoring)
@@ -473,16 +467,16 @@ class Labelling(Intake):
 
     def _replay(self, journal: Journal, after: int) -> None:
         """Apply the journal's rows after ``after`` (validated again, not journalled again)."""
-        rows = journal.replay(after)  # holds the journal's lock while it runs: closed below if a row is refused
+        rows = journal.replay_scored(after)  # holds the journal's lock while it runs: closed below if a row is refused
         self._use_journal(None)
         try:
-            for kind, first, second, times, _ in rows:
+            for kind, first, second, times, _, scores in rows:
                 if kind == PREDICT:
-                    self.predict_many(first, second, times)
+                    self.predict_many(first, second, times, y_score=_as_given(scores))
                 elif kind == LABEL:
                     self.label_many(first, second, times)
                 elif kind == SAMPLES:
-                    self.update_many(first.y_true, first.y_pred, first.t)
+                    self.update_many(first.y_true, first.y_pred, first.t, y_score=_as_given(first.scores))
                     self._clock_driven = self._clock_driven or first.clocked
                 else:
                     raise ValueError(f"pending store {journal.path} holds a row of unknown kind {kind!r}")
@@ -492,6 +486,11 @@ class Labelling(Intake):
             raise
         finally:
             self._use_journal(journal)
+
+
+def _as_given(scores: np.ndarray | None) -> np.ndarray | None:
+    """Journalled (n, C) scores as ``y_score`` takes them again: 1-D for a binary monitor's single column."""
+    return None if scores is None else scores[:, 0] if scores.shape[1] == 1 else scores
 
 
 def _plain(labels: np.ndarray, index: Any, idx: list[int] | None, new: list[Any]) -> list[Any]:

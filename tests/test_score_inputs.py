@@ -152,20 +152,6 @@ def test_scores_given_any_way_make_the_same_tally() -> None:
     assert (w.n, w.n_scored) == (300, 10)
 
 
-def test_a_durable_monitor_refuses_scores(tmp_path: object) -> None:
-    """The SQLite journal does not carry scores yet: a durable monitor refuses them, clearly, changing nothing."""
-    import pathlib
-
-    assert isinstance(tmp_path, pathlib.Path)
-    with Monitor([Cumulative()], reference={"x": 3, "y": 1}, pending=tmp_path / "j.sqlite") as m:
-        before = m.dumps()
-        with pytest.raises(ValueError, match="durable pending store"):
-            m.update_many(["x"], ["x"], y_score=[0.3])
-        with pytest.raises(ValueError, match="durable pending store"):
-            m.update("x", "x", y_score=0.3)
-        assert m.dumps() == before
-
-
 def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
     """K-class rows given to ``update`` one at a time (lists and tuples of floats, the lock-free path) make the tally
     of the same rows given as one batch; a row that does not sum to 1 is still refused there, changing nothing."""

@@ -116,3 +116,31 @@ def test_a_version_2_journal_is_upgraded_and_takes_scores(tmp_path: Path) -> Non
     with Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, pending=path) as again:
         w = again.report().windows["cumulative"]
         assert (w.n, w.n_scored) == (2, 1)
+
+
+def test_the_server_takes_scores(tmp_path: Path) -> None:
+    """``streammon serve`` takes ``y_score`` with samples and predictions: the report's windows count the scored
+    samples, and a bad score is refused with 400 naming it, nothing counted."""
+    from streammon.serve.config import parse
+    from streammon.serve.run import Server
+    from tests.serve_http import config_text, post, report
+
+    text = config_text(tmp_path, max_body_bytes=100_000) + 'reference = { legit = 9, fraud = 1 }\n'
+    server = Server(parse(text))
+    try:
+        assert post(server.port, "m", "samples", {"y_true": ["legit", "fraud"], "y_pred": ["legit", "legit"],
+                                                  "y_score": [0.1, 0.4]}) == (200, {"accepted": 2})
+        assert post(server.port, "m", "predictions", {"keys": ["a", "b"], "y_pred": ["fraud", "legit"],
+                                                      "y_score": [0.9, 0.2]}) == (200, {"accepted": 2})
+        assert post(server.port, "m", "labels", {"keys": ["a"], "y_true": ["fraud"]}) == (200, {"accepted": 1})
+        before = report(server.port)
+        status, answer = post(server.port, "m", "samples", {"y_true": ["legit"], "y_pred": ["legit"],
+                                                            "y_score": [1.5]})
+        assert status == 400 and "y_score[0] is 1.5" in answer["error"]
+        status, answer = post(server.port, "m", "samples", {"y_true": ["legit"], "y_pred": ["legit"],
+                                                            "y_score": [0.5, 0.5]})
+        assert status == 400 and "one score" in answer["error"]
+        after = report(server.port)
+        assert after["windows"]["cumulative"]["n_scored"] == 3 == before["windows"]["cumulative"]["n_scored"]
+    finally:
+        server.stop(grace=2.0)

@@ -4,8 +4,9 @@ One score window follows one confusion window and holds exactly the scored sampl
 
 - cumulative: one tally, added to;
 - sliding by count: a ring of the last ``size`` samples' true classes and scores (NaN for a sample that came
-  without one), so each evicted sample's score is subtracted exactly — 8 bytes a score column and 4 bytes of
-  class a sample, allocated only once the monitor's first score arrives;
+  without one) with the bins and logarithms each was counted with, so each evicted sample's score is subtracted
+  exactly — 26 bytes a score column and 8 bytes of class a sample, allocated only once the monitor's first score
+  arrives;
 - sliding by time: one tally per bucket, its histogram as non-zero cells only (a bucket holds at most as many
   as its samples), merged into the window's tally when added and subtracted when the bucket expires — the
   same buckets as the confusion window (``Timed``), so both hold the same samples.

@@ -245,3 +245,19 @@ def test_a_tampered_score_state_is_refused(tamper: object) -> None:
     tamper(body)
     with pytest.raises(state.StateError):
         Monitor._from_body(body, clock=lambda: 0.0)
+
+
+def test_a_batch_longer_than_a_large_sliding_window_replaces_its_tally() -> None:
+    """A batch at least as long as a sliding window (one large enough that clearing beats subtracting) leaves the
+    tally of its last ``size`` samples, and later samples evict from there as usual."""
+    rng = np.random.default_rng(8)
+    m = Monitor([Sliding(600)], reference={"x": 3, "y": 1})
+    true = rng.integers(2, size=1_000)
+    scores = rng.random(1_000)
+    labels = np.array(["x", "y"])
+    m.update_many(labels[true[:700]], labels[true[:700]], y_score=scores[:700])
+    assert_tally(m.report().windows["sliding_600"].score_tally,
+                 [(int(t), (float(s),)) for t, s in zip(true[100:700], scores[100:700], strict=True)], 2, 1)
+    m.update_many(labels[true[700:]], labels[true[700:]], y_score=scores[700:])
+    assert_tally(m.report().windows["sliding_600"].score_tally,
+                 [(int(t), (float(s),)) for t, s in zip(true[400:], scores[400:], strict=True)], 2, 1)

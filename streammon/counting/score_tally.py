@@ -211,6 +211,12 @@ class ScoreCounts:
         """Subtract a tally given as sorted unique flat histogram cells and their counts, with its sums."""
         self.add_cells((cells, counts, sums, top), sign=-1)
 
+    def clear(self) -> None:
+        """Every count and sum back to 0 (the empty tally)."""
+        self.hist.fill(0)
+        self.sums.fill(0.0)
+        self.top.fill(0.0)
+
     def settle(self) -> None:
         """``_settle``, for windows that subtracted through the compiled loop."""
         self._settle()

@@ -157,9 +157,12 @@ class SlidingScores(ScoreWindow):
         m, size = len(batch), self.size
         if m == 0:
             return
-        if m >= size:  # the ring is replaced whole: every slot's score leaves (cheaper than clearing the tally)
-            self._evict(0, size)
-            self.counts.settle()
+        if m >= size:  # the ring is replaced whole: every slot's score leaves
+            if size * 8 < self.rows * BINS:  # fewer slots than bins: subtracting them is cheaper than clearing
+                self._evict(0, size)
+                self.counts.settle()
+            else:
+                self.counts.clear()
             self._write(0, batch, m - size, m)
             self._head = 0
             if batch.scored:

@@ -99,12 +99,11 @@ class Intake:
         be counted one bucket late). The time it read is left as a hint only, which
         the lock holder caps to the open bucket and never lets move back
         (``_catch_up``), so no thread switch can rewind time. New labels, bad labels,
-        explicit times and bucket switches take the validating path, under the lock. A binary score
-        (a float in [0, 1]) rides the same path, buffered with its sample as ``(cell, score)``.
+        explicit times and bucket switches take the validating path, under the lock. A score of plain floats
+        (a binary model's float in [0, 1], or K floats in [0, 1] summing to 1) rides the same path once the
+        monitor's score layout is set, buffered with its sample as ``(cell, score)``; the first score, and any
+        other, are checked under the lock.
         """
-        if y_score is not None:
-            self._update_scored(y_true, y_pred, t, y_score)
-            return
         if t is None:
             ids = self._ids
             try:
@@ -116,38 +115,19 @@ class Intake:
                     fast = self._clock_driven
             except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
                 fast = False
+            if fast and y_score is not None:  # a scored sample is buffered as (cell, score): split at _flush
+                scoring = self._tally.scoring
+                if scoring is not None and scoring.columns == 1 and type(y_score) is float and 0.0 <= y_score <= 1.0:
+                    cell = (cell, y_score)  # type: ignore[assignment]
+                elif scoring is not None and _plain_score(y_score, scoring.columns):
+                    cell = (cell, tuple(y_score))  # type: ignore[assignment]
+                else:
+                    fast = False  # the first score, or one to check (and maybe refuse) under the lock
             if fast:
                 if self._timed:
                     self._fast_t = now  # a hint only: _last_t is written under the lock alone
                 cells = self._cells
                 cells.append(cell)
-                if len(cells) >= FLUSH_EVERY:
-                    self.flush()
-                return
-        self._update_checked(y_true, y_pred, t)
-
-    def _update_scored(self, y_true: Any, y_pred: Any, t: Any, y_score: Any) -> None:
-        """``update`` with a score: the lock-free path once the score layout is set, for a plain float score of a
-        binary monitor or a list/tuple of K plain floats (checked here in Python: in [0, 1], summing to 1), else
-        every check under the lock."""
-        scoring = self._tally.scoring
-        if t is None and scoring is not None and _plain_score(y_score, scoring.columns):
-            if type(y_score) is list:
-                y_score = tuple(y_score)
-            try:
-                cell = self._ids[y_true] * self._stride + self._ids[y_pred]
-                if self._timed:
-                    now = self._clock()
-                    fast = self._last_t <= now < self._open_until
-                else:
-                    fast = self._clock_driven
-            except (KeyError, TypeError):
-                fast = False
-            if fast:
-                if self._timed:
-                    self._fast_t = now
-                cells = self._cells
-                cells.append((cell, y_score))  # type: ignore[arg-type]  # a scored sample: split at _flush
                 if len(cells) >= FLUSH_EVERY:
                     self.flush()
                 return

@@ -17,9 +17,11 @@ from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, bin_edges, tally
 EDGES = bin_edges().tolist()
 
 
-def recount(samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int) -> tuple[np.ndarray, ...]:
-    """The tally of ``(true, score row)`` samples, one at a time, from the documented layout alone."""
-    columns = 1 if k == 2 else k
+def recount(samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int,
+            columns: int | None = None) -> tuple[np.ndarray, ...]:
+    """The tally of ``(true, score row)`` samples, one at a time, from the documented layout alone (``columns``:
+    1 for k = 2, else k, unless given)."""
+    columns = columns or (1 if k == 2 else k)
     hist = np.zeros((k, columns, BINS), np.int64)
     sums = np.zeros((k, columns, 4))
     top = np.zeros((k, ECE_BINS, 3))
@@ -42,9 +44,10 @@ def recount(samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int)
     return hist, sums, top
 
 
-def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int) -> None:
+def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int,
+                 columns: int | None = None) -> None:
     assert got is not None
-    hist, sums, top = recount(samples, k, positive)
+    hist, sums, top = recount(samples, k, positive, columns)
     assert got.n_scored == len(samples)
     np.testing.assert_array_equal(got.hist, hist)
     np.testing.assert_allclose(got.sums, sums, rtol=1e-9, atol=1e-7)
@@ -261,3 +264,20 @@ def test_a_batch_longer_than_a_large_sliding_window_replaces_its_tally() -> None
     m.update_many(labels[true[700:]], labels[true[700:]], y_score=scores[700:])
     assert_tally(m.report().windows["sliding_600"].score_tally,
                  [(int(t), (float(s),)) for t, s in zip(true[400:], scores[400:], strict=True)], 2, 1)
+
+
+def test_a_stray_class_grows_every_score_window() -> None:
+    """In an open binary monitor, a stray label met after the first scores becomes a row of every tally (timed
+    buckets and sliding rings included), and the tallies still recount exactly."""
+    m = Monitor([Cumulative(), Sliding(6), Timed(30, buckets=3)], reference={"x": 3, "y": 1})
+    m.update_many(["x", "y", "x"], ["x", "y", "y"], t=[1.0, 2.0, 3.0], y_score=[0.1, 0.7, 0.6])
+    m.update_many(["z", "x", "z"], ["x", "x", "y"], t=[4.0, 5.0, 6.0], y_score=[0.3, 0.2, 0.8])
+    m.update("z", "z", t=7.0, y_score=0.4)  # the stray class predicted too: a class of its own
+    samples = [(0, (0.1,)), (1, (0.7,)), (0, (0.6,)), (2, (0.3,)), (0, (0.2,)), (2, (0.8,)), (2, (0.4,))]
+    r = m.report()
+    assert m.labels == ("x", "y", "z")
+    assert_tally(r.windows["cumulative"].score_tally, samples, 3, 1, columns=1)
+    assert_tally(r.windows["sliding_6"].score_tally, samples[1:], 3, 1, columns=1)
+    assert_tally(r.windows["timed_30s"].score_tally, samples, 3, 1, columns=1)
+    m.update("x", "x", t=45.0, y_score=0.5)  # the buckets of t < 20 leave the timed window
+    assert_tally(m.report().windows["timed_30s"].score_tally, [(0, (0.5,))], 3, 1, columns=1)

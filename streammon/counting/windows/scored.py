@@ -171,10 +171,12 @@ class SlidingScores(ScoreWindow):
         head = self._head
         first = min(m, size - head)  # slots up to the ring's end, then from its start
         self._evict(head, head + first)
-        self._evict(0, m - first)
+        if m > first:
+            self._evict(0, m - first)
         self.counts.settle()
         self._write(head, batch, 0, first)
-        self._write(0, batch, first, m)
+        if m > first:
+            self._write(0, batch, first, m)
         self._head = (head + m) % size
         if batch.scored:
             batch.add_whole(self.counts)
@@ -212,33 +214,55 @@ class SlidingScores(ScoreWindow):
 
 
 DENSE_RATIO = 8  # a batch's dense tally is added to windows when its histogram has at most this many cells a score
+DENSE_BUCKET = 1 << 14  # a timed bucket with a histogram of at most this many cells keeps it dense (128 KiB)
 COMPACT_AT = 1 << 16  # a timed bucket counts its cells into (cell, count) pairs once this many more came
 
 
 class _Bucket:
-    """One timed bucket's tally: its histogram as the flat cells of its samples (compacted into sorted unique
-    cells and counts once they pile up: a bucket holds its non-zero cells and at most as many more, or
-    ``COMPACT_AT``, or 1/64 of the histogram's cells, whichever is most), and its dense sums and confidence
-    bins."""
+    """One timed bucket's tally: its dense sums and confidence bins, and its histogram — dense where that is small
+    (at most ``DENSE_BUCKET`` cells: a binary model's 2 × 2,048), else as the flat cells of its samples, compacted
+    into sorted unique cells and counts once they pile up (a bucket holds its non-zero cells and at most as many
+    more, or ``COMPACT_AT``, or 1/64 of the histogram's cells, whichever is most)."""
 
-    __slots__ = ("cells", "counts", "fresh", "sums", "top")
+    __slots__ = ("cells", "counts", "dense", "fresh", "sums", "top")
 
     def __init__(self, rows: int, columns: int) -> None:
         self.cells = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
         self.fresh: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]] = []  # (cells, counts or 1s)
+        size = rows * columns * BINS
+        self.dense: npt.NDArray[np.int64] | None = np.zeros(size, np.int64) if size <= DENSE_BUCKET else None
         self.sums = np.zeros((rows, columns, len(SUMS)))
         self.top = np.zeros((rows, ECE_BINS, len(TOP)))
 
     def add(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64] | None = None) -> None:
-        """Add flat histogram cells, one sample each, or with their ``counts``."""
+        """Add flat histogram cells, one sample each, or with their (unique cells') ``counts``."""
+        if self.dense is not None:
+            if counts is None:
+                np.add.at(self.dense, cells, 1)
+            else:
+                self.dense[cells] += counts
+            return
         self.fresh.append((cells, counts))
         if sum(len(c) for c, _ in self.fresh) > max(COMPACT_AT, len(self.cells), self.sums.size * BINS // 64):
             self.compact()
 
+    def add_hist(self, hist: npt.NDArray[np.int64]) -> None:
+        """Add a dense histogram (a batch's, ``ScoredBatch.delta``)."""
+        flat = hist.reshape(-1)
+        if self.dense is not None:
+            self.dense += flat
+            return
+        cells = np.flatnonzero(flat)
+        self.add(cells.astype(np.int64), flat[cells])
+
     def compact(self) -> None:
-        """Count the fresh cells into the sorted (cell, count) pairs: one ``bincount`` over the histogram's
-        cells, linear (no sort)."""
+        """Make ``cells`` and ``counts`` the histogram's non-zero cells (for a sparse bucket: count the fresh cells
+        in with one ``bincount`` over the histogram's cells, linear, no sort)."""
+        if self.dense is not None:
+            self.cells = np.flatnonzero(self.dense).astype(np.int64)
+            self.counts = self.dense[self.cells]
+            return
         if not self.fresh:
             return
         size = self.sums.shape[0] * self.sums.shape[1] * BINS
@@ -253,8 +277,22 @@ class _Bucket:
         self.counts = dense[self.cells].astype(np.int64)
         self.fresh = []
 
+    def load(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> None:
+        """Hold exactly these non-zero cells and counts (a restored bucket)."""
+        self.cells, self.counts = cells, counts
+        if self.dense is not None:
+            self.dense[:] = 0
+            self.dense[cells] = counts
+
     def grow(self, rows: int) -> None:
         self.sums, self.top = _pad(self.sums, rows), _pad(self.top, rows)
+        if self.dense is not None:  # rows lead the flat cell ids: growing appends cells
+            size = rows * self.sums.shape[1] * BINS
+            if size <= DENSE_BUCKET:
+                self.dense = _pad(self.dense, size)
+            else:
+                self.compact()
+                self.dense = None
 
 
 class TimedScores(ScoreWindow):
@@ -286,9 +324,7 @@ class TimedScores(ScoreWindow):
             self.counts.add(delta.hist, delta.sums, delta.top)
             bucket.sums += delta.sums
             bucket.top += delta.top
-            flat = delta.hist.reshape(-1)
-            cells = np.flatnonzero(flat)
-            bucket.add(cells.astype(np.int64), flat[cells])
+            bucket.add_hist(delta.hist)
             return
         batch.add_to(self.counts, start, stop)
         batch.add_to(self.counts, start, stop, with_hist=False, sums=bucket.sums, top=bucket.top)
@@ -348,8 +384,8 @@ class TimedScores(ScoreWindow):
                 raise ValueError(f"saved score bucket id {bucket_id!r} must be an int, once")
             bucket = buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
             flat = part.hist.reshape(-1)
-            bucket.cells = np.flatnonzero(flat).astype(np.int64)
-            bucket.counts = flat[bucket.cells]
+            cells = np.flatnonzero(flat).astype(np.int64)
+            bucket.load(cells, flat[cells])
             bucket.sums, bucket.top = part.sums, part.top
             recount.add(part.hist, part.sums, part.top)
         if buckets and max(buckets) - min(buckets) >= self.window.buckets:

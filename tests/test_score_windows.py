@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.counting.score_tally import ScoreTally, sample_cells
@@ -281,3 +283,26 @@ def test_a_stray_class_grows_every_score_window() -> None:
     assert_tally(r.windows["timed_30s"].score_tally, samples, 3, 1, columns=1)
     m.update("x", "x", t=45.0, y_score=0.5)  # the buckets of t < 20 leave the timed window
     assert_tally(m.report().windows["timed_30s"].score_tally, [(0, (0.5,))], 3, 1, columns=1)
+
+
+def _tallies(seed: int, k: int) -> list[ScoreTally]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for size in rng.integers(0, 40, size=3):
+        true = rng.integers(k, size=int(size))
+        rows = rng.dirichlet(np.ones(k) * 0.5, size=int(size)) if k > 2 else rng.random((int(size), 1))
+        out.append(ScoreTally.of(true, rows, k, positive=None if k > 2 else 1))
+    return out
+
+
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([2, 3, 5]))
+@settings(max_examples=40, deadline=None)
+def test_score_tallies_obey_the_group_laws(seed: int, k: int) -> None:
+    """Merging commutes and associates, the empty tally is the identity and evicting undoes merging — histograms
+    exactly, sums to rounding."""
+    a, b, c = _tallies(seed, k)
+    empty = ScoreTally.of(np.zeros(0, np.intp), np.zeros((0, a.columns)), k, positive=a.positive)
+    for left, right in (((a + b) + c, a + (b + c)), (a + b, b + a), (a + empty, a), ((a + b) - b, a)):
+        np.testing.assert_array_equal(left.hist, right.hist)
+        np.testing.assert_allclose(left.sums, right.sums, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(left.top, right.top, rtol=1e-12, atol=1e-12)

@@ -32,6 +32,8 @@ from streammon.counting.batch import Batch
 from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
+from streammon.counting.score_input import SUM_TOLERANCE, as_float_array, as_score_row, as_score_rows
+from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
 from streammon.pending.sqlite import Journal
@@ -84,8 +86,9 @@ class Intake:
 
     # -- updates ------------------------------------------------------------------------------
 
-    def update(self, y_true: Any, y_pred: Any, t: float | None = None) -> None:
-        """Count one labelled prediction (``t``: its time in seconds, optional).
+    def update(self, y_true: Any, y_pred: Any, t: float | None = None, *, y_score: Any = None) -> None:
+        """Count one labelled prediction (``t``: its time in seconds, optional; ``y_score``: the model's score,
+        see ``streammon.counting.score_input`` and ``streammon.counting.scoring``).
 
         The hot path (known labels, no ``t``) takes no lock: two dict lookups, a
         clock read when a timed window needs it, and one ``list.append`` — atomic in
@@ -96,7 +99,10 @@ class Intake:
         be counted one bucket late). The time it read is left as a hint only, which
         the lock holder caps to the open bucket and never lets move back
         (``_catch_up``), so no thread switch can rewind time. New labels, bad labels,
-        explicit times and bucket switches take the validating path, under the lock.
+        explicit times and bucket switches take the validating path, under the lock. A score of plain floats
+        (a binary model's float in [0, 1], or K floats in [0, 1] summing to 1) rides the same path once the
+        monitor's score layout is set, buffered with its sample as ``(cell, score)``; the first score, and any
+        other, are checked under the lock.
         """
         if t is None:
             ids = self._ids
@@ -109,6 +115,14 @@ class Intake:
                     fast = self._clock_driven
             except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
                 fast = False
+            if fast and y_score is not None:  # a scored sample is buffered as (cell, score): split at _flush
+                scoring = self._tally.scoring
+                if scoring is not None and scoring.columns == 1 and type(y_score) is float and 0.0 <= y_score <= 1.0:
+                    cell = (cell, y_score)  # type: ignore[assignment]
+                elif scoring is not None and _plain_score(y_score, scoring.columns):
+                    cell = (cell, tuple(y_score))  # type: ignore[assignment]
+                else:
+                    fast = False  # the first score, or one to check (and maybe refuse) under the lock
             if fast:
                 if self._timed:
                     self._fast_t = now  # a hint only: _last_t is written under the lock alone
@@ -117,26 +131,42 @@ class Intake:
                 if len(cells) >= FLUSH_EVERY:
                     self.flush()
                 return
-        self._update_checked(y_true, y_pred, t)
+        self._update_checked(y_true, y_pred, t, y_score)
 
-    def _update_checked(self, y_true: Any, y_pred: Any, t: Any) -> None:
+    def _score_of_one(self, y_score: Any) -> tuple[Scoring, tuple[float, ...]]:
+        """One sample's score, checked, and the score side it fits (a new one if it is the first score, not
+        started yet: ``Tally.start_scoring``). Changes nothing; the caller holds the lock."""
+        arr = as_float_array(y_score)  # a TypeError for what is no number at all
+        scoring = self._tally.score_layout(1 if arr.ndim == 0 else 2, len(arr) if arr.ndim == 1 else -1)
+        return scoring, as_score_row(y_score, columns=scoring.columns, positive=scoring.positive)
+
+    def _update_checked(self, y_true: Any, y_pred: Any, t: Any, y_score: Any = None) -> None:
         """``update`` with every check, under the lock; opens a new time bucket when needed."""
         with self._lock:
             self._catch_up()  # a time must not precede the buffered samples
             now = self._resolve_time(t)
             ids = self._ids
+            scoring = None
+            if y_score is not None:
+                scoring, score = self._score_of_one(y_score)  # validates, or raises: nothing changed
             try:
                 i, j = ids[y_true], ids[y_pred]
             except (KeyError, TypeError):
                 self._tally.register(self._tally.index.new_labels((y_true, y_pred)))  # validates, or raises
                 i, j = ids[y_true], ids[y_pred]
+            if scoring is not None:
+                self._tally.start_scoring(scoring)
             if t is None:
                 self._clock_driven = True
             if not now < self._open_until:
                 self._flush()  # the buffered samples keep the bucket they share
                 self._open_until = self._bucket_end(now)
             self._last_t = now
-            self._cells.append(i * self._stride + j)
+            cell = i * self._stride + j
+            if y_score is not None:  # a scored sample is buffered as (cell, score): a float if binary, else a row
+                self._cells.append((cell, score[0] if len(score) == 1 else score))  # type: ignore[arg-type]
+            else:
+                self._cells.append(cell)
             if len(self._cells) >= FLUSH_EVERY:
                 self._flush()
 
@@ -145,8 +175,10 @@ class Intake:
         ends = [w.bucket_end(t) for w in self._tally.windows if isinstance(w, Timed)]
         return min([*ends, math.nextafter(MAX_TIME, math.inf)]) if ends else math.inf
 
-    def update_many(self, y_true: Any, y_pred: Any, t: Any = None, *, batch_id: str | None = None) -> None:
-        """Count a batch: two equal-length 1-D sequences or arrays of labels.
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None, *, y_score: Any = None,
+                    batch_id: str | None = None) -> None:
+        """Count a batch: two equal-length 1-D sequences or arrays of labels (and, optionally, the model's
+        scores ``y_score``: 1-D or (n, K), see ``streammon.counting.score_input`` and ``streammon.counting.scoring``).
 
         Lists, tuples, NumPy arrays, pandas Series/Index, polars Series and pyarrow
         (chunked) arrays are accepted; tables, dicts, sets and iterators of unknown
@@ -168,6 +200,12 @@ class Intake:
         encode = _Encoder(y_true, y_pred)
         size = encode.size
         times = None if t is None or np.ndim(t) == 0 else as_times(t, size)
+        given = None
+        if y_score is not None:
+            given = as_float_array(y_score)
+            if given.ndim not in (1, 2) or len(given) != size:
+                raise ValueError(f"y_score must be 1-D or 2-D with one score (row) per sample: {size} samples, "
+                                 f"got shape {given.shape}")
         if size == 0:
             return
         index = self._tally.index
@@ -185,6 +223,10 @@ class Intake:
                 batch_times = times
                 check_times(batch_times, self._last_t)
                 last = float(batch_times[-1])
+            scoring, scores = None, None
+            if given is not None:  # checked in full before anything changes
+                scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
+                scores = as_score_rows(given, size, columns=scoring.columns, positive=scoring.positive)
             true_codes, pred_codes, lut, new = encoded
             if self._journal is not None:
                 if batch_id is not None and self._journal.accepted(batch_id) is not None:
@@ -192,14 +234,17 @@ class Intake:
                 recorded = batch_times if batch_times is not None or not math.isfinite(last) else last
                 self._journal.append_samples(
                     (*index.labels, *new), true_codes if lut is None else lut[true_codes],
-                    pred_codes if lut is None else lut[pred_codes], recorded, clocked=t is None, batch=batch_id)
+                    pred_codes if lut is None else lut[pred_codes], recorded, clocked=t is None, batch=batch_id,
+                    scores=scores)
             self._tally.register(new)  # gives the new labels the indices code_labels announced
             if t is None:
                 self._clock_driven = True
             self._flush()
+            if scoring is not None:
+                self._tally.start_scoring(scoring)
             self._last_t = last
             self._open_until = -math.inf  # the next update finds its bucket anew
-            self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut))
+            self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut, scores=scores))
 
     def _check_batch_id(self, batch_id: Any) -> str | None:
         """A batch id as given (a str of 1 to 200 printable ASCII characters), or None; checked before anything."""
@@ -242,16 +287,57 @@ class Intake:
         if not n:
             return
         self._catch_up()
-        cells = np.fromiter(buffer[:n], dtype=np.intp, count=n)
+        items = buffer[:n]
         del buffer[:n]
+        scores = None
+        if self._tally.scoring is None:  # no score taken yet: the buffer holds cell ids only
+            cells = np.fromiter(items, dtype=np.intp, count=n)
+        else:
+            cells, scores = _split_scored(items, self._tally.scoring.columns)
         true_idx, pred_idx = np.divmod(cells, self._stride)
-        self._tally.ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride))
+        self._tally.ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride,
+                                 scores=scores))
 
     def _read_time(self) -> float | None:
         """The time reads are made at: the clock for clock-driven monitors, else the last sample's time."""
         if self._clock_driven:
             return self._clock_time()
         return None if self._last_t == -math.inf else self._last_t
+
+
+def _plain_score(y_score: Any, columns: int) -> bool:
+    """Whether ``y_score`` is a valid score of ``columns`` columns made of plain floats (the lock-free path's)."""
+    if columns == 1:
+        return type(y_score) is float and 0.0 <= y_score <= 1.0
+    kind = type(y_score)
+    return ((kind is tuple or kind is list) and len(y_score) == columns
+            and all(type(x) is float and 0.0 <= x <= 1.0 for x in y_score)
+            and abs(sum(y_score) - 1.0) <= SUM_TOLERANCE)
+
+
+def _split_scored(items: list[Any], columns: int) -> tuple[IndexArray, np.ndarray | None]:
+    """Buffered samples (cell ids, and ``(cell, score)`` pairs for scored ones) as cell ids and (n, C) scores
+    (NaN rows for samples without a score; None if none has one)."""
+    if type(items[0]) is tuple and type(items[-1]) is tuple:
+        try:  # every sample scored (a user who passes scores passes them all): two list comprehensions
+            cells_of = [cell for cell, _ in items]
+            rows_of = [row for _, row in items]
+        except TypeError:  # some sample without a score: an int among the pairs
+            pass
+        else:
+            cells = np.fromiter(cells_of, dtype=np.intp, count=len(items))
+            if columns == 1:
+                return cells, np.fromiter(rows_of, dtype=np.float64, count=len(items)).reshape(-1, 1)
+            return cells, np.asarray(rows_of, dtype=np.float64).reshape(len(items), columns)
+    scored = [type(item) is tuple for item in items]
+    if not any(scored):
+        return np.fromiter(items, dtype=np.intp, count=len(items)), None
+    cells = np.fromiter((item[0] if s else item for item, s in zip(items, scored, strict=True)), dtype=np.intp,
+                        count=len(items))
+    where = np.flatnonzero(scored)
+    scores = np.full((len(items), columns), np.nan)
+    scores[where] = np.asarray([items[i][1] for i in where.tolist()], dtype=np.float64).reshape(len(where), columns)
+    return cells, scores
 
 
 class _Encoder:

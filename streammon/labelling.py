@@ -43,6 +43,7 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.labels import as_label_array, code_labels
+from streammon.counting.score_input import as_float_array, as_score_rows
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.findings.label_stats import DUPLICATE_BUCKET, ORPHAN_BUCKET
 from streammon.findings.label_view import LabelView
@@ -50,6 +51,7 @@ from streammon.intake import FLUSH_EVERY, Intake
 from streammon.pending import Journal, PendingRecords, check_key, check_keys
 from streammon.pending.keys import KEY_INT_BOUND, MAX_KEY_LENGTH
 from streammon.pending.memory import ORPHAN
+from streammon.pending.scores import PredictionScores
 from streammon.pending.sides import LABELLED, LabelSide, latency_bucket, latency_bucket_of
 from streammon.pending.sqlite import LABEL, PREDICT, SAMPLES
 from streammon.tally import Tally
@@ -71,6 +73,7 @@ class Labelling(Intake):
         self._moves: list[tuple[int, int, float]] = []  # joined (seq, class, predicted at): cells move to "labelled"
         self._events: list[int] = []  # label events since the last flush (stamped like the buffered cells)
         self._queued: list[tuple[str | int, int, float]] = []  # lock-free predictions, not yet in the store
+        self._pred_scores = PredictionScores()  # the scores of predictions (streammon.pending.scores)
 
     def _now(self, last: float) -> float:
         """The clock's time, no earlier than ``last`` (a plain float in range takes no conversion)."""
@@ -81,8 +84,10 @@ class Labelling(Intake):
 
     # -- predictions --------------------------------------------------------------------------
 
-    def predict(self, key: str | int, y_pred: Any, t: Any = None) -> None:
-        """Record one prediction whose label will come later (``key``: a str or int id; ``t``: seconds).
+    def predict(self, key: str | int, y_pred: Any, t: Any = None, *, y_score: Any = None) -> None:
+        """Record one prediction whose label will come later (``key``: a str or int id; ``t``: seconds;
+        ``y_score``: the model's score, as ``update`` takes it — kept with the prediction and counted with it when
+        its label joins it, and at once in the prediction side's score tallies).
 
         The hot path (a plain key, a known class, no ``t``, the in-memory store) takes no lock: a
         dict lookup, a clock read and one ``list.append`` of ``(key, class, time)``, as ``update``
@@ -93,7 +98,7 @@ class Labelling(Intake):
         kind = type(key)
         plain = (0 < len(key) <= MAX_KEY_LENGTH if kind is str  # type: ignore[arg-type]
                  else kind is int and -KEY_INT_BOUND <= key < KEY_INT_BOUND)  # type: ignore[operator]
-        if t is None and plain and self._journal is None:
+        if t is None and plain and self._journal is None and y_score is None:
             try:
                 code = self._ids[y_pred]
                 now = self._clock()
@@ -106,13 +111,16 @@ class Labelling(Intake):
                 if len(queued) >= FLUSH_EVERY:
                     self.flush()
                 return
-        self._predict_checked(key if plain else check_key(key), y_pred, t)
+        self._predict_checked(key if plain else check_key(key), y_pred, t, y_score)
 
-    def _predict_checked(self, key: str | int, y_pred: Any, t: Any) -> None:
+    def _predict_checked(self, key: str | int, y_pred: Any, t: Any, y_score: Any = None) -> None:
         """``predict`` with every check, under the lock (after the queued predictions)."""
         with self._lock:
             if self._queued:
                 self._drain()
+            scoring = row = None
+            if y_score is not None:
+                scoring, row = self._score_of_one(y_score)  # validates, or raises: nothing changed
             ids = self._ids
             try:
                 code = ids[y_pred]
@@ -122,17 +130,24 @@ class Labelling(Intake):
             if code < 0:
                 new = self._tally.index.new_labels((y_pred,))  # validates, or raises: nothing changed
                 if self._journal is not None:
-                    self._journal.append(PREDICT, [key], new, [now])
+                    self._journal.append(PREDICT, [key], new, [now], scores=None if row is None else np.array([row]))
                 self._tally.register(new)
                 code = ids[y_pred]
             elif self._journal is not None:
-                self._journal.append(PREDICT, [key], [self._tally.index.labels[code]], [now])
+                self._journal.append(PREDICT, [key], [self._tally.index.labels[code]], [now],
+                                     scores=None if row is None else np.array([row]))
             self._pred_t = now
-            if self._records.put(key, code, now) < 0:
+            if scoring is not None:
+                self._tally.start_scoring(scoring)
+            seq = self._records.put(key, code, now)
+            if seq < 0:
                 self._repeated += 1
                 return
             self._p_codes.append(code)
             self._p_times.append(now)
+            if row is not None:
+                self._records.attach_score(seq, row[0] if len(row) == 1 else row)
+                self._pred_scores.buffered.append((len(self._p_codes) - 1, row))
             if len(self._p_codes) >= FLUSH_EVERY:
                 self._flush()
 
@@ -150,12 +165,15 @@ class Labelling(Intake):
             del self.update
         self._durable_update = journal is not None
 
-    def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+    def _update_durably(self, y_true: Any, y_pred: Any, t: Any = None, *, y_score: Any = None) -> None:
         """``update`` with a journal: the sample is committed first, as a batch of one (a commit per call)."""
-        self.update_many([y_true], [y_pred], t=None if t is None else [t])
+        self.update_many([y_true], [y_pred], t=None if t is None else [t],
+                         y_score=None if y_score is None else [y_score])
 
-    def predict_many(self, keys: Any, y_pred: Any, t: Any = None, *, batch_id: str | None = None) -> None:
-        """Record a batch of predictions: keys and predicted labels of equal length; ``t`` as in ``update_many``.
+    def predict_many(self, keys: Any, y_pred: Any, t: Any = None, *, y_score: Any = None,
+                     batch_id: str | None = None) -> None:
+        """Record a batch of predictions: keys and predicted labels of equal length; ``t`` and ``y_score`` as in
+        ``update_many`` (each score kept with its prediction until its label joins it).
 
         Validated in full before anything is recorded (store included); keys already pending are repeats.
         ``batch_id`` as in ``update_many``: a batch the journal remembers is not recorded again.
@@ -166,6 +184,12 @@ class Labelling(Intake):
         if len(keys) != len(preds):
             raise ValueError(f"keys and y_pred must have the same length, got {len(keys)} and {len(preds)}")
         times = None if t is None or np.ndim(t) == 0 else as_times(t, len(keys))
+        given = None
+        if y_score is not None:
+            given = as_float_array(y_score)
+            if given.ndim not in (1, 2) or len(given) != len(keys):
+                raise ValueError(f"y_score must be 1-D or 2-D with one score (row) per prediction: {len(keys)} "
+                                 f"predictions, got shape {given.shape}")
         if not keys:
             return
         index = self._tally.index
@@ -181,14 +205,20 @@ class Labelling(Intake):
             else:
                 check_times(times, self._pred_t)
                 stamps = times.tolist()
+            scoring, scores = None, None
+            if given is not None:  # checked in full before anything changes
+                scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
+                scores = as_score_rows(given, len(keys), columns=scoring.columns, positive=scoring.positive)
             codes, _, lut, new = encoded
             idx = (codes if lut is None else lut[codes]).tolist()
             if self._journal is not None:
                 if batch_id is not None and self._journal.accepted(batch_id) is not None:
                     return  # a retried batch: recorded once already
-                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps, batch_id)
+                self._journal.append(PREDICT, keys, _plain(preds, index, idx, new), stamps, batch_id, scores=scores)
             self._tally.register(new)
-            self._accept(keys, idx, stamps)
+            if scoring is not None:
+                self._tally.start_scoring(scoring)
+            self._accept(keys, idx, stamps, scores)
 
     def _drain(self) -> None:
         """Move the lock-free predictions into the store and the prediction buffer, in order (caller holds the lock).
@@ -204,9 +234,19 @@ class Labelling(Intake):
         repeated, self._pred_t = self._records.put_queued(items, self._pred_t, self._p_codes, self._p_times)
         self._repeated += repeated
 
-    def _accept(self, keys: list[Any], codes: list[int], stamps: list[float]) -> None:
-        """Put validated predictions in the store and the prediction buffer (caller holds the lock)."""
-        self._repeated += self._records.put_many(keys, codes, stamps, self._p_codes, self._p_times)
+    def _accept(self, keys: list[Any], codes: list[int], stamps: list[float],
+                scores: np.ndarray | None = None) -> None:
+        """Put validated predictions (and their checked scores) in the store and the prediction buffer (caller holds
+        the lock)."""
+        if scores is None:
+            self._repeated += self._records.put_many(keys, codes, stamps, self._p_codes, self._p_times)
+        else:
+            rows = scores[:, 0].tolist() if scores.shape[1] == 1 else [tuple(r) for r in scores.tolist()]
+            start = len(self._p_codes)
+            repeated, accepted = self._records.put_scored(keys, codes, stamps, rows, out_codes=self._p_codes,
+                                                          out_times=self._p_times)
+            self._repeated += repeated
+            self._pred_scores.buffered += [(start + rank, scores[i]) for rank, i in enumerate(accepted)]
         self._pred_t = stamps[-1]
         if len(self._p_codes) >= FLUSH_EVERY:
             self._flush()
@@ -250,7 +290,9 @@ class Labelling(Intake):
                 if true < 0:
                     self._tally.register(new)
                     true = ids[y_true]
-                self._cells.append(true * self._stride + code)
+                score = self._records.pop_score(found[0]) if self._records.scores else None
+                cell = true * self._stride + code
+                self._cells.append(cell if score is None else (cell, score))  # type: ignore[arg-type]
                 self._events.append(latency_bucket_of(now - found[2]))
                 self._moves.append(found)
             if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:
@@ -298,12 +340,16 @@ class Labelling(Intake):
         latencies: list[float] = []
         seqs: list[int] = []
         predicted_at: list[float] = []
+        scored: list[tuple[int, Any]] = []  # (rank among the joined, score) of joined predictions given a score
+        pop_score = self._records.pop_score if self._records.scores else None
         for i, (key, now) in enumerate(zip(keys, stamps, strict=True)):
             found = take(key, now)
             if isinstance(found, str):
                 events.append(ORPHAN_BUCKET if found == ORPHAN else DUPLICATE_BUCKET)
             else:
                 seq, code, predicted = found
+                if pop_score is not None and (row := pop_score(seq)) is not None:
+                    scored.append((len(at), row))
                 at.append(i)
                 seqs.append(seq)
                 codes.append(code)
@@ -324,7 +370,13 @@ class Labelling(Intake):
             self._tally.register(new)
             true_idx = true_codes if lut is None else lut[true_codes]
             pred_idx = np.asarray(codes, dtype=np.intp)
-            self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride))
+            scores = None
+            if scored and self._tally.scoring is not None:
+                scores = np.full((len(at), self._tally.scoring.columns), np.nan)
+                for rank, row in scored:
+                    scores[rank] = row
+            self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride,
+                                     scores=scores))
 
     # -- buffers, expiry and reads ----------------------------------------------------------------------
 
@@ -339,6 +391,9 @@ class Labelling(Intake):
         side.fit(self._tally.capacity)
         if self._p_codes:
             side.add_predictions(self._p_codes, self._p_times)
+            if self._tally.scoring is not None:  # from the monitor's first score on
+                self._pred_scores.feed(self._tally.scoring, self._tally.windows, self._tally.capacity, self._p_codes,
+                                       self._p_times)
             self._p_codes, self._p_times = [], array("d")
         if self._moves:
             moves = self._moves
@@ -400,18 +455,28 @@ class Labelling(Intake):
         self._pred_t = -math.inf if saved["pred_t"] is None else float(saved["pred_t"])
         self._repeated = saved["repeated"]
 
+    def _prediction_scores_state(self) -> dict[str, Any] | None:
+        """The pending predictions' scores and the prediction side's score tallies (caller holds the lock, flushed)."""
+        return self._pred_scores.state(self._records)
+
+    def _restore_prediction_scores(self, saved: Any) -> None:
+        """Load ``_prediction_scores_state`` (``ValueError`` naming what does not fit)."""
+        tally = self._tally
+        self._pred_scores.restore(saved, self._records, tally.scoring, windows=tally.windows, capacity=tally.capacity,
+                                  labels=len(tally.index))
+
     def _replay(self, journal: Journal, after: int) -> None:
         """Apply the journal's rows after ``after`` (validated again, not journalled again)."""
-        rows = journal.replay(after)  # holds the journal's lock while it runs: closed below if a row is refused
+        rows = journal.replay_scored(after)  # holds the journal's lock while it runs: closed below if a row is refused
         self._use_journal(None)
         try:
-            for kind, first, second, times, _ in rows:
+            for kind, first, second, times, _, scores in rows:
                 if kind == PREDICT:
-                    self.predict_many(first, second, times)
+                    self.predict_many(first, second, times, y_score=_as_given(scores))
                 elif kind == LABEL:
                     self.label_many(first, second, times)
                 elif kind == SAMPLES:
-                    self.update_many(first.y_true, first.y_pred, first.t)
+                    self.update_many(first.y_true, first.y_pred, first.t, y_score=_as_given(first.scores))
                     self._clock_driven = self._clock_driven or first.clocked
                 else:
                     raise ValueError(f"pending store {journal.path} holds a row of unknown kind {kind!r}")
@@ -421,6 +486,11 @@ class Labelling(Intake):
             raise
         finally:
             self._use_journal(journal)
+
+
+def _as_given(scores: np.ndarray | None) -> np.ndarray | None:
+    """Journalled (n, C) scores as ``y_score`` takes them again: 1-D for a binary monitor's single column."""
+    return None if scores is None else scores[:, 0] if scores.shape[1] == 1 else scores
 
 
 def _plain(labels: np.ndarray, index: Any, idx: list[int] | None, new: list[Any]) -> list[Any]:

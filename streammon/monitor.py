@@ -211,6 +211,13 @@ class Monitor(Labelling):
         return self._tally.index.labels
 
     @property
+    def positive(self) -> Hashable | None:
+        """The binary positive class now (the given one, else the reference minority, else the warm-up minority so
+        far); None unless the monitor has exactly 2 classes. A binary ``y_score`` is this class's probability."""
+        index = self._tally.positive_index()
+        return None if index is None else self._tally.index.labels[index]
+
+    @property
     def closed(self) -> bool:
         """Whether the class set is closed (``closed=True``): a label of another class is refused."""
         return self._tally.index.closed
@@ -287,6 +294,7 @@ class Monitor(Labelling):
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
                 "closed": self._tally.index.closed,
+                "prediction_scores": self._prediction_scores_state(),
             }
         check_memory(body, saving=True)
         return state.dumps(body), mark
@@ -337,6 +345,7 @@ class Monitor(Labelling):
             monitor._clock_driven = bool(body["clock_driven"])
             monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
             monitor._restore_pending(saved)
+            monitor._restore_prediction_scores(body.get("prediction_scores"))  # absent from older files
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
             if given is not None:
                 monitor._prior_baselines = PriorBaselines(
@@ -378,6 +387,8 @@ class Monitor(Labelling):
             now = self._read_time()
             self._expire(now)
             view = self._tally.view(now)
+            if self._pred_scores.tallies is not None:
+                view = replace(view, prediction_scores=self._pred_scores.tallies.view(now, len(self._tally.index)))
             labelling = self._label_view(now)
         return self._window_cache.pending(view, self._policy), labelling
 
@@ -388,6 +399,12 @@ class Monitor(Labelling):
         last = self._last_report
         if labelling is None and last is not None and last.holds_for(view, windows):
             return last.report  # nothing new: the same conditions, the same alerts since the same samples
+        computed = windows
+        if view.scores is not None:  # each window's score tallies, beside its (cached) report
+            predicted = view.prediction_scores or (None,) * len(view.scores)
+            windows = {name: replace(w, score_tally=tally, prediction_score_tally=on_predictions)
+                       for (name, w), tally, on_predictions in zip(windows.items(), view.scores, predicted,
+                                                                   strict=True)}
         with self._lock:
             active = set(self._alert_since)  # the alerts on now: held at their looser levels (hysteresis)
         conditions = window_alerts(view, windows, self._policy, active)
@@ -411,7 +428,7 @@ class Monitor(Labelling):
             raised = [alert for key, alert in on.items() if key not in self._alerts_on]
             cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
             self._alerts_on = on
-            self._last_report = None if labelling is not None else Assembled(tuple(windows.values()), view, report)
+            self._last_report = None if labelling is not None else Assembled(tuple(computed.values()), view, report)
         for alert in raised:
             ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
                               alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})

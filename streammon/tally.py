@@ -27,6 +27,7 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.counts import ClassIndex
+from streammon.counting.scoring import Scoring
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.watch import DegradationWatch
 from streammon.findings.assemble import CountsView
@@ -67,6 +68,26 @@ class Tally:
         self.warmup_left = 0 if reference else warmup
         self.warm_counts = np.zeros(self.capacity, np.int64)
         self.ingested = 0
+        self.declared = len(index)  # the classes given up front: the columns of K-class scores
+        self.scoring: Scoring | None = None  # the score side, from the first score on (streammon.counting.scoring)
+
+    def score_layout(self, ndim: int, columns: int | None) -> Scoring:
+        """The score side, or a new one (not attached yet) for a first score of this shape; raises
+        ``ValueError`` (nothing changed) if no score can be taken yet."""
+        if self.scoring is not None:
+            return self.scoring
+        if self.positive is not None:  # named: known even before the other class is met
+            positive: int | None = self.index.ids[self.positive]
+        else:
+            positive = self.positive_index() if self.reference is not None else None
+        return Scoring.of_first(declared=self.declared, labels=len(self.index), positive=positive, ndim=ndim,
+                                columns=columns)
+
+    def start_scoring(self, scoring: Scoring) -> None:
+        """Keep score tallies from now on, with ``scoring``'s layout (``score_layout``)."""
+        if self.scoring is None:
+            scoring.attach(self.windows, self.capacity)
+            self.scoring = scoring
 
     def register(self, labels: Iterable[Any]) -> None:
         """Register new labels (validated, all or nothing) and grow every window."""
@@ -75,6 +96,8 @@ class Tally:
         if needed > self.capacity:
             for w in [*self.windows, self.lifetime]:
                 w.grow(needed)
+            if self.scoring is not None:
+                self.scoring.grow(needed)
             grown = np.zeros(needed, np.int64)
             grown[: self.capacity] = self.warm_counts
             self.warm_counts = grown
@@ -98,6 +121,8 @@ class Tally:
             self.watch.skip(len(batch))
         for w in [*self.windows, self.lifetime]:
             w.ingest(batch)
+        if self.scoring is not None:
+            self.scoring.ingest(batch.indices()[0], batch.scores, batch.times)
         self.ingested += len(batch)
 
     def positive_index(self) -> int | None:
@@ -129,6 +154,7 @@ class Tally:
                       for c, i in self.watch.incidents().items()},
             baseline={labels[c]: p0 for c, p0 in self.watch.baselines().items()},
             now=now,
+            scores=None if self.scoring is None else self.scoring.view(now, k),
         )
 
     # -- declared state -------------------------------------------------------------------------
@@ -151,6 +177,7 @@ class Tally:
             "warm_counts": self.warm_counts.tolist(),
             "ingested": self.ingested,
             "watch": self.watch.state(),
+            "scores": None if self.scoring is None else self.scoring.state(),
         }
 
     def restore(self, body: dict[str, Any]) -> None:
@@ -172,7 +199,17 @@ class Tally:
         self.warm_counts = warm
         self.ingested = _count(body["ingested"], "ingested")
         self.watch.restore(body["watch"])
+        saved = body.get("scores")  # absent from files written before scores were taken
+        if saved is not None:
+            try:
+                self.scoring = Scoring.restored(saved, self.windows, self.capacity, len(self.index))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise StateError(f"saved scores do not fit this monitor: {exc}") from exc
         self._cross_check()
+        if self.scoring is not None:
+            for window, scores in zip(self.windows, self.scoring.view(None, self.capacity), strict=True):
+                if (scores.class_counts > window.snapshot(None).sum(axis=1)).any():
+                    raise StateError(f"window {window.name!r} holds more scores of a class than samples of it")
 
     def _cross_check(self) -> None:
         lifetime = self.lifetime.snapshot(None)

@@ -58,12 +58,16 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
-    """``--key``, ``--labels``, ``--label-time``: a labels log joined to the predictions (``streammon.logs.joined``)."""
+    """``--key``, ``--labels``, ``--label-time``: a labels log joined to the predictions (``streammon.logs.joined``);
+    ``--score``: the score columns of a log of labelled predictions."""
     replaying.add_argument("--key", metavar="COL", help="with --labels: the key column joining predictions (PATH: "
                            "key, --pred, --time) and labels (key, --true, --label-time)")
     replaying.add_argument("--labels", metavar="PATH", help="a labels log (same formats) joined to the predictions "
                            "on --key through the delayed-labels machinery, in time order (ties: predictions first)")
     replaying.add_argument("--label-time", metavar="COL", help="the labels log's time column (default: --time)")
+    replaying.add_argument("--score", metavar="COL", action="append", help="column of the model's score (a binary "
+                           "model's positive-class probability); for K > 2 give it once per class, in the order of "
+                           "the --reference classes (not with --labels)")
 
 
 def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -100,7 +104,8 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             result = replay_counts(args.path, **options)
         else:
             joined = {"key": args.key, "labels": args.labels, "label_time": args.label_time} if args.labels else {}
-            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **joined, **options)
+            scored = {"score": args.score} if args.score else {}
+            result = replay(args.path, true=args.true, pred=args.pred, time=args.time, **joined, **scored, **options)
         for path in (args.json, args.parquet):
             if path:
                 result.write_timeline(path)

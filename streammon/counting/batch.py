@@ -69,12 +69,13 @@ class Batch:
     """Validated samples in arrival order and their times: one per sample, one float for the
     whole batch, or None when no window needs them.
 
+    ``scores`` (optional) holds each sample's checked score row (``streammon.counting.scoring``).
     Samples are held as codes: the class index of code ``c`` is ``lut[c]``, or ``c`` itself
     when ``lut`` is None. Counts are made over codes and permuted once, so a batch of
     labels that are not their own indices is never gathered sample by sample.
     """
 
-    __slots__ = ("_delta", "lut", "pred", "stride", "times", "true")
+    __slots__ = ("_delta", "lut", "pred", "scores", "stride", "times", "true")
 
     def __init__(
         self,
@@ -83,12 +84,15 @@ class Batch:
         times: npt.NDArray[np.float64] | float | None,
         stride: int,
         lut: IndexArray | None = None,
+        *,
+        scores: npt.NDArray[np.float64] | None = None,
     ) -> None:
         self.true = true
         self.pred = pred
         self.times = times
         self.stride = stride  # cell id = true index * stride + pred index
         self.lut = lut
+        self.scores = scores  # (n, C) checked scores, NaN rows for samples without one; None: no sample has one
         self._delta: tuple[int, IntMatrix] | None = None
 
     def __len__(self) -> int:

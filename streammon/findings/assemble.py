@@ -21,6 +21,7 @@ from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
+from streammon.counting.score_tally import ScoreTally
 from streammon.findings.alerts import AlertKey, Condition, degradation_reason, window_conditions
 from streammon.findings.distortion import Policy
 from streammon.findings.evaluate import Setting, evaluate_windows
@@ -48,6 +49,8 @@ class CountsView:
     degraded: Mapping[Hashable, tuple[float, int, float, int, float]]
     baseline: Mapping[Hashable, float]
     now: float | None
+    scores: tuple[ScoreTally, ...] | None = None  # each window's score tally, in window order (None: no score yet)
+    prediction_scores: tuple[ScoreTally, ...] | None = None  # the prediction side's, rows by predicted class
 
 
 class WindowCache:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streammon.counting.counts import ConfusionCounts
+from streammon.counting.score_tally import ScoreTally
 from streammon.findings.encode import (
     by_label,
     floats,
@@ -151,6 +152,13 @@ class WindowReport:
     unchanged (the baseline reweighted to the estimated priors) — put it beside ``scores``, the
     labelled value, once labels arrive — and ``expected_distortion`` the expected value minus the
     value at the reference mix (the Type 1 distortion to expect; NaN without a reference).
+
+    ``score_tally`` is the window's score distribution by true class (``streammon.counting.score_tally``,
+    read-only arrays; None until the monitor's first ``y_score``), ``n_scored`` how many of the window's ``n``
+    samples carried a score (samples given without one are in ``confusion`` only).
+    ``prediction_score_tally`` is the same over the window's ``predict`` calls (by prediction time, labelled or
+    not), its rows the *predicted* class (sum them for the distribution of every prediction's score: what a
+    label-free estimate reads); None until a monitor that predicts takes its first score.
     """
 
     name: str
@@ -182,6 +190,13 @@ class WindowReport:
     estimate: LabelFreeEstimate | None = None
     expected: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
     expected_distortion: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
+    score_tally: ScoreTally | None = None
+    prediction_score_tally: ScoreTally | None = None
+
+    @property
+    def n_scored(self) -> int:
+        """The window's samples that came with a score (``y_score=``); 0 before the monitor's first score."""
+        return 0 if self.score_tally is None else self.score_tally.n_scored
 
     def flagged(self, kind: str | None = None) -> tuple[str, ...]:
         """The names of the flagged metrics (of one ``kind`` if given)."""
@@ -225,6 +240,7 @@ class WindowReport:
             "estimate": None if self.estimate is None else self.estimate.to_dict(keys),
             "expected": floats(self.expected),
             "expected_distortion": floats(self.expected_distortion),
+            "n_scored": self.n_scored,
         }
 
     def __repr__(self) -> str:

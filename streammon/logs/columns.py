@@ -146,6 +146,13 @@ def check_types(schema: Any, names: dict[str, str | None], file: str) -> None:
         if role == "key" and key_kind(arrow_type) is None:
             raise ReplayError(f"type {arrow_type} cannot hold prediction keys: expected {KEY_TYPES}", file=file,
                               column=column)
+        if role.startswith("score"):
+            import pyarrow as pa
+
+            if not (pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type)):
+                raise ReplayError(f"type {arrow_type} cannot hold scores: expected floating-point probabilities",
+                                  file=file, column=column)
+            continue
         if role not in ("time", "key") and label_kind(arrow_type) is None:
             raise ReplayError(f"type {arrow_type} cannot hold class labels: expected {LABEL_TYPES}",
                               file=file, column=column)
@@ -242,6 +249,13 @@ number: it looks like a score: threshold it first (e.g. y_pred = score >= 0.5) o
     except ValueError as exc:
         wrong = (values != np.floor(values)) | ~(np.abs(values) < LABEL_INT_BOUND)
         raise where.error(str(exc), int(np.flatnonzero(wrong)[0]) if wrong.any() else None) from exc
+
+
+def numbers(array: Any, where: Where) -> np.ndarray:
+    """A score column (an Arrow array of floats or ints) as float64; a null is refused (the monitor checks the
+    values: in [0, 1], and a row of class probabilities summing to 1)."""
+    _no_nulls(array, where, "score")
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def seconds(array: Any, where: Where) -> np.ndarray:

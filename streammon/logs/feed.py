@@ -93,6 +93,7 @@ class Replayer:
         self._period_end: float | None = None
         self.report: Report | None = None
         self._method: Feed = monitor.update_many
+        self._scores: np.ndarray | None = None  # the scores of the rows being fed (feed)
         reference = monitor.reference
         given = () if reference is None or reference.source != "given" else tuple(reference.priors)
         # only text classes can be mistyped: a reference without one is not checked (int logs pay nothing)
@@ -101,9 +102,11 @@ class Replayer:
         self._looked = 0  # rows whose labels are in _seen
 
     def feed(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, times: np.ndarray | None, file: str,
-             first_row: int, *, method: Feed | None = None) -> None:
+             first_row: int, *, method: Feed | None = None, scores: np.ndarray | None = None) -> None:
         """Count the rows ``first_row...`` of ``file`` (times None without a time column) with ``method``
-        (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``)."""
+        (default ``monitor.update_many``; ``predict_many``/``label_many`` take keys as ``true``), with the rows'
+        ``scores`` if given (``y_score``)."""
+        self._scores = scores
         self._method = self.monitor.update_many if method is None else method
         if self._check_against is not None:
             self._see(true, pred, last=False)
@@ -112,7 +115,7 @@ class Replayer:
             if self.every.rows is not None:
                 stop = min(n, start + self.every.rows - self.samples % self.every.rows)
                 self._count(true[start:stop], pred[start:stop], None if times is None else times[start:stop],
-                            file, first_row + start)
+                            file, first_row + start, offset=start)
                 if self.samples % self.every.rows == 0:
                     self._snapshot(self.last_time)
             else:
@@ -121,16 +124,18 @@ class Replayer:
                     self._period_end = _period_end(float(times[start]), self.every.seconds)
                 stop = start + int(np.searchsorted(times[start:], self._period_end, side="left"))
                 if stop > start:
-                    self._count(true[start:stop], pred[start:stop], times[start:stop], file, first_row + start)
+                    self._count(true[start:stop], pred[start:stop], times[start:stop], file, first_row + start,
+                                offset=start)
                 if stop < n:
                     self._snapshot(self._period_end)
                     self._period_end = _period_end(float(times[stop]), self.every.seconds)
             start = stop
 
     def _count(self, true: np.ndarray | Coded, pred: np.ndarray | Coded, times: np.ndarray | None, file: str,
-               row: int) -> None:
+               row: int, *, offset: int = 0) -> None:
+        scored = {} if self._scores is None else {"y_score": self._scores[offset:offset + len(true)]}
         try:
-            self._method(true, pred, t=times)
+            self._method(true, pred, t=times, **scored)
         except (ValueError, TypeError) as exc:
             raise ReplayError(f"rows {row}–{row + len(true) - 1} were refused by the monitor: {exc}", file=file,
                               row=row) from exc

@@ -20,7 +20,7 @@ default windows are ``cumulative``, ``sliding_1000`` and ``sliding_10000``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from streammon.counting.windows import Window
@@ -66,6 +66,7 @@ def replay(
     on_snapshot: OnSnapshot | None = None,
     text_labels: bool = False,
     batch_rows: int = BATCH_ROWS,
+    score: str | Sequence[str] | None = None,
 ) -> ReplayResult:
     """Replay a log of labelled predictions and return its timeline, final report and alerts.
 
@@ -76,14 +77,20 @@ def replay(
     build the monitor as ``Monitor`` does (default windows: ``default_windows()``), or pass a ready ``monitor``.
     ``on_snapshot(snapshot, report)`` sees every snapshot's full report. ``text_labels``: labels in
     ``reference``/``baseline``/``positive`` are text (as on the command line) and are read in the
-    log's label type. Raises ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
+    log's label type. ``score``: the column of a binary model's positive-class score, or the K columns of its class
+    probabilities in the order of the monitor's classes (``reference=`` then gives them), fed as ``y_score``. Raises
+    ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
     malformed log; nothing is written by ``replay`` itself.
 
     With ``key`` and ``labels`` (a second source, as ``source``): ``source`` holds predictions (``key``,
     ``pred``, ``time``) and ``labels`` the labels (``key``, ``true``, and ``label_time``, default ``time``),
     joined through ``Monitor.predict_many``/``label_many`` in time order (see ``streammon.logs.joined``).
     """
+    scores = (score,) if isinstance(score, str) else tuple(score or ())
     if key is not None or labels is not None:
+        if scores:
+            raise ValueError("score columns are read from a log of labelled predictions, not yet from a joined "
+                             "predictions log: leave score out with key and labels")
         if key is None or labels is None or true is None:
             raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
         return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
@@ -94,7 +101,7 @@ def replay(
         raise ValueError("true names the column of the true labels")
     if label_time is not None:
         raise ValueError("label_time names the time column of a labels log: give labels and key too")
-    log = open_log(source, true=true, pred=pred, time=time, batch_rows=batch_rows)
+    log = open_log(source, true=true, pred=pred, time=time, batch_rows=batch_rows, score=scores)
     timed = time is not None
     every_ = Every.parse(every, timed=timed)
     fed = replay_monitor(monitor, timed=timed, windows=windows, reference=reference, baseline=baseline,
@@ -102,7 +109,7 @@ def replay(
                          policy=policy)
     replayer = Replayer(fed, every_, timed=timed, on_snapshot=on_snapshot)
     for chunk in log.chunks(coded=True):
-        replayer.feed(chunk.true, chunk.pred, chunk.times, chunk.file, chunk.first_row)
+        replayer.feed(chunk.true, chunk.pred, chunk.times, chunk.file, chunk.first_row, scores=chunk.scores)
     if not replayer.samples:
         raise ReplayError("the log holds no rows", file=log.name)
     return replayer.finish(log.name)

@@ -37,6 +37,7 @@ from streammon.logs.columns import (
     label_column,
     label_kind,
     labels,
+    numbers,
     seconds,
 )
 from streammon.logs.csv_source import csv_part, slices
@@ -60,6 +61,7 @@ class Chunk:
     times: np.ndarray | None
     file: str
     first_row: int
+    scores: np.ndarray | None = None  # the score columns' values, (n,) for one column, (n, C) for several
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,14 @@ class Part:
 class Log:
     """A log opened for replay: the parts in order and the columns to read from each."""
 
-    def __init__(self, name: str, parts: list[Part], *, true: str, pred: str, time: str | None) -> None:
+    def __init__(self, name: str, parts: list[Part], *, true: str, pred: str, time: str | None,
+                 score: tuple[str, ...] = ()) -> None:
         self.name = name
         self.parts = parts
         self.true, self.pred = true, pred
-        self.columns = {"true": true, "pred": pred, "time": time}
+        self.score = score
+        self.columns = {"true": true, "pred": pred, "time": time,
+                        **{f"score {i + 1}": column for i, column in enumerate(score)}}
         kinds = set()
         for part in parts:
             check_types(part.schema, self.columns, part.name)
@@ -98,20 +103,22 @@ class Log:
         """The rows as numpy chunks, checked (nulls, types and, if ``ordered``, time order) as they are read;
         with ``coded``, string labels stay dictionary codes (``Coded``, for ``update_many``)."""
         rows = read_columns(self.parts, (self.true, self.pred), self.columns["time"], ordered=ordered,
-                            read=label_column if coded else labels)
-        for (y, p), times, file, row in rows:
-            yield Chunk(y, p, times, file, row)
+                            read=label_column if coded else labels, extra=self.score)
+        for (y, p, *more), times, file, row in rows:
+            scores = None if not more else more[0] if len(more) == 1 else np.column_stack(more)
+            yield Chunk(y, p, times, file, row, scores)
 
 
 ReadColumn = Callable[[Any, Where, DictionaryCache], "np.ndarray | Coded"]
 
 
 def read_columns(parts: list[Part], names: tuple[str, str], time: str | None, *, ordered: bool = True,
-                 read: ReadColumn | tuple[ReadColumn, ReadColumn] = labels,
-                 ) -> Iterator[tuple[tuple[Any, Any], np.ndarray | None, str, int]]:
+                 read: ReadColumn | tuple[ReadColumn, ReadColumn] = labels, extra: tuple[str, ...] = (),
+                 ) -> Iterator[tuple[tuple[Any, ...], np.ndarray | None, str, int]]:
     """Each non-empty batch of ``parts`` as ``((first, second), times, file, first_row)``: the two
     columns ``names`` read by ``read`` (one reader for both, or one each; nulls and types checked), the
-    times in seconds (in order, if ``ordered``; None without a time column)."""
+    times in seconds (in order, if ``ordered``; None without a time column). The ``extra`` columns (scores) follow
+    the two as float64 arrays, nulls refused."""
     readers = read if isinstance(read, tuple) else (read, read)
     last = -math.inf
     for part in parts:
@@ -130,7 +137,8 @@ def read_columns(parts: list[Part], names: tuple[str, str], time: str | None, *,
                 if n:
                     last = float(times[-1])
             if n:
-                yield (pair[0], pair[1]), times, part.name, row
+                more = tuple(numbers(batch.column(name), Where(part.name, name, row)) for name in extra)
+                yield (pair[0], pair[1], *more), times, part.name, row
             row += n
 
 
@@ -152,11 +160,13 @@ def guarded(part: Part, rows_read: Callable[[], int]) -> Iterator[Any]:
         yield batch
 
 
-def open_log(source: Any, *, true: str, pred: str, time: str | None = None, batch_rows: int = BATCH_ROWS) -> Log:
+def open_log(source: Any, *, true: str, pred: str, time: str | None = None, batch_rows: int = BATCH_ROWS,
+             score: tuple[str, ...] = ()) -> Log:
     """A ``Log`` of ``source``: a path (Parquet file or folder, CSV, Arrow IPC), an Arrow table,
-    record batch or reader, a pandas DataFrame, or anything exporting an Arrow stream (polars)."""
-    name, parts = open_parts(source, [true, pred, time], batch_rows, time)
-    return Log(name, parts, true=true, pred=pred, time=time)
+    record batch or reader, a pandas DataFrame, or anything exporting an Arrow stream (polars); ``score``: the
+    columns of the model's scores, read beside the labels."""
+    name, parts = open_parts(source, [true, pred, time, *score], batch_rows, time)
+    return Log(name, parts, true=true, pred=pred, time=time, score=score)
 
 
 def open_parts(source: Any, names: list[str | None], batch_rows: int, time: str | None) -> tuple[str, list[Part]]:

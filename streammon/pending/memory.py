@@ -58,6 +58,7 @@ from streammon.pending.sizes import (
     WIDE_STR_BYTES,
     check_max_pending_bytes,
     record_bytes,
+    score_bytes,
 )
 
 DEFAULT_MAX_PENDING = 1_000_000
@@ -103,6 +104,7 @@ class PendingRecords:
         self.gone_codes: list[int] = []
         self.gone_times: list[float] = []
         self.gone_status: list[int] = []
+        self.scores: dict[int, Any] = {}  # seq -> the score of a pending prediction given one (y_score=)
 
     def __len__(self) -> int:
         """Records held (pending and tombstones)."""
@@ -197,6 +199,44 @@ class PendingRecords:
         self.pending += added
         return repeated, last
 
+    def put_scored(self, keys: list[Any], codes: list[int], times: list[float], rows: list[Any], *,
+                   out_codes: list[int], out_times: MutableSequence[float]) -> tuple[int, list[int]]:
+        """``put_many`` with a score per prediction (``attach_score``), one ``put`` at a time; returns the number of
+        repeated keys and the positions (in ``keys``) of the accepted predictions."""
+        repeated, accepted = 0, []
+        for i, (key, code, when, row) in enumerate(zip(keys, codes, times, rows, strict=True)):
+            seq = self.put(key, code, when)
+            if seq < 0:
+                repeated += 1
+                continue
+            out_codes.append(code)
+            out_times.append(when)
+            self.attach_score(seq, row)
+            accepted.append(i)
+        return repeated, accepted
+
+    def attach_score(self, seq: int, row: Any) -> None:
+        """Keep the score of the pending prediction ``seq`` (just put) until its label takes it (``pop_score``) or it
+        leaves; its bytes count against ``max_pending_bytes`` (``sizes.score_bytes``), evicting older records."""
+        self.scores[seq] = row
+        self.held_bytes += score_bytes(1 if type(row) is float else len(row))
+        if self.held_bytes > self.max_pending_bytes:
+            self._evict()
+
+    def holds_pending(self, seq: int) -> bool:
+        """Whether prediction ``seq`` is pending (held, not joined)."""
+        if not self._head <= seq < self.next_seq:
+            return False
+        key = self._order[seq - self._base]
+        return key is not None and self._keys.get(key) == seq
+
+    def pop_score(self, seq: int) -> Any:
+        """The score of prediction ``seq`` (None if it had none), forgotten."""
+        row = self.scores.pop(seq, None)
+        if row is not None:
+            self.held_bytes -= score_bytes(1 if type(row) is float else len(row))
+        return row
+
     def take(self, key: Hashable, t: float) -> tuple[int, int, float] | str:
         """Join a label at time ``t``: ``(seq, code, predicted at)``, else ``"orphan"`` or ``"duplicate"``."""
         seq = self._keys.get(key)
@@ -241,6 +281,8 @@ class PendingRecords:
                                                 + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
             if self._keys.pop(key) >= 0:
                 self.pending -= 1
+                if self.scores:
+                    self.pop_score(seq)
                 self.gone_seqs.append(seq)
                 self.gone_codes.append(self._codes[at])
                 self.gone_times.append(self._times[at])
@@ -263,6 +305,8 @@ class PendingRecords:
         self._order[at] = None  # the key object is freed now, not when the head passes
         self.held_bytes -= (RECORD_BYTES + (len(key) + STR_BYTES if key.isascii() else WIDE_CHAR_BYTES * len(key)
                                             + WIDE_STR_BYTES) if type(key) is str else RECORD_BYTES + INT_BYTES)
+        if self.scores:
+            self.pop_score(seq)
         self.gone_seqs.append(seq)
         self.gone_codes.append(self._codes[at])
         self.gone_times.append(self._times[at])

@@ -26,6 +26,8 @@ INT_BYTES = 32  # an int key
 STR_BYTES = 64  # an ASCII str key: this + 1 B per character
 WIDE_STR_BYTES, WIDE_CHAR_BYTES = 80, 4  # any other str key: this + 4 B per character
 MAX_KEY_BYTES = WIDE_STR_BYTES + WIDE_CHAR_BYTES * MAX_KEY_LENGTH
+SCORE_BYTES = 128  # a pending prediction's binary score: its dict entry, sequence number and float
+ROW_BYTES, COLUMN_BYTES = 136, 32  # a K-class score row: dict entry, sequence number, tuple; per column a float
 MIN_PENDING_BYTES = RECORD_BYTES + MAX_KEY_BYTES  # one record of the longest key
 MAX_PENDING_BYTES = 2**53
 
@@ -66,3 +68,12 @@ def check_max_pending_bytes(value: Any) -> int:
         raise ValueError(f"max_pending_bytes must be an int in [{MIN_PENDING_BYTES:,}, 2**53] (bytes; the least holds "
                          f"one longest key), got {value!r}")
     return int(value)
+
+
+def score_bytes(columns: int) -> int:
+    """The bytes a pending prediction's score accounts for (``y_score=``), on top of its record's.
+
+    >>> score_bytes(1), score_bytes(3)
+    (128, 232)
+    """
+    return SCORE_BYTES if columns == 1 else ROW_BYTES + COLUMN_BYTES * columns

@@ -56,7 +56,8 @@ from streammon.state import decode_label, encode_label
 logger = logging.getLogger("streammon.pending")
 
 FORMAT = "streammon.pending"
-VERSION = 2  # 2: a column says which labels are bools (version 1 stored True as 1); upgraded on open
+VERSION = 3  # 2: a column says which labels are bools (version 1 stored True as 1); 3: predictions and batches
+# carry their scores (y_score=); older versions are upgraded on open
 PREDICT = 1
 LABEL = 2
 SAMPLES = 3
@@ -64,24 +65,28 @@ MAX_REMEMBERED = 100_000  # batch ids (Idempotency-Key) remembered: a retry afte
 REPLAY_CHUNK = 1 << 16
 TRUNCATE_CHUNK = 1 << 14  # rows deleted per transaction: appends wait at most one chunk's deletion
 
-_OPS_COLUMNS = ("id", "kind", "key", "label", "t", "label_bool")
-_SAMPLES_COLUMNS = ("id", "classes", "y_true", "y_pred", "t", "times", "clocked")
+_OPS_COLUMNS = ("id", "kind", "key", "label", "t", "label_bool", "score")
+_SAMPLES_COLUMNS = ("id", "classes", "y_true", "y_pred", "t", "times", "clocked", "scores")
 _SEEN_COLUMNS = ("batch", "id", "accepted")
 _SCHEMA = {
     "meta": "CREATE TABLE meta (name TEXT PRIMARY KEY, value)",
+    # score: a prediction's score row as little-endian float64s (NULL: none)
     "ops": "CREATE TABLE ops (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, key NOT NULL, label NOT NULL, "
-           "t REAL NOT NULL, label_bool INTEGER NOT NULL DEFAULT 0)",
-    # a batch of labelled samples, one row: its classes (typed JSON) and two int32 columns of indices into them
+           "t REAL NOT NULL, label_bool INTEGER NOT NULL DEFAULT 0, score BLOB)",
+    # a batch of labelled samples, one row: its classes (typed JSON) and two int32 columns of indices into them;
+    # scores: its (n, C) scores as little-endian float64s (NULL: none)
     "samples": "CREATE TABLE samples (id INTEGER PRIMARY KEY, classes TEXT NOT NULL, y_true BLOB NOT NULL, "
-               "y_pred BLOB NOT NULL, t REAL, times BLOB, clocked INTEGER NOT NULL)",
+               "y_pred BLOB NOT NULL, t REAL, times BLOB, clocked INTEGER NOT NULL, scores BLOB)",
     # the ids of recent batches (HTTP Idempotency-Key), written in the batch's own transaction
     "seen": "CREATE TABLE seen (batch TEXT PRIMARY KEY, id INTEGER NOT NULL, accepted INTEGER NOT NULL)",
 }
 _COLUMNS = {"meta": ("name", "value"), "ops": _OPS_COLUMNS, "samples": _SAMPLES_COLUMNS, "seen": _SEEN_COLUMNS}
 _INSERT = "INSERT INTO ops (id, kind, key, label, t) VALUES (?, ?, ?, ?, ?)"
 _INSERT_TYPED = "INSERT INTO ops (id, kind, key, label, t, label_bool) VALUES (?, ?, ?, ?, ?, ?)"
-_REPLAY = ("SELECT id, kind, key, label, t, label_bool, NULL, NULL FROM ops WHERE id > ? "
-           "UNION ALL SELECT id, 3, classes, y_true, t, clocked, y_pred, times FROM samples WHERE id > ? ORDER BY id")
+_INSERT_SCORED = "INSERT INTO ops (id, kind, key, label, t, label_bool, score) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_REPLAY = ("SELECT id, kind, key, label, t, label_bool, NULL, NULL, score FROM ops WHERE id > ? "
+           "UNION ALL SELECT id, 3, classes, y_true, t, clocked, y_pred, times, scores FROM samples WHERE id > ? "
+           "ORDER BY id")
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class Samples:
     y_pred: np.ndarray
     t: float | np.ndarray | None
     clocked: bool
+    scores: np.ndarray | None = None  # (n, C) float64, as update_many checked them
 
 
 class JournalBusy(ValueError):
@@ -145,22 +151,28 @@ class Journal:
         db.execute(f"PRAGMA synchronous={synchronous}")
         meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
         version = meta.get("version")
-        if meta.get("format") != FORMAT or version not in (1, VERSION):
+        if meta.get("format") != FORMAT or version not in (1, 2, VERSION):
             raise ValueError(f"{self.path} is not a streammon pending store (format {meta.get('format')!r:.60}, "
-                             f"version {version!r:.60}; this streammon reads version 1 and {VERSION})")
+                             f"version {version!r:.60}; this streammon reads versions 1 to {VERSION})")
         expected = dict(_COLUMNS)
         if version == 1:
-            expected = {"meta": _COLUMNS["meta"], "ops": _OPS_COLUMNS[:-1]}
+            expected = {"meta": _COLUMNS["meta"], "ops": _OPS_COLUMNS[:-2]}
+        elif version == 2:
+            expected = {**_COLUMNS, "ops": _OPS_COLUMNS[:-1], "samples": _SAMPLES_COLUMNS[:-1]}
         for table in sorted(tables | set(expected)):
             columns = tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
             if columns != expected.get(table):
                 raise ValueError(f"{self.path} is not a streammon pending store of version {version}: its {table} "
                                  f"table has the columns {list(columns)}, expected {list(expected.get(table, ()))}")
-        if version == 1:  # bools were stored as ints: they stay so; new rows say which labels are bools
+        if version != VERSION:  # version 1: bools were stored as ints, they stay so; new rows say which are bools
             db.execute("BEGIN")
-            db.execute("ALTER TABLE ops ADD COLUMN label_bool INTEGER NOT NULL DEFAULT 0")
-            db.execute(_SCHEMA["samples"])
-            db.execute(_SCHEMA["seen"])
+            if version == 1:
+                db.execute("ALTER TABLE ops ADD COLUMN label_bool INTEGER NOT NULL DEFAULT 0")
+                db.execute(_SCHEMA["samples"])
+                db.execute(_SCHEMA["seen"])
+            else:  # version 2: rows without scores
+                db.execute("ALTER TABLE samples ADD COLUMN scores BLOB")
+            db.execute("ALTER TABLE ops ADD COLUMN score BLOB")
             db.execute("UPDATE meta SET value = ? WHERE name = 'version'", (VERSION,))
             db.execute("COMMIT")
         truncated = meta.get("truncated_to")
@@ -171,8 +183,9 @@ class Journal:
         return truncated, top or 0
 
     def append(self, kind: int, keys: Sequence[Any], labels: Sequence[Any], times: Sequence[float],
-               batch: str | None = None) -> int:
-        """Write and commit one predict/label call's rows (and its batch id); the id of its last row.
+               batch: str | None = None, *, scores: np.ndarray | None = None) -> int:
+        """Write and commit one predict/label call's rows (and its batch id, and its predictions' checked scores,
+        (n, C)); the id of its last row.
 
         Nothing is written on error.
         """
@@ -180,6 +193,11 @@ class Journal:
         with self._lock:
             first = self._check_open()
             ids = range(first, first + n)
+            if scores is not None:
+                flags = [int(type(label) is bool) for label in labels]
+                blobs = [row.tobytes() for row in np.asarray(scores, "<f8")]
+                scored = zip(ids, [kind] * n, keys, labels, times, flags, blobs, strict=True)
+                return self._commit(_INSERT_SCORED, scored, n, batch, n)
             if bool in set(map(type, labels)):  # rare: the column is left to its default otherwise (faster)
                 flags = [int(type(label) is bool) for label in labels]  # ints: no adapter lookup per bool
                 rows: Any = zip(ids, [kind] * n, keys, labels, times, flags, strict=True)
@@ -187,15 +205,17 @@ class Journal:
             return self._commit(_INSERT, zip(ids, [kind] * n, keys, labels, times, strict=True), n, batch, n)
 
     def append_samples(self, classes: Sequence[Hashable], y_true: np.ndarray, y_pred: np.ndarray,
-                       t: float | np.ndarray | None, *, clocked: bool, batch: str | None = None) -> int:
+                       t: float | np.ndarray | None, *, clocked: bool, batch: str | None = None,
+                       scores: np.ndarray | None = None) -> int:
         """Write and commit one ``update_many`` batch as one row (``y_true``/``y_pred``: indices into ``classes``,
-        ``t``: one time, one per sample, or None); the row's id."""
+        ``t``: one time, one per sample, or None; ``scores``: its checked (n, C) scores, or None); the row's id."""
         row = (json.dumps([encode_label(label) for label in classes]), np.asarray(y_true, "<i4").tobytes(),
                np.asarray(y_pred, "<i4").tobytes(), t if isinstance(t, float) else None,
-               None if t is None or isinstance(t, float) else np.asarray(t, "<f8").tobytes(), int(clocked))
+               None if t is None or isinstance(t, float) else np.asarray(t, "<f8").tobytes(), int(clocked),
+               None if scores is None else np.asarray(scores, "<f8").tobytes())
         with self._lock:
             first = self._check_open()
-            return self._commit("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", [(first, *row)], 1, batch,
+            return self._commit("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(first, *row)], 1, batch,
                                 len(y_true))
 
     def _check_open(self) -> int:
@@ -270,29 +290,40 @@ class Journal:
 
     def replay(self, after: int) -> Generator[tuple[int, Any, Any, Any, int], None, None]:
         """The rows after ``after`` in order, predictions and labels as runs of one kind ``(kind, keys, labels,
-        times, last id)``, a batch of samples as ``(SAMPLES, Samples, None, None, its id)``."""
+        times, last id)``, a batch of samples as ``(SAMPLES, Samples, None, None, its id)`` (``replay_scored``
+        without the scores)."""
+        for kind, first, second, times, last, _ in self.replay_scored(after):
+            yield kind, first, second, times, last
+
+    def replay_scored(self, after: int) -> Generator[tuple[int, Any, Any, Any, int, np.ndarray | None], None, None]:
+        """``replay`` with each run's scores: (n, C) float64 for a run of scored predictions (a run is all scored
+        or all not), else None; a batch of samples carries its own (``Samples.scores``)."""
         with self._lock:
             cursor = self._db.execute(_REPLAY, (after, after))
             chunks = iter(lambda: cursor.fetchmany(REPLAY_CHUNK), [])
-            run: tuple[int, list[Any], list[Any], list[float]] | None = None
+            run: tuple[int, list[Any], list[Any], list[float], list[bytes]] | None = None
             last = after
             for rows in chunks:
-                for row_id, kind, key, label, t, flag, y_pred, times in rows:
-                    if run is not None and (run[0] != kind or len(run[1]) >= REPLAY_CHUNK):
-                        yield (*run, last)
+                for row_id, kind, key, label, t, flag, y_pred, times, score in rows:
+                    if run is not None and (run[0] != kind or len(run[1]) >= REPLAY_CHUNK
+                                            or bool(run[4]) != (score is not None)):
+                        yield (*run[:4], last, _rows(run[4]))
                         run = None
                     if kind == SAMPLES:
-                        yield SAMPLES, _samples(key, label, y_pred, t, times=times, clocked=flag), None, None, row_id
+                        samples = _samples(key, label, y_pred, t, times=times, clocked=flag, scores=score)
+                        yield SAMPLES, samples, None, None, row_id, None
                         last = row_id
                         continue
                     if run is None:
-                        run = (kind, [], [], [])
+                        run = (kind, [], [], [], [])
                     run[1].append(key)
                     run[2].append(bool(label) if flag else label)
                     run[3].append(t)
+                    if score is not None:
+                        run[4].append(score)
                     last = row_id
             if run is not None:
-                yield (*run, last)
+                yield (*run[:4], last, _rows(run[4]))
 
     def close(self) -> None:
         """Close the database (every acknowledged row is committed already) and let another monitor open it."""
@@ -302,12 +333,21 @@ class Journal:
 
 
 def _samples(classes: str, y_true: bytes, y_pred: bytes, t: float | None, *, times: bytes | None,
-             clocked: int) -> Samples:
+             clocked: int, scores: bytes | None = None) -> Samples:
     """A ``samples`` row back as labels (checked again when replayed through ``update_many``)."""
     labels = np.empty(0, dtype=object)
     labels = np.array([decode_label(item) for item in json.loads(classes)] or labels, dtype=object)
-    return Samples(labels[np.frombuffer(y_true, "<i4")], labels[np.frombuffer(y_pred, "<i4")],
-                   t if times is None else np.frombuffer(times, "<f8"), bool(clocked))
+    true = labels[np.frombuffer(y_true, "<i4")]
+    given = None if scores is None else np.frombuffer(scores, "<f8").reshape(len(true), -1)
+    return Samples(true, labels[np.frombuffer(y_pred, "<i4")], t if times is None else np.frombuffer(times, "<f8"),
+                   bool(clocked), given)
+
+
+def _rows(blobs: list[bytes]) -> np.ndarray | None:
+    """Score rows stored one a prediction back as an (n, C) array (None for a run without scores)."""
+    if not blobs:
+        return None
+    return np.frombuffer(b"".join(blobs), "<f8").reshape(len(blobs), -1)
 
 
 def _release(db: sqlite3.Connection, owner: int) -> None:

@@ -79,6 +79,7 @@ from streammon.river.metrics import (
     Precision,
     Recall,
     as_count,
+    decision,
     make,
     no_prediction,
 )
@@ -100,6 +101,15 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
     ``clone()``) counts in fresh copies. ``revert`` is not supported — the monitor's
     own ``Sliding``/``Timed`` windows do what ``utils.Rolling`` would.
 
+    ``scores=True``: the monitor keeps the model's scores too (``WindowReport.score_tally``):
+    ``requires_labels`` is then False, so ``evaluate.progressive_val_score`` passes
+    ``predict_proba_one`` dicts; each counts as its arg-max (the decision, as ``predict_one``) with
+    its probabilities, normalised to sum to 1, as the score — of the positive class for a binary
+    monitor, else one per class in the order of ``Monitor.labels``. The classes must be known up
+    front (``reference=``; for a binary model it also names the positive class, its minority),
+    and a class the dict gives a probability but the monitor does not know is refused
+    (``ValueError``). Labels (not dicts) still count, without a score.
+
     ``pickle`` and ``copy.deepcopy`` carry the monitor as its saved state
     (``streammon.state``: the monitor's lock is not copied, a fresh one is made), so
     labels must be str, int, float or bool, as for ``Monitor.save``; the copy continues
@@ -111,6 +121,11 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
     ...     m.update(y, p)
     >>> round(m.get(), 3), m.report().windows["sliding_100"].n
     (0.707, 3)
+    >>> s = MonitorMetric(reference={True: 1, False: 9}, scores=True)
+    >>> s.update(True, {True: 0.8, False: 0.2}); s.update(False, {True: 0.6, False: 0.4})
+    >>> w = s.report().windows["cumulative"]
+    >>> w.confusion.to_dict(), w.n_scored
+    ({True: {True: 1}, False: {True: 1}}, 2)
     """
 
     def __init__(
@@ -119,8 +134,15 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
         reference: Mapping[Any, Any] | None = None,
         metric: str = "acsa",
         window: str | None = None,
+        *,
+        scores: bool = False,
         **monitor_options: Any,
     ) -> None:
+        if not isinstance(scores, bool):
+            raise TypeError(f"scores must be True or False, got {scores!r}")
+        if scores and reference is None:
+            raise ValueError("MonitorMetric(scores=True) needs reference=: the classes (the columns of the scores) "
+                             "and, for a binary model, its positive class must be known before the first score")
         if metric not in catalog():
             raise ValueError(f"unknown metric {metric!r}; valid names: {', '.join(catalog())}")
         self.windows = windows
@@ -128,20 +150,44 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
         self.metric = metric
         self.window = window
         self.monitor_options = monitor_options
+        self.scores = scores
         fresh = None if windows is None else [w.fresh() for w in windows]
         self.monitor = Monitor(fresh, reference=reference, **monitor_options)
         self._window = window or self.monitor.window_names[0]
         if self._window not in self.monitor.window_names:
             raise ValueError(f"unknown window {window!r}; the monitor has {self.monitor.window_names}")
 
+    @property
+    def requires_labels(self) -> bool:
+        """False with ``scores=True``: river then passes ``predict_proba_one`` dicts."""
+        return not self.scores
+
+    def _score(self, proba: dict[Any, Any]) -> Any:
+        """The monitor's score of a ``predict_proba_one`` dict (see the class docstring)."""
+        labels = self.monitor.labels
+        unknown = [label for label in proba if label not in labels]
+        if unknown:
+            raise ValueError(f"predict_proba_one gave probabilities of {unknown!r:.80}, which are not classes of "
+                             f"the monitor {list(labels)!r:.200}: give every class in reference=")
+        total = float(sum(proba.values()))
+        if not total > 0:
+            return None
+        if len(labels) == 2:
+            positive = self.monitor.positive
+            return float(proba.get(positive, 0.0)) / total
+        return [float(proba.get(label, 0.0)) / total for label in labels]
+
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         if no_prediction(y_pred):  # predict_one before any learning: skipped, as river's progressive validation
             return
         count = as_count(w)
+        score = self._score(y_pred) if self.scores and isinstance(y_pred, dict) else None
+        y_pred = decision(y_pred)
         if count == 1:
-            self.monitor.update(y_true, y_pred)
+            self.monitor.update(y_true, y_pred, y_score=score)
         elif count:
-            self.monitor.update_many([y_true] * count, [y_pred] * count)
+            self.monitor.update_many([y_true] * count, [y_pred] * count,
+                                     y_score=None if score is None else [score] * count)
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         raise NotImplementedError("MonitorMetric keeps its own windows: use Sliding/Timed instead of utils.Rolling")

@@ -1,7 +1,8 @@
 """Every catalog metric as a river metric: the classes behind ``streammon.river``.
 
 Binary metrics count TN/FP/FN/TP against ``pos_val`` (any label); multi-class metrics
-count an integer ``ConfusionCounts``. Both feed ``streammon.metrics.compute`` — the
+count an integer ``ConfusionCounts``. A ``predict_proba_one`` dict given as ``y_pred`` counts as its arg-max
+(``decision``). Both feed ``streammon.metrics.compute`` — the
 classes only route (STYLE.md, habit 1). Import them from ``streammon.river``.
 
 >>> metric = ACSA()
@@ -71,6 +72,18 @@ def no_prediction(y_pred: Any) -> bool:
     return y_pred is None or (isinstance(y_pred, dict) and not y_pred)
 
 
+def decision(y_pred: Any) -> Any:
+    """The decision of a prediction: ``y_pred`` itself, or the arg-max of a ``predict_proba_one`` dict (the first
+    largest, as river's ``predict_one``), so a metric fed probabilities counts what the model would decide.
+
+    >>> decision({"ham": 0.3, "spam": 0.7}), decision("ham")
+    ('spam', 'ham')
+    """
+    if isinstance(y_pred, dict):
+        return max(y_pred, key=y_pred.__getitem__)
+    return y_pred
+
+
 class CatalogDirection:
     """``bigger_is_better`` from the catalog entry of ``self.metric`` (no direction, e.g. dominance: False)."""
 
@@ -96,12 +109,12 @@ class BinaryCatalogMetric(CatalogDirection, metrics_base.BinaryMetric):
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         if no_prediction(y_pred):
             return
-        self._cells[self._cell(y_true, y_pred)] += as_count(w)
+        self._cells[self._cell(y_true, decision(y_pred))] += as_count(w)
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         if no_prediction(y_pred):
             return
-        cell, count = self._cell(y_true, y_pred), as_count(w)
+        cell, count = self._cell(y_true, decision(y_pred)), as_count(w)
         if self._cells[cell] < count:
             raise ValueError(f"cannot revert ({y_true!r}, {y_pred!r}): it was not counted")
         self._cells[cell] -= count
@@ -124,11 +137,11 @@ class MultiClassCatalogMetric(CatalogDirection, metrics_base.MultiClassMetric):
 
     def update(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         if not no_prediction(y_pred):
-            self._counts.add(y_true, y_pred, count=as_count(w))
+            self._counts.add(y_true, decision(y_pred), count=as_count(w))
 
     def revert(self, y_true: Any, y_pred: Any, w: Any = 1) -> None:
         if not no_prediction(y_pred):
-            self._counts.evict(y_true, y_pred, count=as_count(w))
+            self._counts.evict(y_true, decision(y_pred), count=as_count(w))
 
     def _params(self) -> dict[str, Any]:
         return {}

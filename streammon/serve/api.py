@@ -19,7 +19,9 @@ characters) makes a retried batch count once: the journal remembers the last 100
 this holds across restarts too; the answer to a retry says ``"replayed": true``, a key reused for a batch of
 another size gets ``422``. ``Streammon-Dropped: N`` on a
 batch reports rows a client dropped (its buffer was full): exported as ``streammon_client_dropped_total``.
-JSON is read and written with orjson (fast, strict: no NaN literals, integers within 64 bits).
+JSON is read and written with orjson (fast, strict: no NaN literals, integers within 64 bits). A samples or
+predictions batch may carry ``"y_score": [...]``, the model's scores as ``Monitor.update_many`` takes them (one
+number per row for a binary model, one array of K class probabilities per row otherwise), journalled with it.
 """
 
 from __future__ import annotations
@@ -186,10 +188,13 @@ class Api:
                     return _json(start_response, "200 OK", {"accepted": seen, "replayed": True})
             first, second = fields[("y_true" if kind == "samples" else "keys")], fields[
                 "y_pred" if kind in ("samples", "predictions") else "y_true"]
-            write = {"samples": monitor.update_many, "predictions": monitor.predict_many,
-                     "labels": monitor.label_many}[kind]
+            writers: dict[str, Callable[..., None]] = {"samples": monitor.update_many,
+                                                       "predictions": monitor.predict_many,
+                                                       "labels": monitor.label_many}
+            write = writers[kind]
             try:
-                write(first, second, fields["t"], batch_id=key)
+                scored = {"y_score": fields["y_score"]} if "y_score" in fields else {}
+                write(first, second, fields["t"], batch_id=key, **scored)
             except (TypeError, ValueError) as exc:
                 if str(exc).startswith("batch_id"):
                     raise BadBatch(f"Idempotency-Key: {exc}") from None

@@ -47,7 +47,7 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise BadBatch(f"the body must be a JSON object with {', '.join(FIELDS[kind])} and optionally t, "
                        f"got {_JSON_NAMES.get(type(document), 'a value')}")
-    names = (*FIELDS[kind], "t", "segment")
+    names = (*FIELDS[kind], "t", "segment", *(("y_score",) if kind != "labels" else ()))
     unknown = sorted(set(document) - set(names))
     if unknown:
         raise BadBatch(f"unknown field {unknown[0]!r:.60}: a {kind} batch has {', '.join(names)}")
@@ -70,12 +70,25 @@ def parse(body: bytes, kind: str) -> dict[str, Any]:
     elif t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
         raise BadBatch(f"t must be a number of seconds or an array of them, got {_JSON_NAMES.get(type(t), 'a value')}")
     out["t"] = t
+    if "y_score" in document:
+        out["y_score"] = _scores(document["y_score"], len(out[first]))
     segment = document.get("segment")
     if segment is not None and not isinstance(segment, dict):
         raise BadBatch(f"segment must be an object such as {{\"country\": \"DE\"}}, got {_name(segment)}")
     out["segment"] = segment
     _refuse_duplicates(body, document)
     return out  # the rows are judged by the monitor itself; a refusal is located by ``locate``
+
+
+def _scores(y_score: Any, rows: int) -> list[Any]:
+    """The ``y_score`` field: an array of one score (or one row of class probabilities) per row, whose values the
+    monitor checks (``streammon.counting.score_input``)."""
+    if not isinstance(y_score, list):
+        raise BadBatch(f"y_score must be an array of one score (or one row of class probabilities) per row, got "
+                       f"{_name(y_score)}")
+    if len(y_score) != rows:
+        raise BadBatch(f"y_score must have one score (or row) per row ({rows}), got {len(y_score)}")
+    return y_score
 
 
 def _refuse_duplicates(body: bytes, document: dict[str, Any]) -> None:
@@ -129,7 +142,7 @@ def locate(fields: dict[str, Any], kind: str, error: Exception, classes: tuple[A
     except BadBatch as exc:
         return str(exc)
     message = str(error)
-    if message.startswith("t[") or message.startswith("t "):
+    if message.startswith(("t[", "t ", "y_score", "a binary score", "a 1-D y_score", "(n, ")):
         return message
     for name in FIELDS[kind]:
         check = check_key if name == "keys" else check_label

@@ -83,7 +83,9 @@ def check_body(body: Any) -> None:
     if isinstance(body, dict):
         # the label side is checked by streammon.pending.schema; prior_baseline is optional (older files)
         check_optional(body)
-        body = {key: value for key, value in body.items() if key not in ("pending", "prior_baseline", "closed")}
+        body = {key: value for key, value in body.items()
+                if key not in ("pending", "prior_baseline", "closed", "scores", "prediction_scores")}
+        # scores: checked by Tally.restore; prediction_scores by Labelling._restore_prediction_scores
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
     labels = [_label(x, f"labels[{i}]") for i, x in enumerate(_list(body["labels"], "labels", most=max_classes))]

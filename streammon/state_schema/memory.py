@@ -27,10 +27,26 @@ def _live(state: Any) -> int:
     return sum(slot is not None for slot in slots) if isinstance(slots, list) else 0
 
 
+SCORE_BINS = 2048  # streammon.metrics.score_bins.BINS (a layer below: kept in step by the tests)
+
+
+def score_bytes(body: dict[str, Any]) -> int:
+    """The bytes of the score histograms (``capacity`` × columns × 2,048 int64 a window, and again on the prediction
+    side) a monitor restored from ``body`` allocates; 0 without scores (or an entry its checks will refuse)."""
+    scores = body.get("scores")
+    columns = scores.get("columns") if isinstance(scores, dict) else None
+    if type(columns) is not int or columns < 1:
+        return 0
+    sides = 2 if isinstance(body.get("prediction_scores"), dict) else 1
+    return int(CELL * body["capacity"] * columns * SCORE_BINS * len(body["windows"]) * sides)
+
+
 def matrix_bytes(body: dict[str, Any]) -> int:
-    """The bytes of the dense count matrices a monitor restored from the (checked) ``body`` holds."""
+    """The bytes of the dense count matrices (and score histograms) a monitor restored from the (checked) ``body``
+    holds."""
     side = body["capacity"]
     total = CELL * side * side * (len(body["windows"]) + 1 + sum(_live(w.get("state")) for w in body["windows"]))
+    total += score_bytes(body)
     pending = body.get("pending")
     if isinstance(pending, dict) and isinstance(pending.get("side"), dict):
         part = pending["side"]

@@ -1,0 +1,135 @@
+"""What scores cost (#28): ``update_many`` and ``update`` with ``y_score`` against the same calls without, side by side.
+
+Targets of issue 28: ``update_many`` with scores at >= 50 % of the rate without; ``update`` with a score at <= 2x
+the time without. Every number is a ratio of medians measured in one run, the two variants taking turns within each
+repeat (so a slow spell of this shared machine hits both alike); absolute rates are only indicative. The monitor has
+the default windows (cumulative, sliding_1000, sliding_10000, timed_3600s) and the degradation detector on, as a
+user's would. Before timing, the script checks that the scored monitor's tallies hold every score it was given.
+
+    python examples/bench_scores_speed.py [--quick]     # full: ~2 minutes; --quick: ~20 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from streammon import Monitor
+from streammon.monitor import default_windows
+
+
+def side_by_side(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median seconds of each function, the functions taking turns within every repeat."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def data(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """True and predicted class names and the scores of a k-class model (binary: the positive class's)."""
+    rng = np.random.default_rng(seed)
+    labels = [f"c{i}" for i in range(k)]
+    true = rng.choice(k, size=n, p=np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))])
+    logits = rng.normal(size=(n, k))
+    logits[np.arange(n), true] += 2.0
+    proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    pred = proba.argmax(axis=1)
+    names = np.array(labels)
+    return names[true], names[pred], (proba[:, 1] if k == 2 else proba), labels
+
+
+def fresh(k: int, labels: list[str]) -> Monitor:
+    reference = {label: (900 if i == 0 else 100) for i, label in enumerate(labels)}
+    return Monitor(default_windows(), reference=reference, clock=lambda: 1_000.0)
+
+
+def check(k: int) -> None:
+    """The scored monitor's cumulative tally holds every score given, by true class."""
+    true, pred, scores, labels = data(5_000, k, seed=1)
+    m = fresh(k, labels)
+    m.update_many(true, pred, y_score=scores)
+    for i in range(200):
+        m.update(true[i], pred[i], y_score=scores[i] if k == 2 else scores[i].tolist())
+    tally = m.report().windows["cumulative"].score_tally
+    assert tally is not None and tally.n_scored == 5_200, tally
+    expected = np.bincount(np.r_[[labels.index(x) for x in true], [labels.index(x) for x in true[:200]]],
+                           minlength=k)
+    assert tally.class_counts.tolist() == expected.tolist()
+
+
+def bench_batches(k: int, n: int, batch: int, repeats: int) -> float:
+    true, pred, scores, labels = data(n, k)
+    cuts = range(0, n, batch)
+
+    def plain() -> None:
+        m = fresh(k, labels)
+        for s in cuts:
+            m.update_many(true[s:s + batch], pred[s:s + batch])
+
+    def scored() -> None:
+        m = fresh(k, labels)
+        for s in cuts:
+            m.update_many(true[s:s + batch], pred[s:s + batch], y_score=scores[s:s + batch])
+
+    t = side_by_side({"plain": plain, "scored": scored}, repeats)
+    rate = n / t["plain"] / 1e6
+    ratio = t["plain"] / t["scored"]
+    print(f"  K={k:<3} batch {batch:>7,}: without {rate:6.2f} M/s, with {n / t['scored'] / 1e6:6.2f} M/s -> "
+          f"rate with scores = {ratio:.2f} of without")
+    return ratio
+
+
+def bench_single(k: int, n: int, repeats: int) -> float:
+    true, pred, scores, labels = data(n, k)
+    t_list, p_list = true.tolist(), pred.tolist()
+    s_list = scores.tolist()
+
+    def plain() -> None:
+        m = fresh(k, labels)
+        update = m.update
+        for a, b in zip(t_list, p_list, strict=True):
+            update(a, b)
+        m.flush()
+
+    def scored() -> None:
+        m = fresh(k, labels)
+        update = m.update
+        for a, b, s in zip(t_list, p_list, s_list, strict=True):
+            update(a, b, y_score=s)
+        m.flush()
+
+    t = side_by_side({"plain": plain, "scored": scored}, repeats)
+    ratio = t["scored"] / t["plain"]
+    print(f"  K={k:<3} update: without {t['plain'] / n * 1e9:6.0f} ns, with {t['scored'] / n * 1e9:6.0f} ns a sample "
+          f"-> time with a score = {ratio:.2f}x without")
+    return ratio
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples and repeats (~20 s)")
+    args = parser.parse_args()
+    n, repeats = (200_000, 3) if args.quick else (1_000_000, 5)
+    for k in (2, 10):
+        check(k)
+    print(f"update_many, {n:,} samples, default windows + detector (target: rate with scores >= 0.50 of without)")
+    for k in (2, 10):
+        for batch in (1_000, 100_000):
+            bench_batches(k, n, batch, repeats)
+    print(f"update, {n // 5:,} samples one at a time (target: time with a score <= 2x without)")
+    for k in (2, 10):
+        bench_single(k, n // 5, repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""A window's score distribution by true class: ``ScoreTally`` (frozen, read by the score metrics) and
+``ScoreCounts`` (the mutable one a window keeps), in the layout of ``streammon.metrics.score_bins``.
+
+Score tallies form a group, as confusion counts do: ``+`` merges two windows (or two replicas), ``-``
+evicts, the empty tally is the identity. The histogram is exact integer counts; the sums beside it
+(``sums``, ``top``) are float64 and exact up to rounding — a class whose count returns to 0 has its sums
+reset to exactly 0, so a sliding window's rounding never outlives the samples that made it.
+
+``sample_cells`` gives a batch's histogram as its non-zero cells (flat ids ``(row * C + column) * BINS +
+bin`` and counts), so a timed bucket keeps only the bins it holds and a state file lists only those.
+
+>>> t = ScoreTally.of(np.array([0, 1, 1]), np.array([[0.2], [0.9], [0.4]]), 2, positive=1)
+>>> t.n_scored, t.columns, t.class_counts.tolist()
+(3, 1, [1, 2])
+>>> (t + t - t).n_scored, bool(np.array_equal((t + t - t).hist, t.hist))
+(3, True)
+>>> t.hist[0, 0, 0] = 5
+Traceback (most recent call last):
+...
+ValueError: assignment destination is read-only
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, SUMS, TOP, ece_bins, score_bins
+
+Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+
+
+def sample_cells(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], rows: int, *,
+                 positive: int = 1) -> Parts:
+    """The tally of scored samples as ``(cells, counts, sums, top)``: the histogram's non-zero flat cells
+    (sorted, unique) and their counts, and the dense ``sums`` (rows, C, 4) and ``top`` (rows, 15, 3) of
+    ``streammon.metrics.score_bins.tally`` — the same numbers (the tests check it), without a dense
+    histogram. ``scores`` is (n, C), every row finite and in [0, 1]; C = 1 is a binary score of ``positive``.
+    """
+    t = np.asarray(true, dtype=np.intp)
+    s = np.asarray(scores, dtype=np.float64)
+    columns = s.shape[1]
+    rows_cols = (t[:, None] * columns + np.arange(columns)).ravel()
+    flat = rows_cols * BINS + score_bins(s).ravel()
+    cells, counts = np.unique(flat, return_counts=True)
+    clipped = np.clip(s, CLIP, 1.0 - CLIP)
+    width = rows * columns
+    sums = np.stack([np.bincount(rows_cols, weights=part.ravel(), minlength=width)
+                     for part in (s, s * s, np.log(clipped), np.log1p(-clipped))], axis=-1)
+    if columns == 1:
+        v = s[:, 0]
+        confidence = np.maximum(v, 1.0 - v)
+        chosen = np.where(v > 0.5, positive, 1 - positive)
+    else:
+        chosen = np.argmax(s, axis=1)
+        confidence = s[np.arange(len(s)), chosen]
+    where = t * ECE_BINS + ece_bins(confidence)
+    top = np.stack([np.bincount(where, minlength=rows * ECE_BINS).astype(np.float64),
+                    np.bincount(where, weights=(chosen == t).astype(np.float64), minlength=rows * ECE_BINS),
+                    np.bincount(where, weights=confidence, minlength=rows * ECE_BINS)], axis=-1)
+    return (cells.astype(np.int64), counts.astype(np.int64),
+            sums.reshape(rows, columns, len(SUMS)).astype(np.float64, copy=False),
+            top.reshape(rows, ECE_BINS, len(TOP)).astype(np.float64, copy=False))
+
+
+def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreTally:
+    """One window's score distribution by true class, read-only (``streammon.metrics.score_bins`` gives the
+    layout): ``hist`` int64 (K, C, BINS), ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
+    monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class score, else
+    one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold samples
+    without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
+    the probability of (None for C > 1)."""
+
+    hist: npt.NDArray[np.int64]
+    sums: npt.NDArray[np.float64]
+    top: npt.NDArray[np.float64]
+    positive: int | None
+
+    @property
+    def columns(self) -> int:
+        """C: the score columns."""
+        return int(self.hist.shape[1])
+
+    @property
+    def class_counts(self) -> npt.NDArray[np.int64]:
+        """The scored samples of each true class (K,)."""
+        counts: npt.NDArray[np.int64] = self.hist[:, 0, :].sum(axis=1)
+        return counts
+
+    @property
+    def n_scored(self) -> int:
+        """The window's samples that carried a score."""
+        return int(self.hist[:, 0, :].sum())
+
+    @classmethod
+    def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
+           positive: int | None = 1) -> ScoreTally:
+        """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1])."""
+        cells, counts, sums, top = sample_cells(true, scores, k, positive=1 if positive is None else positive)
+        hist = np.zeros(k * scores.shape[1] * BINS, np.int64)
+        hist[cells] = counts
+        return cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
+
+    @classmethod
+    def frozen(cls, hist: npt.NDArray[np.int64], sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64],
+               positive: int | None) -> ScoreTally:
+        """A tally of these arrays (not copied: the caller gives up its own), made read-only."""
+        return cls(_readonly(hist), _readonly(sums), _readonly(top), positive)
+
+    def _pair(self, other: ScoreTally) -> tuple[ScoreCounts, ScoreCounts]:
+        if not isinstance(other, ScoreTally):
+            raise TypeError(f"a ScoreTally combines with a ScoreTally, got {type(other).__name__}")
+        if other.columns != self.columns or other.positive != self.positive:
+            raise ValueError(f"score tallies of different layouts (columns {self.columns} and {other.columns}, "
+                             f"positive {self.positive} and {other.positive}) do not combine")
+        rows = max(len(self.hist), len(other.hist))
+        return ScoreCounts.of(self, rows), ScoreCounts.of(other, rows)
+
+    def __add__(self, other: ScoreTally) -> ScoreTally:
+        mine, theirs = self._pair(other)
+        mine.add(theirs.hist, theirs.sums, theirs.top)
+        return mine.snapshot(len(mine.hist), self.positive)
+
+    def __sub__(self, other: ScoreTally) -> ScoreTally:
+        mine, theirs = self._pair(other)
+        mine.subtract(theirs.hist, theirs.sums, theirs.top)
+        return mine.snapshot(len(mine.hist), self.positive)
+
+    def __repr__(self) -> str:
+        return f"ScoreTally(classes={len(self.hist)}, columns={self.columns}, n_scored={self.n_scored})"
+
+
+class ScoreCounts:
+    """A mutable score tally over ``rows`` true classes (a window's capacity): add, subtract, grow, snapshot."""
+
+    __slots__ = ("hist", "sums", "top")
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.hist = np.zeros((rows, columns, BINS), np.int64)
+        self.sums = np.zeros((rows, columns, len(SUMS)), np.float64)
+        self.top = np.zeros((rows, ECE_BINS, len(TOP)), np.float64)
+
+    @classmethod
+    def of(cls, tally: ScoreTally, rows: int) -> ScoreCounts:
+        """A mutable copy of ``tally`` with ``rows`` rows (at least its own)."""
+        counts = cls(rows, tally.columns)
+        k = len(tally.hist)
+        counts.hist[:k] = tally.hist
+        counts.sums[:k] = tally.sums
+        counts.top[:k] = tally.top
+        return counts
+
+    @property
+    def columns(self) -> int:
+        return int(self.hist.shape[1])
+
+    def grow(self, rows: int) -> None:
+        """Room for ``rows`` true classes, every count kept."""
+        for name in self.__slots__:
+            old = getattr(self, name)
+            grown = np.zeros((rows, *old.shape[1:]), old.dtype)
+            grown[: len(old)] = old
+            setattr(self, name, grown)
+
+    def add(self, hist: npt.NDArray[np.int64], sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64]) -> None:
+        """Add a dense tally of at most this many rows."""
+        k = len(hist)
+        self.hist[:k] += hist
+        self.sums[:k] += sums
+        self.top[:k] += top
+
+    def add_cells(self, parts: Parts, sign: int = 1) -> None:
+        """Add (``sign`` 1) or subtract (-1) a tally given as ``sample_cells`` parts."""
+        cells, counts, sums, top = parts
+        flat = self.hist.reshape(-1)
+        k = len(sums)
+        if sign > 0:
+            flat[cells] += counts
+            self.sums[:k] += sums
+            self.top[:k] += top
+        else:
+            if (flat[cells] < counts).any():
+                raise ValueError("cannot evict scores that were never counted (a bin would go below 0)")
+            flat[cells] -= counts
+            self.sums[:k] -= sums
+            self.top[:k] -= top
+            self._settle()
+
+    def subtract(self, hist: npt.NDArray[np.int64], sums: npt.NDArray[np.float64],
+                 top: npt.NDArray[np.float64]) -> None:
+        """Subtract a dense tally counted before; raises (changing nothing) if a bin would go below 0."""
+        k = len(hist)
+        if (self.hist[:k] < hist).any():
+            raise ValueError("cannot subtract scores that were never counted (a bin would go below 0)")
+        self.hist[:k] -= hist
+        self.sums[:k] -= sums
+        self.top[:k] -= top
+        self._settle()
+
+    def subtract_cells(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
+                       sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64]) -> None:
+        """Subtract a tally given as sorted unique flat histogram cells and their counts, with its sums."""
+        self.add_cells((cells, counts, sums, top), sign=-1)
+
+    def clear(self) -> None:
+        """Every count and sum back to 0 (the empty tally)."""
+        self.hist.fill(0)
+        self.sums.fill(0.0)
+        self.top.fill(0.0)
+
+    def settle(self) -> None:
+        """``_settle``, for windows that subtracted through the compiled loop."""
+        self._settle()
+
+    def _settle(self) -> None:
+        """Rows (and confidence bins) left with no sample get sums of exactly 0: no rounding residue remains."""
+        held = self.top[:, :, 0]  # the count of each row's confidence bins: exact integers in float64
+        empty = held.sum(axis=1) == 0
+        if empty.any():
+            self.sums[empty] = 0.0
+        np.multiply(self.top, (held != 0)[:, :, None], out=self.top)
+
+    def snapshot(self, k: int, positive: int | None) -> ScoreTally:
+        """A read-only copy of the first ``k`` rows."""
+        return ScoreTally.frozen(self.hist[:k].copy(), self.sums[:k].copy(), self.top[:k].copy(), positive)
+
+    def state(self) -> dict[str, Any]:
+        """Plain data: the histogram's non-zero flat cells and counts, the sums and confidence bins of the
+        rows that hold samples."""
+        flat = self.hist.reshape(-1)
+        cells = np.flatnonzero(flat)
+        live = np.flatnonzero(self.hist[:, 0, :].sum(axis=1))
+        return {"cells": cells.tolist(), "counts": flat[cells].tolist(), "rows": live.tolist(),
+                "sums": self.sums[live].tolist(), "top": self.top[live].tolist()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Load ``state()`` (``ValueError`` if it does not fit this tally's rows and columns)."""
+        size = self.hist.size
+        cells = np.asarray(state["cells"], dtype=np.int64)
+        counts = np.asarray(state["counts"], dtype=np.int64)
+        if (cells.ndim != 1 or cells.shape != counts.shape
+                or (cells.size and (cells[0] < 0 or cells[-1] >= size or (np.diff(cells) <= 0).any()
+                                    or (counts <= 0).any()))):
+            raise ValueError(f"a saved score histogram must hold cells in [0, {size}) with counts > 0, sorted "
+                             "and unique")
+        rows = np.asarray(state["rows"], dtype=np.int64).reshape(-1)
+        sums = np.asarray(state["sums"], dtype=np.float64).reshape(len(rows), *self.sums.shape[1:])
+        top = np.asarray(state["top"], dtype=np.float64).reshape(len(rows), *self.top.shape[1:])
+        if rows.size and (rows.min() < 0 or rows.max() >= len(self.hist) or (np.diff(rows) <= 0).any()):
+            raise ValueError(f"saved score rows must lie in [0, {len(self.hist)}), sorted and unique")
+        if not (np.isfinite(sums).all() and np.isfinite(top).all()):
+            raise ValueError("saved score sums must be finite")
+        self.hist.reshape(-1)[:] = 0
+        self.hist.reshape(-1)[cells] = counts
+        self.sums[:] = 0.0
+        self.top[:] = 0.0
+        self.sums[rows] = sums
+        self.top[rows] = top
+        held = self.hist.sum(axis=2)  # (rows, C): every column of a row counts the same samples
+        if not np.array_equal(np.flatnonzero(held[:, 0]), rows) or (held != held[:, :1]).any():
+            raise ValueError("saved score sums do not belong to the rows that hold scores")
+        n = held[:, 0].astype(np.float64)
+        slack = 1e-9 * (n + 1)
+        if (not np.array_equal(self.top[:, :, 0].sum(axis=1), n)
+                or (self.top[:, :, 1] > self.top[:, :, 0]).any() or (self.top < 0).any()
+                or (self.top[:, :, 2] > self.top[:, :, 0] + 1e-9).any()
+                or (self.sums[:, :, :2] < -slack[:, None, None]).any()
+                or (self.sums[:, :, :2] > (n + slack)[:, None, None]).any() or (self.sums[:, :, 2:] > 0).any()):
+            raise ValueError("saved score sums contradict the histogram (counts, sums of scores in [0, 1])")

@@ -1,0 +1,114 @@
+"""A monitor's score side: the score layout fixed by its first score, and one score window per window.
+
+The layout is decided when the first score arrives, and every later score must fit it:
+
+- a binary monitor (2 classes) keeps C = 1 column, the score of its positive class. That class must be known
+  then — ``positive=`` given, or the reference (given, or learned once the warm-up ends): before that the
+  positive class is the warm-up minority so far and could change, so a first score is refused with a
+  ``ValueError`` naming the fix (``positive=`` or ``reference=``);
+- a monitor of K > 2 classes keeps C = K columns in the order of its classes, which must have been given up
+  front (``reference=``, ``classes=``, ``positive=``, ``baseline=``): a class learned from the data could take
+  any place, so (n, K) scores are refused while fewer than 3 classes were declared, or when K differs from
+  their number. In an open monitor a stray label met later is a class of its own (a row of the tallies) but
+  has no score column.
+
+Samples without a score count in the confusion windows and not in the score tallies (``ScoreTally.n_scored``).
+
+>>> s = Scoring.of_first(declared=2, labels=2, positive=1, ndim=1, columns=None)
+>>> s.columns, s.positive
+(1, 1)
+>>> Scoring.of_first(declared=0, labels=3, positive=None, ndim=2, columns=3)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: (n, 3) scores need the classes given up front, in the order of the columns: ...; it declared 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.counting.score_tally import ScoreTally
+from streammon.counting.windows import Window
+from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, score_window
+
+MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
+
+
+class Scoring:
+    """The score layout (``columns``, ``positive``) and the score windows, allocated by ``attach``."""
+
+    def __init__(self, columns: int, positive: int) -> None:
+        self.columns = columns
+        self.positive = positive
+        self.windows: list[ScoreWindow] = []
+
+    @classmethod
+    def of_first(cls, *, declared: int, labels: int, positive: int | None, ndim: int,
+                 columns: int | None) -> Scoring:
+        """The layout of a monitor whose first score arrives: ``declared`` classes given up front, ``labels``
+        known now, its binary ``positive`` class index if known; the score's ``ndim`` and ``columns``."""
+        if labels <= 2 and (ndim == 1 or columns == 2):
+            if positive is None:
+                raise ValueError("a binary score is the probability of the positive class, which is not known yet "
+                                 "(the reference is still being learned from the warm-up): pass positive= or "
+                                 "reference= to Monitor")
+            return cls(1, positive)
+        if ndim == 1:
+            raise ValueError(f"a 1-D y_score is a binary model's positive-class score; this monitor has {labels} "
+                             "classes: pass (n, K) class probabilities in the order of Monitor.labels")
+        if declared < 3 or columns != declared:
+            raise ValueError(f"({'n'}, {columns}) scores need the classes given up front, in the order of the "
+                             "columns: pass reference= or classes= (with closed=True to refuse any other class) "
+                             f"to Monitor; it declared {declared}")
+        if declared > MAX_SCORE_CLASSES:
+            raise ValueError(f"scores of {declared} classes are over the limit of {MAX_SCORE_CLASSES} "
+                             "(streammon.counting.scoring.MAX_SCORE_CLASSES): the per-window histograms would take "
+                             f"{declared * declared * 2048 * 8 / 2**20:.0f} MiB each")
+        return cls(declared, -1)
+
+    def attach(self, windows: Sequence[Window], rows: int) -> None:
+        """One score window per window, ``rows`` true classes wide."""
+        self.windows = [score_window(w, rows=rows, columns=self.columns, positive=max(self.positive, 0))
+                        for w in windows]
+
+    def grow(self, rows: int) -> None:
+        for w in self.windows:
+            w.grow(rows)
+
+    def ingest(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64] | None,
+               times: npt.NDArray[np.float64] | float | None) -> None:
+        """Feed a batch (``scores`` None: none of its samples carried one)."""
+        if scores is None:
+            scores = np.full((len(true), self.columns), np.nan)
+        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0))
+        for w in self.windows:
+            w.ingest(batch)
+
+    def view(self, now: float | None, k: int) -> tuple[ScoreTally, ...]:
+        positive = None if self.positive < 0 else self.positive
+        return tuple(w.snapshot(now, k, positive) for w in self.windows)
+
+    def state(self) -> dict[str, Any]:
+        return {"columns": self.columns, "positive": self.positive, "windows": [w.state() for w in self.windows]}
+
+    @classmethod
+    def restored(cls, state: Any, windows: Sequence[Window], rows: int, labels: int) -> Scoring:
+        """``state()`` loaded for these windows (``ValueError`` naming what does not fit)."""
+        if not isinstance(state, dict) or set(state) != {"columns", "positive", "windows"}:
+            raise ValueError("saved scores must hold columns, positive and windows")
+        columns, positive = state["columns"], state["positive"]
+        if type(columns) is not int or not (columns == 1 or 3 <= columns <= min(labels, MAX_SCORE_CLASSES)):
+            raise ValueError(f"saved score columns {columns!r} do not fit {labels} classes")
+        if type(positive) is not int or not (positive in (0, 1) if columns == 1 else positive == -1):
+            raise ValueError(f"saved score positive class {positive!r} does not fit {columns} columns")
+        if not isinstance(state["windows"], list) or len(state["windows"]) != len(windows):
+            raise ValueError(f"saved scores must hold one entry per window ({len(windows)})")
+        scoring = cls(columns, positive)
+        scoring.attach(windows, rows)
+        for w, item in zip(scoring.windows, state["windows"], strict=True):
+            w.restore(item)
+        return scoring

@@ -1,0 +1,122 @@
+"""The score tallies' per-sample loops in machine code: a batch's bins and logarithms once (``prepare``), then
+each window adds or subtracts them in one pass (``accumulate``) — the layout of ``streammon.metrics.score_bins``.
+
+``prepare`` finds a score's bin from its logit (one division, the bins being evenly spaced in logit) and then
+checks it against the bin edges themselves, moving it a step where rounding put it on the wrong side: the bin
+is exactly ``score_bins``' (a binary search of the same edges), which the tests check. The logarithms are those
+of the clipped score (``CLIP``), which the log loss sums read. ``accumulate`` adds ``sign`` (1 or -1) times each
+scored sample (a NaN first column marks a sample without a score) to the histogram, the sums and the top-label
+confidence bins; a window evicting a sample subtracts what it added, from the bins and logarithms it kept.
+
+Compiled on first use (``streammon.metrics.jitting``); with ``NUMBA_DISABLE_JIT=1`` the same code runs as Python.
+
+>>> import numpy as np
+>>> s = np.array([[0.0], [0.5], [1.0], [np.nan]])
+>>> bins, logs, log1ms = prepared(s)
+>>> bins[:3, 0].tolist()
+[0, 1024, 2047]
+>>> hist, sums, top = np.zeros((2, 1, BINS), np.int64), np.zeros((2, 1, 4)), np.zeros((2, ECE_BINS, 3))
+>>> accumulate(np.array([0, 1, 1, 1]), s, bins, logs, log1ms, 1, 1, hist, True, sums, top)
+>>> int(hist.sum()), float(sums[1, 0, 0]), top[:, :, 0].sum()
+(3, 1.5, np.float64(3.0))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.jitting import compiled
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, bin_edges
+
+STEP = 2.0 * LOGIT_SPAN / (BINS - 2)
+EDGES = bin_edges()
+EDGES.flags.writeable = False
+
+
+def _jit(function: Any) -> Any:
+    return compiled(function, error_model="numpy")
+
+
+@_jit
+def _prepare(scores: Any, edges: Any, bins: Any, logs: Any, log1ms: Any) -> None:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    last = len(edges) - 2  # BINS - 1
+    for i in range(n):
+        if math.isnan(scores[i, 0]):  # a sample without a score
+            continue
+        for c in range(columns):
+            s = scores[i, c]
+            clipped = min(max(s, CLIP), 1.0 - CLIP)
+            a = math.log(clipped)
+            b = math.log1p(-clipped)
+            logs[i, c] = a
+            log1ms[i, c] = b
+            g = int(math.floor((a - b + LOGIT_SPAN) / STEP)) + 1  # noqa: RUF046 - an int under numba and Python
+            g = min(max(g, 0), last)
+            while g > 0 and s < edges[g]:
+                g -= 1
+            while g < last and s >= edges[g + 1]:
+                g += 1
+            bins[i, c] = g
+
+
+def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float64],
+                                                        npt.NDArray[np.float64]]:
+    """Each score's bin and the logarithms ``ln(s)``, ``ln(1 − s)`` of its clipped value, (n, C) each (zeros in
+    the rows of samples without a score). ``scores`` is (n, C), checked: in [0, 1], a NaN first column where a
+    sample has no score."""
+    bins = np.zeros(scores.shape, np.int16)
+    logs = np.zeros(scores.shape, np.float64)
+    log1ms = np.zeros(scores.shape, np.float64)
+    if len(scores):
+        _prepare(np.ascontiguousarray(scores), EDGES, bins, logs, log1ms)
+    return bins, logs, log1ms
+
+
+@_jit
+def _accumulate(true: Any, scores: Any, bins: Any, logs: Any, log1ms: Any, positive: int, sign: int,  # noqa: PLR0917
+                hist: Any, with_hist: bool, sums: Any, top: Any) -> None:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    for i in range(n):
+        first = scores[i, 0]
+        if math.isnan(first):
+            continue
+        t = true[i]
+        best = -1.0
+        chosen = 0
+        for c in range(columns):
+            s = scores[i, c]
+            if with_hist:
+                hist[t, c, bins[i, c]] += sign
+            sums[t, c, 0] += sign * s
+            sums[t, c, 1] += sign * s * s
+            sums[t, c, 2] += sign * logs[i, c]
+            sums[t, c, 3] += sign * log1ms[i, c]
+            if s > best:  # the first largest, as numpy's argmax
+                best = s
+                chosen = c
+        if columns == 1:
+            confidence = max(first, 1.0 - first)
+            chosen = positive if first > 0.5 else 1 - positive
+        else:
+            confidence = best
+        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        top[t, e, 0] += sign
+        if chosen == t:
+            top[t, e, 1] += sign
+        top[t, e, 2] += sign * confidence
+
+
+def accumulate(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: npt.NDArray[np.int16],  # noqa: PLR0917
+               logs: npt.NDArray[np.float64], log1ms: npt.NDArray[np.float64], positive: int, sign: int,
+               hist: npt.NDArray[np.int64], with_hist: bool, sums: npt.NDArray[np.float64],
+               top: npt.NDArray[np.float64]) -> None:
+    """Add ``sign`` times the scored samples (``true`` class indices, ``scores`` and their ``prepared`` bins and
+    logarithms) to ``hist`` (K, C, BINS; left alone unless ``with_hist``), ``sums`` (K, C, 4) and ``top``
+    (K, ECE_BINS, 3), in place. ``positive``: the class a binary (C = 1) score is the probability of."""
+    if len(true):
+        _accumulate(true, scores, bins, logs, log1ms, positive, sign, hist, with_hist, sums, top)

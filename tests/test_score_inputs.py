@@ -1,0 +1,175 @@
+"""Score inputs (#28): what ``y_score`` a monitor takes, and that a refused score (or a batch refused for any
+other reason) raises a clear error and leaves the monitor's saved state byte-identical."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from streammon import Cumulative, Monitor, Sliding, Timed
+
+
+def binary() -> Monitor:
+    m = Monitor([Cumulative(), Sliding(4), Timed(60, buckets=6)], reference={"legit": 9, "fraud": 1})
+    m.update_many(["legit", "fraud"], ["legit", "legit"], t=1.0, y_score=[0.2, 0.4])
+    return m
+
+
+def three() -> Monitor:
+    m = Monitor([Cumulative(), Sliding(4)], classes=["a", "b", "c"])
+    m.update_many(["a", "b"], ["a", "c"], y_score=[[0.8, 0.1, 0.1], [0.1, 0.3, 0.6]])
+    return m
+
+
+BINARY_BATCHES = [
+    ([0.1, math.nan], ValueError, r"y_score\[1\] is nan: a score must be a probability in \[0, 1\]"),
+    ([0.1, 1.5], ValueError, r"y_score\[1\] is 1.5"),
+    ([-0.1, 0.5], ValueError, r"y_score\[0\] is -0.1"),
+    ([0.1], ValueError, r"one score \(row\) per sample: 2 samples, got shape \(1,\)"),
+    ([[0.2, 0.3, 0.5]] * 2, ValueError, r"must be 1-D .* or \(n, 2\) class probabilities, got shape \(2, 3\)"),
+    ([[0.2, 0.7], [0.5, 0.5]], ValueError, r"y_score row 0 sums to 0.9"),
+    (["a", "b"], TypeError, r"y_score must hold numbers"),
+    ({"a": 1}, TypeError, r"y_score must be numbers"),
+    ([[[0.5]]] * 2, ValueError, r"1-D or 2-D"),
+]
+
+
+@pytest.mark.parametrize(("y_score", "error", "message"), BINARY_BATCHES)
+def test_a_refused_binary_batch_changes_nothing(y_score: object, error: type[Exception], message: str) -> None:
+    """NaN, out-of-range, mis-shaped, non-numeric scores or two-column rows not summing to 1 are refused, naming
+    the value and what was expected, and the monitor's state file is byte-identical afterwards."""
+    m = binary()
+    before = m.dumps()
+    with pytest.raises(error, match=message):
+        m.update_many(["legit", "fraud"], ["legit", "fraud"], t=2.0, y_score=y_score)
+    assert m.dumps() == before
+
+
+@pytest.mark.parametrize(("y_score", "error", "message"), [
+    (math.nan, ValueError, "is nan"), (1.01, ValueError, "is 1.01"), ("0.5", TypeError, "numbers"),
+    ([0.3, 0.3], ValueError, "sums to 0.6"), (True, TypeError, "probability"), ([[0.5]], ValueError, "one row"),
+])
+def test_a_refused_single_score_changes_nothing(y_score: object, error: type[Exception], message: str) -> None:
+    """``update`` refuses a bad score as ``update_many`` does, on the lock-free path too, and changes nothing."""
+    m = binary()
+    before = m.dumps()
+    with pytest.raises(error, match=message):
+        m.update("legit", "fraud", y_score=y_score)
+    assert m.dumps() == before
+
+
+@pytest.mark.parametrize(("y_score", "message"), [
+    ([[0.5, 0.5]] * 2, r"must be \(n, 3\) class probabilities in the order of Monitor.labels, got shape \(2, 2\)"),
+    ([0.5, 0.5], r"\(n, 3\) class probabilities"),
+    ([[0.5, 0.5, 0.1]] * 2, r"row 0 sums to 1.1"),
+    ([[0.5, 0.5, 0.0], [1.2, -0.2, 0.0]], r"y_score\[1, 0\] is 1.2"),
+])
+def test_a_refused_k_class_batch_changes_nothing(y_score: object, message: str) -> None:
+    """K > 2: the columns must be the K classes and each row a probability vector; else an error, nothing changed."""
+    m = three()
+    before = m.dumps()
+    with pytest.raises(ValueError, match=message):
+        m.update_many(["a", "c"], ["a", "b"], y_score=y_score)
+    assert m.dumps() == before
+
+
+def test_a_batch_refused_for_its_labels_or_times_starts_no_score_tally() -> None:
+    """A first scored batch refused for a bad label or a time going back changes nothing: no tally is started and
+    no class is registered."""
+    m = Monitor([Sliding(5), Timed(60)], reference={"x": 3, "y": 1}, closed=True)
+    m.update_many(["x"], ["y"], t=10.0)
+    before = m.dumps()
+    with pytest.raises(ValueError, match="z"):
+        m.update_many(["x", "z"], ["x", "x"], t=11.0, y_score=[0.1, 0.2])
+    with pytest.raises(ValueError, match="time"):
+        m.update_many(["x", "y"], ["x", "x"], t=5.0, y_score=[0.1, 0.2])
+    with pytest.raises(ValueError):
+        m.update("x", "z", t=11.0, y_score=0.3)
+    assert m.dumps() == before
+    open_monitor = Monitor([Sliding(5)], reference={"x": 3, "y": 1})
+    before = open_monitor.dumps()
+    with pytest.raises(ValueError, match=r"is 2\.0"):
+        open_monitor.update("x", "new", y_score=2.0)  # the new class would be registered: it is not
+    assert open_monitor.dumps() == before and open_monitor.labels == ("x", "y")
+
+
+def test_the_positive_class_must_be_known_for_a_binary_score() -> None:
+    """Without ``positive=`` or a reference, the positive class is still being learned: a first binary score is
+    refused with the fix named; once the warm-up has learned the reference, scores are taken."""
+    m = Monitor([Cumulative()], warmup=4)
+    m.update_many(["a", "b"], ["a", "b"])
+    before = m.dumps()
+    with pytest.raises(ValueError, match="pass positive= or reference="):
+        m.update_many(["a", "b"], ["a", "b"], y_score=[0.1, 0.9])
+    with pytest.raises(ValueError, match="pass positive= or reference="):
+        m.update("a", "b", y_score=0.9)
+    assert m.dumps() == before
+    m.update_many(["a", "a", "b"], ["a", "a", "b"])  # the warm-up ends: b is the minority, the positive class
+    m.update_many(["a", "b"], ["a", "b"], y_score=[0.1, 0.9])
+    assert m.report().positive == "b" and m.report().windows["cumulative"].n_scored == 2
+    named = Monitor([Cumulative()], positive="a")
+    named.update_many(["a", "b"], ["a", "b"], y_score=[0.9, 0.2])
+    tally = named.report().windows["cumulative"].score_tally
+    assert tally is not None and tally.positive == named.labels.index("a")
+
+
+def test_k_class_scores_need_the_classes_up_front() -> None:
+    """(n, K) scores are refused when the classes were learned from the data (their order is not the columns')."""
+    m = Monitor([Cumulative()])
+    m.update_many(["a", "b", "c"], ["a", "b", "c"])
+    before = m.dumps()
+    with pytest.raises(ValueError, match="need the classes given up front"):
+        m.update_many(["a"], ["a"], y_score=[[0.5, 0.25, 0.25]])
+    assert m.dumps() == before
+
+
+def test_scores_given_any_way_make_the_same_tally() -> None:
+    """One sample at a time (lock-free and checked paths), a batch, and the two-column predict_proba form of a
+    binary model all give the same tally; samples without a score count in the confusion matrix only."""
+    rng = np.random.default_rng(7)
+    true = rng.integers(2, size=300)
+    s = rng.random(300)
+    labels = np.array(["legit", "fraud"])
+    batch = Monitor([Sliding(100)], reference={"legit": 9, "fraud": 1})
+    batch.update_many(labels[true], labels[(s > 0.5).astype(int)], y_score=s)
+    proba = Monitor([Sliding(100)], reference={"legit": 9, "fraud": 1})
+    proba.update_many(labels[true], labels[(s > 0.5).astype(int)], y_score=np.column_stack([1 - s, s]))
+    single = Monitor([Sliding(100)], reference={"legit": 9, "fraud": 1})
+    for i in range(300):
+        single.update(labels[true[i]], labels[int(s[i] > 0.5)], y_score=float(s[i]) if i % 2 else np.float64(s[i]))
+    first, *others = [m.report().windows["sliding_100"].score_tally for m in (batch, proba, single)]
+    for other in others:
+        assert other is not None and first is not None
+        np.testing.assert_array_equal(other.hist, first.hist)
+        np.testing.assert_allclose(other.sums, first.sums, rtol=1e-9)
+        np.testing.assert_array_equal(other.top, first.top)
+    mixed = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1})
+    mixed.update_many(labels[true[:10]], labels[true[:10]], y_score=s[:10])
+    mixed.update_many(labels[true[10:]], labels[true[10:]])
+    w = mixed.report().windows["cumulative"]
+    assert (w.n, w.n_scored) == (300, 10)
+
+
+def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
+    """K-class rows given to ``update`` one at a time (lists and tuples of floats, the lock-free path) make the tally
+    of the same rows given as one batch; a row that does not sum to 1 is still refused there, changing nothing."""
+    rng = np.random.default_rng(9)
+    labels = ["a", "b", "c", "d"]
+    rows = rng.dirichlet(np.ones(4), size=500)
+    true = rng.integers(4, size=500)
+    batch, single = (Monitor([Sliding(300), Cumulative()], classes=labels) for _ in range(2))
+    batch.update_many([labels[i] for i in true], [labels[i] for i in rows.argmax(1)], y_score=rows)
+    for i in range(500):
+        row = rows[i].tolist()
+        single.update(labels[true[i]], labels[int(rows[i].argmax())], y_score=row if i % 2 else tuple(row))
+    for name in ("sliding_300", "cumulative"):
+        a, b = batch.report().windows[name].score_tally, single.report().windows[name].score_tally
+        assert a is not None and b is not None
+        np.testing.assert_array_equal(a.hist, b.hist)
+        np.testing.assert_allclose(a.sums, b.sums, rtol=1e-9)
+    before = single.dumps()
+    with pytest.raises(ValueError, match=r"sums to 0\.9"):
+        single.update("a", "b", y_score=[0.3, 0.3, 0.2, 0.1])
+    assert single.dumps() == before

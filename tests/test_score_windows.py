@@ -1,0 +1,308 @@
+"""Per-window score tallies (#28): every window kind holds exactly the scores of the samples it holds, recounted
+sample by sample in plain Python (bins found by bisection of the documented edges), eviction and expiry included;
+the tallies merge and subtract as a group, and survive save/load."""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streammon import Cumulative, Monitor, Sliding, Timed
+from streammon.counting.score_tally import ScoreTally, sample_cells
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, bin_edges, tally
+
+EDGES = bin_edges().tolist()
+
+
+def recount(samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int,
+            columns: int | None = None) -> tuple[np.ndarray, ...]:
+    """The tally of ``(true, score row)`` samples, one at a time, from the documented layout alone (``columns``:
+    1 for k = 2, else k, unless given)."""
+    columns = columns or (1 if k == 2 else k)
+    hist = np.zeros((k, columns, BINS), np.int64)
+    sums = np.zeros((k, columns, 4))
+    top = np.zeros((k, ECE_BINS, 3))
+    for true, row in samples:
+        for c, s in enumerate(row):
+            b = min(bisect.bisect_right(EDGES, s) - 1, BINS - 1)
+            hist[true, c, b] += 1
+            clipped = min(max(s, CLIP), 1 - CLIP)
+            sums[true, c] += (s, s * s, math.log(clipped), math.log(1 - clipped))
+        if columns == 1:
+            probs = [1 - row[0], row[0]] if positive == 1 else [row[0], 1 - row[0]]
+            chosen = positive if row[0] > 0.5 else 1 - positive
+            confidence = max(row[0], 1 - row[0])
+        else:
+            probs = list(row)
+            confidence = max(probs)
+            chosen = probs.index(confidence)
+        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        top[true, e] += (1, chosen == true, confidence)
+    return hist, sums, top
+
+
+def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, ...]]], k: int, positive: int,
+                 columns: int | None = None) -> None:
+    assert got is not None
+    hist, sums, top = recount(samples, k, positive, columns)
+    assert got.n_scored == len(samples)
+    np.testing.assert_array_equal(got.hist, hist)
+    np.testing.assert_allclose(got.sums, sums, rtol=1e-9, atol=1e-7)
+    np.testing.assert_allclose(got.top, top, rtol=1e-9, atol=1e-9)
+
+
+def stream(rng: np.random.Generator, n: int, k: int, scored_share: float) -> list[tuple[int, int, object]]:
+    """``(true, pred, score or None)`` samples: a binary score for k = 2, K probabilities otherwise."""
+    out: list[tuple[int, int, object]] = []
+    for _ in range(n):
+        true = int(rng.integers(k))
+        if rng.random() >= scored_share:
+            out.append((true, int(rng.integers(k)), None))
+            continue
+        if k == 2:
+            # scores spread over the logit bins, the extremes 0 and 1 included now and then
+            s = float(rng.choice([0.0, 1.0])) if rng.random() < 0.02 else float(1 / (1 + math.exp(-rng.normal(0, 6))))
+            out.append((true, int(s > 0.5), s))
+        else:
+            p = rng.dirichlet(np.ones(k) * 0.3)
+            out.append((true, int(np.argmax(p)), tuple(float(x) for x in p)))
+    return out
+
+
+def test_sample_cells_is_the_dense_tally() -> None:
+    """The sparse batch tally the windows keep has exactly the histogram, sums and confidence bins of
+    ``score_bins.tally``, binary (both positive classes) and with K columns."""
+    rng = np.random.default_rng(1)
+    for k, columns in ((2, 1), (5, 5)):
+        true = rng.integers(k, size=500)
+        scores = rng.dirichlet(np.ones(k), size=500) if columns > 1 else rng.random((500, 1))
+        for positive in (0, 1):
+            cells, counts, sums, top = sample_cells(true, scores, k, positive=positive)
+            hist, sums_ref, top_ref = tally(true, scores if columns > 1 else scores[:, 0], k, positive=positive)
+            flat = np.zeros(hist.size, np.int64)
+            flat[cells] = counts
+            np.testing.assert_array_equal(flat.reshape(hist.shape), hist)
+            np.testing.assert_allclose(sums, sums_ref)
+            np.testing.assert_allclose(top, top_ref)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_every_window_kind_holds_the_scores_of_its_samples(k: int) -> None:
+    """Batches and single samples, scored and not, at increasing times: after each step the cumulative, sliding and
+    timed windows' tallies equal a per-sample recount of the scored samples each window holds."""
+    rng = np.random.default_rng(k)
+    labels = [f"c{i}" for i in range(k)]
+    ref = {label: 10 * (i + 1) for i, label in enumerate(labels)}  # binary positive: the minority, "c0"
+    positive = 0
+    m = Monitor([Cumulative(), Sliding(7), Sliding(60), Timed(10, buckets=5)], reference=ref, detector=None)
+    held: list[tuple[float, int, tuple[float, ...] | None]] = []
+    t = 0.0
+    for step in range(40):
+        size = int(rng.choice([1, 1, 3, 9, 25, 80]))
+        data = stream(rng, size, k, scored_share=0.3 if step % 5 == 0 else 0.8)
+        times = (t + np.sort(rng.random(size)) * 3).tolist()
+        t = times[-1]
+        rows = [None if s is None else ((s,) if k == 2 else s) for _, _, s in data]
+        if size == 1 or step % 3 == 0:  # one sample at a time
+            for (true, pred, s), when in zip(data, times, strict=True):
+                m.update(labels[true], labels[pred], t=when, y_score=s)
+        elif all(s is not None for _, _, s in data):
+            m.update_many([labels[a] for a, _, _ in data], [labels[b] for _, b, _ in data], t=times,
+                          y_score=np.array([r[0] for r in rows]) if k == 2 else np.array(rows))
+        else:  # a batch without scores
+            data = [(a, b, None) for a, b, _ in data]
+            rows = [None] * size
+            m.update_many([labels[a] for a, _, _ in data], [labels[b] for _, b, _ in data], t=times)
+        held += [(when, true, row) for when, (true, _, _), row in zip(times, data, rows, strict=True)]
+        if step % 4 != 3:
+            continue
+        report = m.report()
+        def scored(items: list[tuple[float, int, tuple[float, ...] | None]]) -> list[tuple[int, tuple[float, ...]]]:
+            return [(true, row) for _, true, row in items if row is not None]
+        if not scored(held):
+            continue
+        assert_tally(report.windows["cumulative"].score_tally, scored(held), k, positive)
+        assert_tally(report.windows["sliding_7"].score_tally, scored(held[-7:]), k, positive)
+        assert_tally(report.windows["sliding_60"].score_tally, scored(held[-60:]), k, positive)
+        newest = math.floor(t / 2.0)  # buckets of 2 s: the window holds the 5 newest bucket ids
+        assert_tally(report.windows["timed_10s"].score_tally,
+                     scored([h for h in held if math.floor(h[0] / 2.0) > newest - 5]), k, positive)
+        assert report.windows["sliding_60"].n_scored == len(scored(held[-60:]))
+
+
+def test_tallies_form_a_group() -> None:
+    """Merging is addition and eviction subtraction: (a + b) − b is a, the empty tally is the identity, and
+    subtracting what was never counted raises."""
+    rng = np.random.default_rng(3)
+    a = ScoreTally.of(rng.integers(3, size=50), rng.dirichlet(np.ones(3), size=50), 3, positive=None)
+    b = ScoreTally.of(rng.integers(3, size=20), rng.dirichlet(np.ones(3), size=20), 3, positive=None)
+    empty = ScoreTally.of(np.zeros(0, np.intp), np.zeros((0, 3)), 3, positive=None)
+    back = (a + b) - b
+    np.testing.assert_array_equal(back.hist, a.hist)
+    np.testing.assert_allclose(back.sums, a.sums, atol=1e-12)
+    np.testing.assert_array_equal((a + empty).hist, a.hist)
+    np.testing.assert_array_equal((a + b).hist, (b + a).hist)
+    with pytest.raises(ValueError, match="never counted"):
+        _ = b - a
+
+
+def test_save_load_keeps_the_tallies_and_their_eviction() -> None:
+    """A monitor restored from its state file reports the same tallies, and both evict the same scores afterwards."""
+    m = Monitor([Cumulative(), Sliding(30), Timed(20, buckets=4)], classes=["a", "b", "c"], detector=None)
+    labels = ["a", "b", "c"]
+    def feed(target: Monitor, start: float) -> None:
+        r = np.random.default_rng(int(start))
+        p = r.dirichlet(np.ones(3), size=25)
+        target.update_many([labels[i] for i in r.integers(3, size=25)], [labels[i] for i in p.argmax(1)],
+                           t=start + np.arange(25) * 0.5, y_score=p)
+    for i in range(3):
+        feed(m, 20.0 * i)
+    m.update("a", "b", t=61.0)  # one sample without a score
+    text = m.dumps()
+    restored = Monitor.loads(text)
+    assert restored.dumps() == text
+    for target in (m, restored):
+        feed(target, 100.0)
+    mine, theirs = m.report(), restored.report()
+    for name in mine.windows:
+        a, b = mine.windows[name].score_tally, theirs.windows[name].score_tally
+        assert a is not None and b is not None
+        np.testing.assert_array_equal(a.hist, b.hist)
+        np.testing.assert_allclose(a.sums, b.sums)
+    assert mine.windows["sliding_30"].n_scored == 29  # 4 of the third batch, the unscored sample, 25 new
+
+
+def test_an_old_state_file_without_scores_loads() -> None:
+    """A state written before scores existed (no ``scores`` entry) loads, with no tally until the first score."""
+    from streammon import state
+
+    m = Monitor([Sliding(5)], reference={"x": 1, "y": 3})
+    m.update_many(["x", "y"], ["x", "x"])
+    body = state.loads(m.dumps())
+    body.pop("scores")
+    old = Monitor._from_body(body, clock=lambda: 0.0)
+    assert old.report().windows["sliding_5"].score_tally is None
+    old.update("y", "y", y_score=0.2)
+    assert old.report().windows["sliding_5"].n_scored == 1
+
+
+def test_the_compiled_pass_is_the_numpy_tally() -> None:
+    """The compiled loop's bins are ``score_bins``' at and around every edge, 0 and 1 included, and its histogram,
+    sums and confidence bins are those of ``score_bins.tally``, binary (both positive classes) and with K columns."""
+    from streammon.metrics.score_bins import score_bins
+    from streammon.metrics.score_kernel import accumulate, prepared
+
+    edges = bin_edges()
+    probes = np.concatenate([edges, np.nextafter(edges, 0.0), np.nextafter(edges, 1.0), [0.0, 1.0, 1e-300, 0.5]])
+    probes = np.clip(probes, 0.0, 1.0)
+    bins, _, _ = prepared(probes[:, None])
+    np.testing.assert_array_equal(bins[:, 0], score_bins(probes))
+    rng = np.random.default_rng(5)
+    for k, columns in ((2, 1), (6, 6)):
+        true = rng.integers(k, size=2_000)
+        scores = rng.dirichlet(np.ones(k) * 0.2, size=2_000) if columns > 1 else rng.beta(0.3, 0.3, (2_000, 1))
+        for positive in (0, 1):
+            hist = np.zeros((k, columns, BINS), np.int64)
+            sums, top = np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))
+            accumulate(true, scores, *prepared(scores), positive, 1, hist, True, sums, top)
+            ref = tally(true, scores if columns > 1 else scores[:, 0], k, positive=positive)
+            np.testing.assert_array_equal(hist, ref[0])
+            np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+            np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+
+
+def test_the_state_memory_bound_counts_the_score_histograms() -> None:
+    """``Monitor.load`` bounds the memory a file makes it allocate: the score histograms (capacity × columns ×
+    2,048 int64 a window) count, with the same number of bins the tallies use."""
+    from streammon import state
+    from streammon.state_schema.memory import SCORE_BINS, matrix_bytes
+
+    assert SCORE_BINS == BINS
+    m = Monitor([Cumulative(), Sliding(10)], classes=["a", "b", "c"])
+    without = matrix_bytes(state.loads(m.dumps()))
+    m.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
+    assert matrix_bytes(state.loads(m.dumps())) - without == 8 * 4 * 3 * BINS * 2  # capacity 4, 3 columns, 2 windows
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda b: b["scores"].update(columns=7),
+    lambda b: b["scores"].update(positive=5),
+    lambda b: b["scores"]["windows"][1].update(scores=[[1.5]] * len(b["scores"]["windows"][1]["scores"])),
+    lambda b: b["scores"]["windows"][0]["tally"].update(counts=[c + 1 for c in b["scores"]["windows"][0]["tally"]["counts"]]),  # noqa: E501
+    lambda b: b["scores"]["windows"][1]["tally"].update(cells=b["scores"]["windows"][1]["tally"]["cells"][::-1]),
+    lambda b: b["scores"]["windows"][2]["buckets"][0].update(id="x"),
+    lambda b: b["scores"]["windows"][2]["tally"]["sums"][0][0].__setitem__(0, float("nan")),
+    lambda b: b.update(prediction_scores={"records": [[0, 0.5]], "tallies": None}),
+])
+def test_a_tampered_score_state_is_refused(tamper: object) -> None:
+    """Score entries that do not fit the monitor or contradict each other fail ``load`` with ``StateError``."""
+    from streammon import state
+
+    m = Monitor([Cumulative(), Sliding(10), Timed(60)], reference={"x": 3, "y": 1})
+    m.update_many(["x", "y", "y"], ["x", "x", "y"], t=[1.0, 2.0, 3.0], y_score=[0.1, 0.4, 0.9])
+    body = state.loads(m.dumps())
+    assert callable(tamper)
+    tamper(body)
+    with pytest.raises(state.StateError):
+        Monitor._from_body(body, clock=lambda: 0.0)
+
+
+def test_a_batch_longer_than_a_large_sliding_window_replaces_its_tally() -> None:
+    """A batch at least as long as a sliding window (one large enough that clearing beats subtracting) leaves the
+    tally of its last ``size`` samples, and later samples evict from there as usual."""
+    rng = np.random.default_rng(8)
+    m = Monitor([Sliding(600)], reference={"x": 3, "y": 1})
+    true = rng.integers(2, size=1_000)
+    scores = rng.random(1_000)
+    labels = np.array(["x", "y"])
+    m.update_many(labels[true[:700]], labels[true[:700]], y_score=scores[:700])
+    assert_tally(m.report().windows["sliding_600"].score_tally,
+                 [(int(t), (float(s),)) for t, s in zip(true[100:700], scores[100:700], strict=True)], 2, 1)
+    m.update_many(labels[true[700:]], labels[true[700:]], y_score=scores[700:])
+    assert_tally(m.report().windows["sliding_600"].score_tally,
+                 [(int(t), (float(s),)) for t, s in zip(true[400:], scores[400:], strict=True)], 2, 1)
+
+
+def test_a_stray_class_grows_every_score_window() -> None:
+    """In an open binary monitor, a stray label met after the first scores becomes a row of every tally (timed
+    buckets and sliding rings included), and the tallies still recount exactly."""
+    m = Monitor([Cumulative(), Sliding(6), Timed(30, buckets=3)], reference={"x": 3, "y": 1})
+    m.update_many(["x", "y", "x"], ["x", "y", "y"], t=[1.0, 2.0, 3.0], y_score=[0.1, 0.7, 0.6])
+    m.update_many(["z", "x", "z"], ["x", "x", "y"], t=[4.0, 5.0, 6.0], y_score=[0.3, 0.2, 0.8])
+    m.update("z", "z", t=7.0, y_score=0.4)  # the stray class predicted too: a class of its own
+    samples = [(0, (0.1,)), (1, (0.7,)), (0, (0.6,)), (2, (0.3,)), (0, (0.2,)), (2, (0.8,)), (2, (0.4,))]
+    r = m.report()
+    assert m.labels == ("x", "y", "z")
+    assert_tally(r.windows["cumulative"].score_tally, samples, 3, 1, columns=1)
+    assert_tally(r.windows["sliding_6"].score_tally, samples[1:], 3, 1, columns=1)
+    assert_tally(r.windows["timed_30s"].score_tally, samples, 3, 1, columns=1)
+    m.update("x", "x", t=45.0, y_score=0.5)  # the buckets of t < 20 leave the timed window
+    assert_tally(m.report().windows["timed_30s"].score_tally, [(0, (0.5,))], 3, 1, columns=1)
+
+
+def _tallies(seed: int, k: int) -> list[ScoreTally]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for size in rng.integers(0, 40, size=3):
+        true = rng.integers(k, size=int(size))
+        rows = rng.dirichlet(np.ones(k) * 0.5, size=int(size)) if k > 2 else rng.random((int(size), 1))
+        out.append(ScoreTally.of(true, rows, k, positive=None if k > 2 else 1))
+    return out
+
+
+@given(seed=st.integers(0, 2**32 - 1), k=st.sampled_from([2, 3, 5]))
+@settings(max_examples=40, deadline=None)
+def test_score_tallies_obey_the_group_laws(seed: int, k: int) -> None:
+    """Merging commutes and associates, the empty tally is the identity and evicting undoes merging — histograms
+    exactly, sums to rounding."""
+    a, b, c = _tallies(seed, k)
+    empty = ScoreTally.of(np.zeros(0, np.intp), np.zeros((0, a.columns)), k, positive=a.positive)
+    for left, right in (((a + b) + c, a + (b + c)), (a + b, b + a), (a + empty, a), ((a + b) - b, a)):
+        np.testing.assert_array_equal(left.hist, right.hist)
+        np.testing.assert_allclose(left.sums, right.sums, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(left.top, right.top, rtol=1e-12, atol=1e-12)

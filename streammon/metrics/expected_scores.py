@@ -33,25 +33,31 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import FloatArray
-from streammon.metrics.score_bins import BINS, LOGIT_SPAN
+from streammon.metrics.score_bins import bin_edges
 from streammon.metrics.specs import REQUIRED, applicable, compute, spec
 
 
 def bin_representatives() -> FloatArray:
     """One score per bin of ``score_bins`` (``BINS``), to feed a window's histogram as rows with its counts as
-    weights: each bin's midpoint in logit (the bins are evenly spaced in logit), the two outer bins half a step
-    beyond the first and last inner edges. Within a bin every score then reads as its representative: EM, the
-    expected confusion and the mix test move by at most the calibration's change across half a bin (logit step
-    2·12/2046 ≈ 0.012).
+    weights: each bin's midpoint in logit between its edges (``bin_edges``), the lower edge where the bin holds a
+    single float (the last steps below 1), half the upper edge for bin 0 (which starts at 0). Within a bin every
+    score then reads as its representative: EM, the expected confusion and the mix test move by at most the
+    calibration's change across half a bin (an inner bin's logit step is about 0.015).
 
     >>> r = bin_representatives()
-    >>> from streammon.metrics.score_bins import score_bins
+    >>> from streammon.metrics.score_bins import BINS, score_bins
     >>> bool(np.all(score_bins(r) == np.arange(BINS)))
     True
     """
-    step = 2.0 * LOGIT_SPAN / (BINS - 2)
-    logits = -LOGIT_SPAN - step / 2 + step * np.arange(BINS)
-    out: FloatArray = 1.0 / (1.0 + np.exp(-logits))
+    edges = bin_edges()
+    low, high = edges[:-1], edges[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mid = 0.5 * (np.log(low) - np.log1p(-low) + np.log(high) - np.log1p(-high))
+        out: FloatArray = 1.0 / (1.0 + np.exp(-mid))
+    out[0] = high[0] / 2
+    inside = (out >= low) & (out < high)
+    out[~inside] = low[~inside]  # a bin one float wide (or rounding at its edge): its lower edge
+    out[-1] = low[-1]
     return out
 
 

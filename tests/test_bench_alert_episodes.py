@@ -155,3 +155,33 @@ def test_the_generated_cusum_rule_fires_where_the_process_alerted(promtool: str)
         got = [at for (name, labels), at in fired.items()
                if name == "StreammonClassDegraded" and f'class="{cls}"' in labels]
         assert got == ([expected] if expected else []), cls
+
+
+def test_the_prior_shift_table_counts_each_windows_episodes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Table 2 counts, per window and seed, the prior-shift on-periods (other kinds and windows apart), the hours
+    on before the mix moved and the share on once it settled, as recounted by hand from two made-up runs."""
+    import bench_alert_episodes as bench
+
+    s = sc.Scenario(days=6.0, shift_start=2.0, shift_end=4.0)
+    shift, other = ("prior_shift", "sliding_1000", "class_mix"), ("class_set_change", "sliding_1000", "-fraud")
+    plans = [[{shift}, set(), {shift}, {shift, other}, set(), {shift}],  # 3 episodes; on at 2 snapshots up to day 2
+             [set(), set(), set(), {shift}, {shift}, {shift}]]  # 1 episode; none up to day 2
+    runs = []
+    for plan in plans:
+        run = sc.Run()
+        for day, on in enumerate(plan):
+            run.see(sc.START + day * sc.DAY, _Report(on))
+        runs.append(run)
+    counts = bench.shift_table(runs, s)
+    assert counts["sliding_1000"] == [3, 1] and counts["cumulative"] == [0, 0]
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| sliding_1000 |"))
+    assert row == "| sliding_1000 | 2.0 / 3 | 0 / 1 / 1 | 1.5 | 1.0 | 100.0 % |", row
+
+
+class _Report:
+    """Just what ``Run.see`` reads of a report: its alerts."""
+
+    def __init__(self, on: set[tuple[str, str, str]]) -> None:
+        from streammon.findings.report import Alert
+
+        self.alerts = [Alert(kind, window, subject, 0, math.nan, "") for kind, window, subject in on]

@@ -187,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="of those, seeds run through promtool (default 3; --quick 1; 0: skip)")
     parser.add_argument("--quick", action="store_true", help="10 seeds, 1 through promtool scraped hourly")
     parser.add_argument("--scrape", choices=("15m", "1h"), default=None,
-                        help="scrape and rule evaluation spacing (default 15m; --quick 1h)")
+                        help="scrape and rule evaluation spacing (default 15m; --quick 1h, where a [1h] range "
+                             "holds two scrapes only because Prometheus 2's ranges include both ends)")
     args = parser.parse_args(argv)
     seeds = args.seeds if args.seeds is not None else (10 if args.quick else 100)
     prom = args.promtool_seeds if args.promtool_seeds is not None else (1 if args.quick else 3)

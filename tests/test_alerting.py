@@ -68,7 +68,7 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     """Each `streammon rules` flag lands in the rule it names."""
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
                  "--min-class-samples", "50", "--min-samples-per-class", "40", "--shift-min-ratio", "2.5",
-                 "--shift-alpha", "0.002", "--shift-keep-firing-for", "45m",
+                 "--shift-alpha", "0.002", "--keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
                  "--not-prior-shift-for", "12m", "--runbook", "https://wiki.example/streammon"]) == 0

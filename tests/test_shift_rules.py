@@ -93,7 +93,7 @@ def test_the_prometheus_rule_fires_exactly_where_the_process_says_shifted(tmp_pa
 def test_keep_firing_for_is_set_and_promtool_accepts_it(tmp_path: Path, promtool: str) -> None:
     """The generated StreammonPriorShift carries keep_firing_for (hysteresis), which promtool check rules accepts."""
     rule = next(r for g in rule_groups()["groups"] for r in g["rules"] if r.get("alert") == "StreammonPriorShift")
-    assert rule["keep_firing_for"] == "30m"
+    assert rule["keep_firing_for"] == "1h"
     (tmp_path / "rules.yml").write_text(render_rules())
     result = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True,
                             check=False)
@@ -113,5 +113,5 @@ def test_bad_rule_settings_for_the_shift_are_refused() -> None:
         RuleSettings(shift_alpha=1.5)
     with pytest.raises(ValueError, match="shift_min_ratio must be a number >= 1"):
         RuleSettings(shift_min_ratio=0.5)
-    with pytest.raises(ValueError, match="shift_keep_firing_for must be a Prometheus duration"):
-        RuleSettings(shift_keep_firing_for="half an hour")
+    with pytest.raises(ValueError, match="keep_firing_for must be a Prometheus duration"):
+        RuleSettings(keep_firing_for="half an hour")

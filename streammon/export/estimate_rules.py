@@ -47,6 +47,7 @@ def estimate_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "expr": (f"{P_VALUE} < {s.label_shift_p_value}"
                      f" or on (model, window) ({P_VALUE} and on (model, window) {NOT_PRIOR_SHIFT} >= 1)"),
             "for": s.not_prior_shift_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
             "annotations": {
                 "summary": ("Predictions of model {{ $labels.model }} moved in a way no class-mix change explains "

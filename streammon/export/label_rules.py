@@ -72,6 +72,7 @@ def label_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "expr": (f"{AGED_COVERAGE} < on (model) group_left () ({s.label_coverage_fraction} * {LIFETIME_COVERAGE})"
                      f" and on (model, window) {AGED} >= {s.min_aged_predictions}"),
             "for": s.label_coverage_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
             "annotations": {
                 "summary": "Labels of model {{ $labels.model }} stopped arriving ({{ $labels.window }})",
@@ -88,6 +89,7 @@ def label_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "alert": "StreammonPredictedMixShift",
             "expr": f"streammon:predicted_mix_tv:ratio_{w} > {s.predicted_mix_tv}",
             "for": s.predicted_mix_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "info"},
             "annotations": {
                 "summary": "Predicted-class mix of model {{ $labels.model }} moved from what the reference implies",

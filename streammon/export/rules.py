@@ -46,7 +46,7 @@ from streammon.export.label_rules import label_alerting_rules, label_recording_r
 from streammon.export.shift_rules import prior_shift_alert, prior_shift_rules
 
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for", "shift_keep_firing_for", "label_coverage_for", "predicted_mix_for",
+                   "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
                    "not_prior_shift_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
@@ -82,7 +82,8 @@ class RuleSettings:
     incompetent_for: str = "10m"
     class_set_for: str = "5m"
     shift_for: str = "15m"
-    shift_keep_firing_for: str = "30m"  # StreammonPriorShift stays firing this long after its condition ends
+    keep_firing_for: str = "1h"  # every alert stays firing this long after its condition ends (hysteresis: the
+    # process holds an alert for one turnover of its window, and the rules' window is `window`)
     runbook: str = "README.md"
     # Late labels (streammon.export.label_rules)
     label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
@@ -128,7 +129,7 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", shift_keep_firing_for="30s", label_coverage_for="15s",
+                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", label_coverage_for="15s",
                          predicted_mix_for="15s", not_prior_shift_for="15s"),
 }
 
@@ -192,6 +193,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "alert": "StreammonClassDegraded",
             "expr": f"{DEGRADED} >= {s.cusum_replicas}",
             "for": s.cusum_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
             "annotations": {
                 "summary": "Recall of class {{ $labels.class }} of model {{ $labels.model }} dropped (CUSUM)",
@@ -208,6 +210,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "expr": (f"{recall} < on (model, class) ({BASELINE} - {s.recall_drop})"
                      f" and on (model, class) {samples} >= {s.min_class_samples}"),
             "for": s.degradation_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
             "annotations": {
                 "summary": "Recall of class {{ $labels.class }} of model {{ $labels.model }} degraded",
@@ -224,6 +227,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "expr": (f"streammon:min_recall:ratio_{w} < on (model) (1 / streammon:classes_present:count_{w})"
                      f" and on (model) min by (model) ({samples} > 0) >= {s.min_samples_per_class}"),
             "for": s.incompetent_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "critical"},
             "annotations": {
                 "summary": "Model {{ $labels.model }} recalls some class worse than random guessing",
@@ -239,6 +243,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
             "expr": (f"streammon:classes_present:count_{w}"
                      " != on (model) count by (model) (max by (model, class) (streammon_reference_prior) > 0)"),
             "for": s.class_set_for,
+            "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "info"},
             "annotations": {
                 "summary": "Model {{ $labels.model }} sees a different set of classes than its reference",

@@ -21,8 +21,9 @@ of a rare class can never reach z* (fewer than z*² expected samples: the rule c
 below ~700 samples, where the process's exact test can). Keep the rule's ``window`` long enough for the
 expected counts of the rarest class to reach 10 or more.
 
-Hysteresis: ``keep_firing_for`` (``shift_keep_firing_for``, 30 minutes by default) keeps one episode one alert
-when the window hovers at the edge — the process instead holds its alert at looser levels.
+Hysteresis: ``keep_firing_for`` (``RuleSettings.keep_firing_for``, one hour — the rules' window — by default,
+as on every generated alert) keeps one episode one alert when the window hovers at the edge; the process instead
+holds its alert at looser levels and for one turnover of its window (``Policy.alert_hold``).
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]
@@ -91,7 +92,7 @@ def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
         "expr": (f"streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
                  f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD})"),
         "for": s.shift_for,
-        "keep_firing_for": s.shift_keep_firing_for,
+        "keep_firing_for": s.keep_firing_for,
         "labels": {"severity": "info"},
         "annotations": {
             "summary": "Class mix of model {{ $labels.model }} moved away from its reference",

@@ -324,7 +324,8 @@ class Labelling(Intake):
             self._tally.register(new)
             true_idx = true_codes if lut is None else lut[true_codes]
             pred_idx = np.asarray(codes, dtype=np.intp)
-            self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride))
+            self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride),
+                               now=float(stamps[-1]))
 
     # -- buffers, expiry and reads ----------------------------------------------------------------------
 

@@ -80,8 +80,9 @@ class Tally:
             self.warm_counts = grown
             self.capacity = needed
 
-    def ingest(self, batch: Batch) -> None:
-        """Count a validated batch: warm-up, detectors (counting the batch), windows."""
+    def ingest(self, batch: Batch, now: float | None = None) -> None:
+        """Count a validated batch: warm-up, detectors (counting the batch), windows. ``now``: the batch's time for
+        the detectors' class rates where ``batch.times`` is None (the monitor's clock; None: no time)."""
         if self.warmup_left:
             take = min(self.warmup_left, len(batch))
             self.warm_counts += np.bincount(batch.indices(0, take)[0], minlength=self.capacity)
@@ -92,7 +93,8 @@ class Tally:
         if self.watch.settings.enabled:  # first: its scan counts the batch for the windows on its way
             span = batch.code_span(len(self.index))
             cells = np.zeros(span * span, np.int64)
-            self.watch.feed(batch.true, batch.pred, k=len(self.index), lut=batch.lut, times=batch.times, cells=cells)
+            self.watch.feed(batch.true, batch.pred, k=len(self.index), lut=batch.lut, times=batch.times, cells=cells,
+                            now=now)
             batch.preset_delta(self.capacity, cells.reshape(span, span))
         else:
             self.watch.skip(len(batch))

@@ -60,6 +60,7 @@ import numpy.typing as npt
 from streammon.detection import kernel
 from streammon.detection.bank import MEMBERS, Bank, baseline_recall, learned_recall
 from streammon.detection.baseline import DetectorSettings
+from streammon.detection.rates import Budget
 from streammon.detection.thresholds import thresholds
 from streammon.metrics.intervals import wilson
 
@@ -67,6 +68,7 @@ STATUS_NAMES = ("learning", "watching", "degraded", "unwatched", "assessing")
 RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bounds are one-sided 99 %
 ASSESS_SAMPLES = 200  # class samples after an alarm that tell how far the recall fell, before recovery is watched
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
+RATE_CHUNK = 1 << 20  # samples with times of their own are scanned in chunks of this many: rates follow within
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ class DegradationWatch:
         self._scratch = np.empty(0, np.int64)  # the scan's per-code scratch space
         self._wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
         self._identity = np.arange(0, dtype=np.intp)  # feed's code table where codes are class indices
+        self.budget = Budget(interval=self.settings.false_alarm_interval, fixed=self.settings.arl)
+        self._watched = 0  # classes whose bank watches (degraded ones included): the W of the time budget
         self._grow(max(given, default=-1) + 1)
         for cls, (correct, total) in given.items():
             if total > 0:
@@ -131,11 +135,13 @@ class DegradationWatch:
         self._arrays["h"][self._k:] = math.inf
         self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
+        self.budget.grow(k)
 
     def _start(self, cls: int, correct: float, total: float, source: str, h: list[float] | None = None, *,
                restart: bool = True) -> None:
         """Watch ``cls`` from baseline counts (``h``: saved thresholds, else the tables'); ``restart=False`` keeps
         the statistics (a refined baseline: the same members, re-tuned — evidence of a change under way stays)."""
+        was_watching = cls in self.banks and self.banks[cls].watching
         self.baseline[cls], self.source[cls] = (correct, total), source
         young = source == "learned" and total < self.settings.refine_until  # (to be refined again)
         p0 = learned_recall(correct, total) if young else baseline_recall(correct, total)
@@ -143,10 +149,12 @@ class DegradationWatch:
         self.banks[cls] = bank
         a = self._arrays
         a["up"][cls], a["down"][cls] = bank.arrays()
+        self._watched += bank.watching - was_watching
         if bank.watching:
-            a["h"][cls] = thresholds(bank, arl=self.settings.arl) if h is None else h
+            a["h"][cls] = thresholds(bank, arl=self.budget.give(cls, watched=self._watched)) if h is None else h
             a["status"][cls] = kernel.WATCHING
         else:
+            self.budget.forget(cls)
             a["status"][cls] = kernel.UNWATCHED
         if restart or not bank.watching:
             a["stat"][cls] = 0.0
@@ -157,23 +165,40 @@ class DegradationWatch:
 
     def feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], *, k: int,
              lut: npt.NDArray[np.intp] | None = None, times: npt.NDArray[np.float64] | float | None = None,
-             cells: npt.NDArray[np.int64] | None = None) -> None:
+             cells: npt.NDArray[np.int64] | None = None, now: float | None = None) -> None:
         """Scan a batch of label codes (``lut`` maps a code to one of ``k`` class indices; None: codes are
         indices) in stream order. ``cells``: a flat (codes × codes) array the batch's confusion counts are
-        added to on the way (``true · codes + pred``), so that nobody counts the batch twice."""
-        n = len(true)
+        added to on the way (``true · codes + pred``), so that nobody counts the batch twice. ``times``: the
+        samples' times (one each, or one for all); ``now``: the time of the batch where ``times`` is None (the
+        clock), for the classes' rates (``streammon.detection.rates``)."""
         self._grow(k)
         if lut is None:  # codes are indices: the identity table, kept between batches
             if len(self._identity) != k:
                 self._identity = np.arange(k, dtype=np.intp)
             lut = self._identity
-        codes = len(lut)
+        flat = np.zeros(len(lut) ** 2, np.int64) if cells is None else cells
+        if not isinstance(times, np.ndarray):
+            self._feed(true, pred, lut, times, flat, now if times is None else times)
+            return
+        if math.isnan(self.budget.meter.last) and len(times):  # the first time seen: the origin of the rates
+            self.budget.observe(np.zeros(k), float(times[0]))
+            self._feed(true[:1], pred[:1], lut, times[:1], flat, None)
+            true, pred, times = true[1:], pred[1:], times[1:]
+        for begin in range(0, len(true), RATE_CHUNK):  # (rates re-derived between chunks of a long batch)
+            end = begin + RATE_CHUNK
+            self._feed(true[begin:end], pred[begin:end], lut, times[begin:end], flat, float(times[min(end, len(times)) - 1]))
+
+    def _feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], lut: npt.NDArray[np.intp],
+              times: npt.NDArray[np.float64] | float | None, flat: npt.NDArray[np.int64], at: float | None) -> None:
+        """``feed`` one part of a batch; then count its samples into the rates as of time ``at`` (None: not)."""
+        n = len(true)
         a = self._arrays
+        before = a["count"].copy()
+        codes = len(lut)
         if len(self._scratch) < 2 * codes:  # (kept between batches: a batch of one sample should not allocate)
             self._scratch = np.empty(2 * codes, np.int64)
         local, stop_at = self._scratch[:codes], self._scratch[codes: 2 * codes]
         wrongs_found = self._wrongs_found
-        flat = np.zeros(codes * codes, np.int64) if cells is None else cells
         t = 0
         while t < n:
             event, t, cls, member = kernel.scan(
@@ -192,6 +217,10 @@ class DegradationWatch:
                 self._watch_recovery(cls)
             t += 1
         self.position += n
+        if at is not None:
+            self.budget.observe(a["count"] - before, at)
+            for cls in self.budget.due(self._watched).tolist():  # (thresholds only: the statistics carry on)
+                a["h"][cls] = thresholds(self.banks[cls], arl=self.budget.give(cls, watched=self._watched))
 
     def skip(self, n: int) -> None:
         """Move past ``n`` samples without looking at them (detection turned off)."""
@@ -258,6 +287,11 @@ class DegradationWatch:
         """Every class's in-control recall ``p0`` (classes with a baseline)."""
         return {cls: bank.p0 for cls, bank in self.banks.items()}
 
+    def budgets(self) -> dict[int, tuple[float, float, float]]:
+        """Every watched class's (rate in samples/s, run length in class samples, expected seconds between its false
+        alarms) — ``streammon.detection.rates.Budget.of``."""
+        return {cls: self.budget.of(cls) for cls, bank in self.banks.items() if bank.watching}
+
     def statistics(self, cls: int) -> npt.NDArray[np.float64]:
         """The bank's statistics of ``cls`` now (its run of right samples applied)."""
         a = self._arrays
@@ -294,7 +328,8 @@ class DegradationWatch:
                     incident.since, incident.since_time, incident.change_at, incident.recall_after, incident.samples,
                     *(a["learned"][cls].tolist() if status == kernel.ASSESSING else self.assessed[cls])],
             }
-        return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes}
+        return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes,
+                "budget": self.budget.state()}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Load a ``state()`` (checked by ``streammon.state_schema``)."""
@@ -329,6 +364,12 @@ class DegradationWatch:
                     self._watch_recovery(cls)
                 a["seen"][cls] = saved["seen"]  # (as saved: the run of right samples since is still to apply)
             a["recovery"][cls] = saved["recovery"]
+        if "budget" in state:  # (absent from files written before the time budget: their arl was fixed)
+            self.budget.restore(state["budget"])
+        else:
+            for cls, bank in self.banks.items():
+                if bank.watching:  # (the thresholds as saved; derived again once the rates are known)
+                    self.budget.give(cls, watched=self._watched)
 
 
 def _time_at(times: npt.NDArray[np.float64] | float | None, t: int) -> float:

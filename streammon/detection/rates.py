@@ -1,0 +1,219 @@
+"""False degradation alarms budgeted in time: each class's measured rate, and the run length it is given.
+
+A CUSUM's in-control run length is counted in samples of its class; an on-call team counts time.
+With ``false_alarm_interval = I`` seconds per model, ``W`` watched classes and class ``c`` arriving at
+``λ_c`` samples/s, class ``c`` gets the run length
+
+    arl_c = I · λ_c · W  samples of the class
+
+so that it alarms falsely on average once in ``arl_c / λ_c = I · W`` seconds. The W classes' false
+alarms are W nearly independent streams, each close to Poisson at these run lengths (a CUSUM's
+in-control run length is nearly exponential once it is long); their union has rate
+``Σ_c 1/(I·W) = 1/I``: one false alarm per ``I`` seconds per model, whatever the mix of rates.
+
+**Measuring λ_c.** ``RateMeter`` keeps, per class, the samples of the recent past decayed with time
+constant ``HORIZON`` (7 days: daily and weekly cycles average out, a lasting change of traffic is
+followed within days), and the decayed time span they were counted over; ``λ_c`` is their ratio (an
+unbiased estimate at a constant rate, however the samples were batched). The samples of a batch
+belong to the time from the previous batch's last time to this batch's last time; the samples up to
+the first time stamp seen only set the origin. Times are the samples' ``t=`` or, where none was
+given, the monitor's clock read once per batch.
+
+**When the rate is known, and when it is re-derived.** A class's rate is known once ``MIN_SAMPLES``
+of its samples were counted over a positive span; until then it runs at the cap ``ARL_CAP`` (no
+false-alarm storm while the rate is unknown, at the price of a later first alarm: the thresholds are
+about ``ln(ARL_CAP / arl_c)`` higher). Its thresholds are derived again (statistics carried on, as a
+refined baseline's are) when the samples behind the estimate have doubled since the last
+derivation (the estimate got twice as precise), when its rate left ``[1/RETUNE_FACTOR,
+RETUNE_FACTOR]`` times the rate they were set for, or when the number of watched classes changed.
+
+**Floor and cap.** ``arl_c`` is clamped to ``[ARL_FLOOR, ARL_CAP]`` class samples. Below the floor a
+bank's thresholds collapse towards "alarm at the first wrong sample" and the thresholds tables
+(``streammon.detection.thresholds``) are not calibrated; a class slower than ``ARL_FLOOR / (I·W)``
+samples/s (about 166 a day at the default month and two classes) therefore raises *fewer* false
+alarms than its share: the model stays within its budget. The cap (10¹² samples: 30 years at 1,000
+samples/s) keeps thresholds and counts far from a float's exact range.
+
+>>> budget_arl(30 * 86400.0, rate=0.5, watched=2)  # half a sample per second, two classes, a month
+2592000.0
+>>> budget_arl(30 * 86400.0, rate=1e-4, watched=2), budget_arl(30 * 86400.0, rate=None, watched=2)
+(10000.0, 1000000000000.0)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+HORIZON = 7 * 86400.0  # seconds: the decay time of the rate estimate
+MIN_SAMPLES = 100  # a class's samples behind its first rate (its relative error ~ 1/√100 = 10 %)
+RETUNE_FACTOR = 1.2  # thresholds are derived again when the rate moves by more than this factor
+ARL_FLOOR = 1e4  # class samples: the shortest run length given (below it the tables are not calibrated)
+ARL_CAP = 1e12  # class samples: the longest (also the run length while a class's rate is unknown)
+
+
+def budget_arl(interval: float, *, rate: float | None, watched: int) -> float:
+    """The run length, in samples of the class, that gives a class arriving at ``rate`` samples/s (None: not known
+    yet) its share of one false alarm per ``interval`` seconds among ``watched`` classes, within the floor and cap."""
+    if rate is None or not math.isfinite(rate) or rate <= 0.0:
+        return ARL_CAP if rate is None else ARL_FLOOR
+    return min(max(interval * rate * max(watched, 1), ARL_FLOOR), ARL_CAP)
+
+
+class RateMeter:
+    """Each class's arrival rate, in samples per second, decayed over ``HORIZON`` (see the module docstring).
+
+    >>> meter = RateMeter()
+    >>> meter.observe(np.array([3, 1]), 0.0)  # the first time seen: the origin only
+    >>> meter.observe(np.array([20, 5]), 10.0)
+    >>> [round(r, 6) for r in meter.rates()], meter.behind().tolist()
+    ([2.0, 0.5], [20.0, 5.0])
+    """
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(0)  # decayed samples per class
+        self.span = 0.0  # decayed seconds they were counted over
+        self.last = math.nan  # the latest time seen (nan: none yet)
+
+    def observe(self, added: npt.NDArray[Any], at: float) -> None:
+        """Count ``added[c]`` samples of class ``c`` that arrived up to time ``at`` (since the previous call)."""
+        if len(added) > len(self.counts):
+            grown = np.zeros(len(added))
+            grown[: len(self.counts)] = self.counts
+            self.counts = grown
+        if not math.isfinite(at):
+            return
+        if math.isnan(self.last):
+            self.last = at
+            return
+        elapsed = max(at - self.last, 0.0)  # (a clock that stepped back: no time passed)
+        decay = math.exp(-elapsed / HORIZON)
+        self.counts *= decay
+        self.counts[: len(added)] += added
+        self.span = self.span * decay + elapsed
+        self.last = max(self.last, at)
+
+    def rates(self) -> list[float]:
+        """Every class's rate (samples/s; nan while no time has passed)."""
+        if self.span <= 0.0:
+            return [math.nan] * len(self.counts)
+        return (self.counts / self.span).tolist()  # type: ignore[no-any-return]
+
+    def behind(self) -> npt.NDArray[np.float64]:
+        """The (decayed) samples each class's rate is measured from."""
+        return self.counts
+
+    def rate(self, cls: int) -> float | None:
+        """Class ``cls``'s rate, or None while it is not known (fewer than ``MIN_SAMPLES`` behind it, or no span)."""
+        if cls >= len(self.counts) or self.counts[cls] < MIN_SAMPLES or self.span <= 0.0:
+            return None
+        return float(self.counts[cls] / self.span)
+
+    def state(self) -> dict[str, Any]:
+        """As plain data."""
+        return {"counts": self.counts.tolist(), "span": self.span, "last": None if math.isnan(self.last) else self.last}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Load a ``state()``."""
+        self.counts = np.array(saved["counts"], dtype=np.float64)
+        self.span = float(saved["span"])
+        self.last = math.nan if saved["last"] is None else float(saved["last"])
+
+
+class Budget:
+    """The run length each watched class is given, and when to give it again (see the module docstring).
+
+    ``interval``: the model's false-alarm interval in seconds; ``fixed``: a run length in class samples for every
+    class (the expert ``arl=``), the rates then only measured for the report.
+
+    >>> budget = Budget(interval=1000.0, fixed=None)
+    >>> budget.observe(np.array([0, 0]), 0.0); budget.observe(np.array([400, 100]), 100.0)
+    >>> budget.give(0, watched=2), budget.give(1, watched=2)  # 4/s and 1/s: 1000 s · rate · 2, floored at 10⁴
+    (10000.0, 10000.0)
+    >>> budget.observe(np.array([40_000, 10_000]), 200.0)
+    >>> budget.due(2).tolist(), round(budget.give(0, watched=2), -2)  # more samples behind both rates: again
+    ([0, 1], 404000.0)
+    """
+
+    def __init__(self, *, interval: float, fixed: float | None) -> None:
+        self.interval, self.fixed = interval, fixed
+        self.meter = RateMeter()
+        self.arl = np.zeros(0)  # the run length each class was given (0: none)
+        self.rate = np.zeros(0)  # the rate it was derived from (nan: the rate was unknown)
+        self.behind = np.zeros(0)  # the samples behind that rate
+        self.watched = 0  # the watched classes it was derived for
+
+    def grow(self, k: int) -> None:
+        """Room for ``k`` classes."""
+        if k > len(self.arl):
+            self.arl, self.rate, self.behind = (np.concatenate([x, np.zeros(k - len(x))])
+                                                for x in (self.arl, self.rate, self.behind))
+        if k > len(self.meter.counts):
+            self.meter.observe(np.zeros(k), math.inf)  # (grows the meter: no time given)
+
+    def observe(self, added: npt.NDArray[Any], at: float) -> None:
+        """Samples per class up to time ``at`` (``RateMeter.observe``)."""
+        self.grow(len(added))
+        self.meter.observe(added, at)
+
+    def give(self, cls: int, *, watched: int) -> float:
+        """Derive ``cls``'s run length now (class samples) and remember what it was derived from."""
+        self.grow(cls + 1)
+        rate = self.meter.rate(cls)
+        arl = self.fixed if self.fixed is not None else budget_arl(self.interval, rate=rate, watched=watched)
+        self.arl[cls] = arl
+        self.rate[cls] = math.nan if rate is None else rate
+        self.behind[cls] = self.meter.counts[cls]
+        self.watched = watched
+        return arl
+
+    def forget(self, cls: int) -> None:
+        """``cls`` is not watched (no run length)."""
+        self.grow(cls + 1)
+        self.arl[cls] = 0.0
+
+    def due(self, watched: int) -> npt.NDArray[np.intp]:
+        """The watched classes whose run length should be derived again: the number of watched classes changed, or
+        a class's rate became known, doubled its samples behind it, or moved by more than ``RETUNE_FACTOR``."""
+        if self.fixed is not None:
+            return np.flatnonzero(np.zeros(0, bool))
+        given = self.arl > 0
+        if watched != self.watched:
+            return np.flatnonzero(given)
+        counts = self.meter.counts[: len(given)]
+        span = self.meter.span
+        if span <= 0.0:
+            return np.flatnonzero(np.zeros(0, bool))
+        known = counts >= MIN_SAMPLES
+        now = counts / span
+        with np.errstate(invalid="ignore"):
+            moved = (np.isnan(self.rate) | (now > self.rate * RETUNE_FACTOR) | (now * RETUNE_FACTOR < self.rate)
+                     | (counts >= 2 * self.behind))
+        return np.flatnonzero(given & known & moved)
+
+    def of(self, cls: int) -> tuple[float, float, float]:
+        """(rate in samples/s — nan while unknown —, run length in class samples, the class's own expected seconds
+        between false alarms, ``arl / rate``) as derived last; the rate is the one measured now."""
+        rates = self.meter.rates()
+        rate = rates[cls] if cls < len(rates) else math.nan
+        arl = float(self.arl[cls])
+        interval = arl / rate if rate > 0 else math.inf if rate == 0 else math.nan
+        return float(rate), arl, interval
+
+    def state(self) -> dict[str, Any]:
+        """As plain data (nan rates as null)."""
+        return {**self.meter.state(), "arl": self.arl.tolist(),
+                "rate": [None if math.isnan(r) else r for r in self.rate.tolist()], "behind": self.behind.tolist(),
+                "watched": self.watched}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Load a ``state()``."""
+        self.meter.restore(saved)
+        self.arl = np.array(saved["arl"], dtype=np.float64)
+        self.rate = np.array([math.nan if r is None else r for r in saved["rate"]], dtype=np.float64)
+        self.behind = np.array(saved["behind"], dtype=np.float64)
+        self.watched = int(saved["watched"])
+        self.grow(max(len(self.meter.counts), len(self.arl)))

@@ -131,6 +131,7 @@ class Tally:
                       for c, i in self.watch.incidents().items()},
             baseline={labels[c]: p0 for c, p0 in self.watch.baselines().items()},
             now=now,
+            budget={labels[c]: values for c, values in self.watch.budgets().items()},
         )
 
     # -- declared state -------------------------------------------------------------------------

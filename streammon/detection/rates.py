@@ -16,8 +16,12 @@ constant ``HORIZON`` (7 days: daily and weekly cycles average out, a lasting cha
 followed within days), and the decayed time span they were counted over; ``λ_c`` is their ratio (an
 unbiased estimate at a constant rate, however the samples were batched). The samples of a batch
 belong to the time from the previous batch's last time to this batch's last time; the samples up to
-the first time stamp seen only set the origin. Times are the samples' ``t=`` or, where none was
-given, the monitor's clock read once per batch.
+the first time stamp seen count, over a span that starts there (the first estimates are high by
+``samples at the origin / span``, the safe side: a longer run length, fewer false alarms; it vanishes
+as time passes, and it keeps the counts the same however a stream is cut into batches). Times are the
+samples' ``t=`` or, where none was given, the monitor's clock read once per batch. Rates are updated, and
+run lengths derived again, between batches (a long batch with times of its own: every 2²⁰ samples), so
+where a stream is cut into batches can move an alarm a little; with a fixed ``arl=`` it cannot.
 
 **When the rate is known, and when it is re-derived.** A class's rate is known once ``MIN_SAMPLES``
 of its samples were counted over a positive span; until then it runs at the cap ``ARL_CAP`` (no
@@ -67,7 +71,7 @@ class RateMeter:
     """Each class's arrival rate, in samples per second, decayed over ``HORIZON`` (see the module docstring).
 
     >>> meter = RateMeter()
-    >>> meter.observe(np.array([3, 1]), 0.0)  # the first time seen: the origin only
+    >>> meter.observe(np.array([0, 0]), 0.0)  # the first time seen: the origin
     >>> meter.observe(np.array([20, 5]), 10.0)
     >>> [round(r, 6) for r in meter.rates()], meter.behind().tolist()
     ([2.0, 0.5], [20.0, 5.0])
@@ -86,8 +90,9 @@ class RateMeter:
             self.counts = grown
         if not math.isfinite(at):
             return
-        if math.isnan(self.last):
+        if math.isnan(self.last):  # the origin: its samples count, over no time yet (an estimate high at first)
             self.last = at
+            self.counts[: len(added)] += added
             return
         elapsed = max(at - self.last, 0.0)  # (a clock that stepped back: no time passed)
         decay = math.exp(-elapsed / HORIZON)
@@ -165,8 +170,8 @@ class Budget:
         rate = self.meter.rate(cls)
         arl = self.fixed if self.fixed is not None else budget_arl(self.interval, rate=rate, watched=watched)
         self.arl[cls] = arl
-        self.rate[cls] = math.nan if rate is None else rate
-        self.behind[cls] = self.meter.counts[cls]
+        self.rate[cls] = math.nan if rate is None or self.fixed is not None else rate
+        self.behind[cls] = self.meter.counts[cls] if self.fixed is None else 0.0  # (fixed: never derived again)
         self.watched = watched
         return arl
 

@@ -182,8 +182,6 @@ class DegradationWatch:
             return
         if math.isnan(self.budget.meter.last) and len(times):  # the first time seen: the origin of the rates
             self.budget.observe(np.zeros(k), float(times[0]))
-            self._feed(true[:1], pred[:1], lut, times[:1], flat, None)
-            true, pred, times = true[1:], pred[1:], times[1:]
         for begin in range(0, len(true), RATE_CHUNK):  # (rates re-derived between chunks of a long batch)
             end = begin + RATE_CHUNK
             self._feed(true[begin:end], pred[begin:end], lut, times[begin:end], flat, float(times[min(end, len(times)) - 1]))

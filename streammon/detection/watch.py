@@ -68,7 +68,8 @@ STATUS_NAMES = ("learning", "watching", "degraded", "unwatched", "assessing")
 RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bounds are one-sided 99 %
 ASSESS_SAMPLES = 200  # class samples after an alarm that tell how far the recall fell, before recovery is watched
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
-RATE_CHUNK = 1 << 20  # samples with times of their own are scanned in chunks of this many: rates follow within
+RATE_CHUNK = 1 << 20  # samples with times of their own are scanned in chunks of at most this many (rates follow)
+FIRST_CHUNK = 1 << 12  # ... and of at least this many, or the samples seen so far: a stream's start is measured soon
 
 
 @dataclass(frozen=True)
@@ -178,15 +179,18 @@ class DegradationWatch:
             lut = self._identity
         flat = np.zeros(len(lut) ** 2, np.int64) if cells is None else cells
         if not isinstance(times, np.ndarray):
-            self._feed(true, pred, lut, times, flat, now if times is None else times)
+            self._feed(true, pred, lut, times=times, flat=flat, at=now if times is None else times)
             return
         if math.isnan(self.budget.meter.last) and len(times):  # the first time seen: the origin of the rates
             self.budget.observe(np.zeros(k), float(times[0]))
-        for begin in range(0, len(true), RATE_CHUNK):  # (rates re-derived between chunks of a long batch)
-            end = begin + RATE_CHUNK
-            self._feed(true[begin:end], pred[begin:end], lut, times[begin:end], flat, float(times[min(end, len(times)) - 1]))
+        begin = 0
+        while begin < len(true):  # (rates re-derived between chunks of a long batch: short ones while they are young)
+            end = begin + min(RATE_CHUNK, max(FIRST_CHUNK, self.position))
+            self._feed(true[begin:end], pred[begin:end], lut, times=times[begin:end], flat=flat,
+                       at=float(times[min(end, len(times)) - 1]))
+            begin = end
 
-    def _feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], lut: npt.NDArray[np.intp],
+    def _feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], lut: npt.NDArray[np.intp], *,
               times: npt.NDArray[np.float64] | float | None, flat: npt.NDArray[np.int64], at: float | None) -> None:
         """``feed`` one part of a batch; then count its samples into the rates as of time ``at`` (None: not)."""
         n = len(true)

@@ -286,7 +286,8 @@ class Report:
         Keys: ``labels`` (``[{"key", "value", "type"}]`` in class-index order), ``positive``
         (a class key or ``None``), ``samples``, ``warmup_remaining``, ``reference``
         (``{"priors": {key: prior}, "source"}`` or ``None``), ``totals`` (lifetime K×K counts),
-        ``baseline`` (``{key: recall}``), ``detector`` (``{key: ClassBudget.to_dict()}``), ``alerts`` (a list of ``Alert.to_dict()``) and
+        ``baseline`` (``{key: recall}``), ``detector`` (``{key: ClassBudget.to_dict()}``), ``alerts`` (a list of
+        ``Alert.to_dict()``) and
         ``windows`` (``{name: WindowReport.to_dict()}``).
         """
         keys = label_keys(self.labels)

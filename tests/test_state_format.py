@@ -52,7 +52,10 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
     document = json.loads((FIXTURES / "state_v3.json").read_text())
     assert document["version"] == 3 and isinstance(document["body"]["lifetime"]["counts"][0], list)
     loaded, rebuilt = Monitor.load(FIXTURES / "state_v3.json"), fixture_monitor()
-    assert _body(loaded) == _body(rebuilt)
+    old, new = _body(loaded), _body(rebuilt)
+    # (the class rates of the time budget are newer than version 3: measured afresh; with arl fixed, unused)
+    assert old["watch"].pop("budget")["span"] == 0.0 and new["watch"].pop("budget")["span"] > 0.0
+    assert old == new
     before = rebuilt.samples
     assert json.loads(loaded.dumps())["version"] == VERSION
     for m in (loaded, rebuilt):

@@ -59,6 +59,8 @@ HORIZON = 7 * 86400.0  # seconds: the decay time of the rate estimate
 MIN_SAMPLES = 100  # a class's samples behind its first rate (its relative error ~ 1/√100 = 10 %)
 KNOWN_SPAN = HORIZON / 2  # ... or this much decayed time (~4.8 days) behind it, whatever the count: a rare class
 RETUNE_FACTOR = 1.1  # thresholds are derived again when the run length due moves by more than this factor
+CHECK_SAMPLES, CHECK_SPAN = 4096, 1e-3  # run lengths due are compared after this many samples or this share of
+# the measured span in time, whichever comes first (and when the number of watched classes changes)
 PRECISE = 10_000  # samples behind a rate (1 % relative error) after which their doubling no longer re-derives it
 ARL_FLOOR = 1e4  # class samples: the shortest run length given (below it the tables are not calibrated)
 ARL_CAP = 1e12  # class samples: the longest (also the run length while a class's rate is unknown)
@@ -155,6 +157,7 @@ class Budget:
         self.rate = np.zeros(0)  # the rate it was derived from (nan: the rate was unknown)
         self.behind = np.zeros(0)  # the samples behind that rate
         self.watched = 0  # the watched classes it was derived for
+        self._unchecked = (0, 0.0)  # (samples, seconds) since ``due`` last looked: it looks at most so often
 
     def grow(self, k: int) -> None:
         """Room for ``k`` classes."""
@@ -167,7 +170,10 @@ class Budget:
     def observe(self, added: npt.NDArray[Any], at: float) -> None:
         """Samples per class up to time ``at`` (``RateMeter.observe``)."""
         self.grow(len(added))
+        last = self.meter.last
         self.meter.observe(added, at)
+        samples, seconds = self._unchecked
+        self._unchecked = (samples + int(added.sum()), seconds + (self.meter.last - last if last == last else 0.0))
 
     def give(self, cls: int, *, watched: int) -> float:
         """Derive ``cls``'s run length now (class samples) and remember what it was derived from."""
@@ -189,10 +195,13 @@ class Budget:
         """The watched classes whose run length should be derived again: the one they would get now is more than
         ``RETUNE_FACTOR`` away from theirs (their rate or the number of watched classes moved, or their rate
         became known), or the samples behind their rate doubled (a more precise estimate; until ``PRECISE``)."""
-        given = self.arl > 0
         span = self.meter.span
-        if self.fixed is not None or span <= 0.0 or not given.any():
-            return np.flatnonzero(np.zeros(0, bool))
+        samples, seconds = self._unchecked
+        if self.fixed is not None or span <= 0.0 or (
+                watched == self.watched and samples < CHECK_SAMPLES and seconds < span * CHECK_SPAN):
+            return np.flatnonzero(np.zeros(0, bool))  # (small batches: looked at every 4,096 samples, not each)
+        self._unchecked = (0, 0.0)
+        given = self.arl > 0
         counts = self.meter.counts[: len(given)]
         known = (counts >= MIN_SAMPLES) | (span >= KNOWN_SPAN)
         target = np.clip(self.interval * (counts / span) * max(watched, 1), ARL_FLOOR, ARL_CAP)
@@ -213,7 +222,7 @@ class Budget:
         """As plain data (nan rates as null)."""
         return {**self.meter.state(), "arl": self.arl.tolist(),
                 "rate": [None if math.isnan(r) else r for r in self.rate.tolist()], "behind": self.behind.tolist(),
-                "watched": self.watched}
+                "watched": self.watched, "unchecked": list(self._unchecked)}
 
     def restore(self, saved: dict[str, Any]) -> None:
         """Load a ``state()``."""
@@ -222,4 +231,5 @@ class Budget:
         self.rate = np.array([math.nan if r is None else r for r in saved["rate"]], dtype=np.float64)
         self.behind = np.array(saved["behind"], dtype=np.float64)
         self.watched = int(saved["watched"])
+        self._unchecked = (int(saved["unchecked"][0]), float(saved["unchecked"][1]))
         self.grow(max(len(self.meter.counts), len(self.arl)))

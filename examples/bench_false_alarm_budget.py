@@ -108,9 +108,10 @@ def exact_baseline(mix: tuple[float, float, float]) -> dict[int, dict[int, int]]
             1: {1: round(minority * 1e9), 0: round((1 - minority) * 1e9)}}
 
 
-def end_to_end(seeds: int, days: float, rate: float, *, shift: bool, given: bool = False) -> dict[str, Tally]:
+def end_to_end(seeds: int, days: float, rate: float, *, shift: bool, given: bool = False,
+               first: int = 0) -> dict[str, Tally]:
     tallies: dict[str, Tally] = {}
-    for seed in range(seeds):
+    for seed in range(first, first + seeds):
         mix = MIXES[seed % len(MIXES)]
         key = f"{mix[0]:.0%} → 6 %" if shift else f"minority {mix[0]:.0%}"
         if shift:
@@ -187,6 +188,7 @@ def main() -> None:
     parser.add_argument("--days", type=float, default=None)
     parser.add_argument("--paths", type=int, default=None)
     parser.add_argument("--fast-hours", type=float, default=6.0)
+    parser.add_argument("--first-seed", type=int, default=0, help="part 1 from this seed (to split a run)")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: slow, given, fast, shift")
     args = parser.parse_args()
     seeds = args.seeds or (20 if args.quick else 100)
@@ -200,7 +202,7 @@ def main() -> None:
         start = time.perf_counter()
         print(f"### 1. Stationary, 10 samples/s, {seeds} seeds × {days:g} days, end to end\n")
         print(header)
-        for name, tally in end_to_end(seeds, days, 10.0, shift=False).items():
+        for name, tally in end_to_end(seeds, days, 10.0, shift=False, first=args.first_seed).items():
             print(tally.line(name))
         print(f"\n({time.perf_counter() - start:.0f} s)\n")
     if "given" not in skip:

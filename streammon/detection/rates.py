@@ -173,7 +173,8 @@ class Budget:
         last = self.meter.last
         self.meter.observe(added, at)
         samples, seconds = self._unchecked
-        self._unchecked = (samples + int(added.sum()), seconds + (self.meter.last - last if last == last else 0.0))
+        moved = 0.0 if math.isnan(last) else self.meter.last - last
+        self._unchecked = (samples + int(added.sum()), seconds + moved)
 
     def give(self, cls: int, *, watched: int) -> float:
         """Derive ``cls``'s run length now (class samples) and remember what it was derived from."""

@@ -281,6 +281,12 @@ class DegradationWatch:
         a["recovery"][cls] = 0.0
         a["stat"][cls] = 0.0
         a["seen"][cls] = a["count"][cls]
+        right, total = self.baseline[cls]
+        if self.settings.arl is None and self.source[cls] == "learned" and total < self.settings.refine_until:
+            # (under the time budget a learned baseline that a false alarm froze too high alarmed again and again,
+            # 70 times in 60 days: once the recall is back, its refinement resumes, the incident's samples left out)
+            a["learned"][cls] = int(right), int(total)
+            a["target"][cls] = self._next_target(int(total))
 
     # -- reading ------------------------------------------------------------------------------
 

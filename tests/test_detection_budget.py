@@ -166,3 +166,22 @@ def test_under_the_time_budget_a_learned_baseline_stays_half_a_standard_error_lo
                           detector=DetectorSettings(arl=arl, baseline_samples=100, refine_until=100))
         monitor.update_many(truth, preds)
         assert monitor.report().baseline == {"legit": pytest.approx(expected)}
+
+
+def test_a_learned_baseline_resumes_its_refinement_once_an_incident_clears() -> None:
+    """Under the time budget, a class whose recall fell (alarm) and came back (cleared) refines its learned baseline
+    again from the counts it had, the incident's samples left out; under a fixed arl it stays frozen."""
+    rng = np.random.default_rng(8)
+    recall = np.r_[np.full(700, 0.9), np.full(1500, 0.4), np.full(40_000, 0.9)]
+    pred = (rng.random(len(recall)) >= recall).astype(np.int64)  # class 0 only: 1 = wrong
+    for arl, resumes in ((None, True), (1e6, False)):
+        monitor = Monitor([Cumulative()], classes=[0, 1], warmup=1,
+                          detector=DetectorSettings(arl=arl, baseline_samples=500, recovery_arl=100.0))
+        monitor.update_many(np.zeros(len(pred), np.int64), pred, t=np.arange(len(pred)) * 1.0)
+        watch = monitor.tally.watch
+        assert len(watch.closed) == 1 and not watch.open  # one incident, cleared
+        _, incident, cleared = watch.closed[0]
+        total = watch.state()["classes"]["0"]["baseline"][1]
+        assert (total > 1000) == resumes, (arl, total)
+        if resumes:  # (refined from the 500 learned before the alarm and the samples after the clear)
+            assert total <= 500 + len(pred) - cleared

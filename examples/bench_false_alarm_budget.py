@@ -183,8 +183,8 @@ def fast_rate(hours: float, paths: int, models: int) -> list[str]:
                     f"{ratios.min():.2f}–{ratios.max():.2f} | {np.median(speeds) / 1e6:.0f} M/s |")
     ratios = np.array(everything) * BUDGET / MONTH
     rows.append(f"\nAll {len(ratios)} models: {ratios.mean():.2f} ± {ratios.std(ddof=1) / math.sqrt(len(ratios)):.2f} "
-                f"false alerts per month against a budget of {MONTH / BUDGET:.2f} (± 1 s.e. over the models: the learned "
-                "baselines' scatter and the simulation's); exact baselines: part 1b.")
+                f"false alerts per month against a budget of {MONTH / BUDGET:.2f} (± 1 s.e. over the models: the "
+                "learned baselines' scatter and the simulation's); exact baselines: part 1b.")
     return rows
 
 

@@ -167,6 +167,12 @@ class Budget:
         if k > len(self.meter.counts):
             self.meter.observe(np.zeros(k), math.inf)  # (grows the meter: no time given)
 
+    def looks(self, samples: int, at: float) -> bool:
+        """Whether ``samples`` new samples up to time ``at`` are worth observing now: ``CHECK_SAMPLES`` of them, or
+        ``CHECK_SPAN`` of the measured span passed, or no time seen yet (else they wait for a later batch)."""
+        last = self.meter.last
+        return samples >= CHECK_SAMPLES or math.isnan(last) or at - last >= self.meter.span * CHECK_SPAN
+
     def observe(self, added: npt.NDArray[Any], at: float) -> None:
         """Samples per class up to time ``at`` (``RateMeter.observe``)."""
         self.grow(len(added))

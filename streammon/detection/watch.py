@@ -110,6 +110,7 @@ class DegradationWatch:
         self._wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
         self._identity = np.arange(0, dtype=np.intp)  # feed's code table where codes are class indices
         self.budget = Budget(interval=self.settings.false_alarm_interval, fixed=self.settings.arl)
+        self._observed = np.zeros(0, np.int64)  # each class's count when the rates last saw it (few batches do)
         self._watched = 0  # classes whose bank watches (degraded ones included): the W of the time budget
         self._grow(max(given, default=-1) + 1)
         for cls, (correct, total) in given.items():
@@ -137,6 +138,7 @@ class DegradationWatch:
         self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
         self.budget.grow(k)
+        self._observed = np.concatenate([self._observed, np.zeros(k - len(self._observed), np.int64)])
 
     def _start(self, cls: int, correct: float, total: float, source: str, h: list[float] | None = None, *,
                restart: bool = True) -> None:
@@ -198,7 +200,6 @@ class DegradationWatch:
         """``feed`` one part of a batch; then count its samples into the rates as of time ``at`` (None: not)."""
         n = len(true)
         a = self._arrays
-        before = a["count"].copy()
         codes = len(lut)
         if len(self._scratch) < 2 * codes:  # (kept between batches: a batch of one sample should not allocate)
             self._scratch = np.empty(2 * codes, np.int64)
@@ -222,8 +223,9 @@ class DegradationWatch:
                 self._watch_recovery(cls)
             t += 1
         self.position += n
-        if at is not None:
-            self.budget.observe(a["count"] - before, at)
+        if at is not None and self.budget.looks(int(a["count"].sum() - self._observed.sum()), at):
+            self.budget.observe(a["count"] - self._observed, at)  # (small batches: every 4,096 samples, not each)
+            self._observed = a["count"].copy()
             for cls in self.budget.due(self._watched).tolist():  # (thresholds only: the statistics carry on)
                 a["h"][cls] = thresholds(self.banks[cls], arl=self.budget.give(cls, watched=self._watched))
 
@@ -340,7 +342,7 @@ class DegradationWatch:
                     *(a["learned"][cls].tolist() if status == kernel.ASSESSING else self.assessed[cls])],
             }
         return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes,
-                "budget": self.budget.state()}
+                "budget": {**self.budget.state(), "pending": (a["count"] - self._observed).tolist() if self._k else []}}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Load a ``state()`` (checked by ``streammon.state_schema``)."""
@@ -377,6 +379,10 @@ class DegradationWatch:
             a["recovery"][cls] = saved["recovery"]
         if "budget" in state:  # (absent from files written before the time budget: their arl was fixed)
             self.budget.restore(state["budget"])
+            if self._k:
+                pending = np.zeros(self._k, np.int64)
+                pending[: len(state["budget"]["pending"])] = state["budget"]["pending"]
+                self._observed = a["count"] - pending
         else:
             for cls, bank in self.banks.items():
                 if bank.watching:  # (the thresholds as saved; derived again once the rates are known)

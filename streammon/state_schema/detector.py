@@ -15,7 +15,7 @@ from streammon.state import StateError
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _real
 
 DETECTOR = ("arl", "recovery_arl", "baseline_samples", "refine_until", "enabled", "false_alarm_interval")
-BUDGET = ("counts", "span", "last", "arl", "rate", "behind", "watched", "unchecked")
+BUDGET = ("counts", "span", "last", "arl", "rate", "behind", "watched", "unchecked", "pending")
 _CLASS_ID = re.compile(r"0|[1-9][0-9]{0,8}")
 
 
@@ -77,6 +77,8 @@ def _budget(budget: Any, k: int, watched: int) -> None:
     if budget["last"] is not None:
         _real(budget["last"], "watch.budget.last", -MAX_TIME, MAX_TIME)
     _int(budget["watched"], "watch.budget.watched", 0, watched)
+    for i, value in enumerate(_list(budget["pending"], "watch.budget.pending", k)):
+        _int(value, f"watch.budget.pending[{i}]", 0, MAX_COUNT)
     samples, seconds = _list(budget["unchecked"], "watch.budget.unchecked", 2)
     _int(samples, "watch.budget.unchecked samples", 0, MAX_COUNT)
     _real(seconds, "watch.budget.unchecked seconds", 0.0, 1e300)

@@ -180,7 +180,7 @@ def test_a_learned_baseline_resumes_its_refinement_once_an_incident_clears() -> 
         monitor.update_many(np.zeros(len(pred), np.int64), pred, t=np.arange(len(pred)) * 1.0)
         watch = monitor.tally.watch
         assert len(watch.closed) == 1 and not watch.open  # one incident, cleared
-        _, incident, cleared = watch.closed[0]
+        _, _, cleared = watch.closed[0]
         total = watch.state()["classes"]["0"]["baseline"][1]
         assert (total > 1000) == resumes, (arl, total)
         if resumes:  # (refined from the 500 learned before the alarm and the samples after the clear)

@@ -104,7 +104,11 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-ARL = 1e6  # DetectorSettings' default, and the yardsticks'
+ARL = 1e6  # the yardsticks' run length, given to streammon as DetectorSettings(arl=ARL) (its default until the
+# time budget false_alarm_interval replaced it: see budget_section)
+DAY = 86_400.0
+RATES = (10.0, 1000.0)  # samples/s of the streams in budget_section (times t = index / rate)
+INTERVALS = (1 * DAY, 7 * DAY, 30 * DAY, 90 * DAY)  # false_alarm_interval values set against each other
 LONG_ARL = 1e8  # the prior shifts again, for a user who asks for (almost) no false alerts
 LONG_ARL_SEEDS = 100  # seeds of that run (at most --seeds)
 NO_RECOVERY = 1e300  # recovery_arl when an alarm should stay on (DetectorSettings takes no inf; ln 1e300 ≈ 691)
@@ -257,7 +261,8 @@ def prior_shift_designs() -> list[Design]:
 
 def monitor_for(design: Design, baseline: dict[str, dict[str, int]] | None, settings: DetectorSettings | None = None
                 ) -> Monitor:
-    return Monitor([Sliding(2000)], reference=design.reference(), baseline=baseline, detector=settings)
+    return Monitor([Sliding(2000)], reference=design.reference(), baseline=baseline,
+                   detector=settings or DetectorSettings(arl=ARL))
 
 
 @dataclass
@@ -794,6 +799,7 @@ def treatment_baseline(treatment: str, p0: float, first_right: int) -> tuple[int
 
 def treatment_settings(treatment: str, **options: float) -> DetectorSettings:
     """The detector settings of a treatment: a learned baseline is refined (the default) or frozen at BASELINE."""
+    options = {"arl": ARL, **options}
     if treatment == "frozen":
         return DetectorSettings(baseline_samples=BASELINE, refine_until=BASELINE, **options)
     return DetectorSettings(baseline_samples=BASELINE, **options)
@@ -964,6 +970,49 @@ def degradation_section(seeds: int, glr_paths: int, checks: Checks) -> Design:
     return designs[0]
 
 
+def budget_delay(design: Design, seed: int, settings: DetectorSettings, rate: float) -> tuple[float, int]:
+    """(stream samples from the change to the first alarm on the degraded class, inf: missed; false alarms) of
+    streammon with ``settings`` on the stream of ``seed`` timed at ``rate`` samples/s (t = index / rate), incidents
+    read from its detector once the whole stream is in (an alarm on at the change counts from the change)."""
+    stream = seeded(design, seed)
+    labels = np.asarray(design.labels)
+    monitor = monitor_for(design, design.baseline(), settings)
+    times = np.arange(design.n) / rate
+    for start in range(0, design.n, 50_000):
+        part = slice(start, start + 50_000)
+        monitor.update_many(labels[stream.truth[part]], labels[stream.pred[part]], t=times[part])
+    index = monitor.tally.index.ids
+    target = index[design.labels[design.target]]
+    incidents = incidents_of(monitor)
+    false = sum(1 for cls, since, _ in incidents if cls != target or since < design.change)
+    found = [max(since, design.change) for cls, since, cleared in incidents
+             if cls == target and (since >= design.change or cleared < 0 or cleared > design.change)]
+    return (float(min(found) - design.change) if found else math.inf), false
+
+
+def budget_section(seeds: int) -> None:
+    """The six degradation scenarios' median delays with the time budget (the default false_alarm_interval, and
+    others) at 10 and 1,000 samples/s, beside those at arl = 10⁶ class samples."""
+    designs = degradation_designs()
+    columns = [("arl = 10⁶", DetectorSettings(arl=ARL), RATES[0])]
+    columns += [(f"{interval / DAY:g} d @ {rate:g}/s", DetectorSettings(false_alarm_interval=interval), rate)
+                for rate in RATES for interval in INTERVALS]
+    print(f"\n### Time budget: median delay in stream samples (misses; false alarms) over {seeds} seeds\n")
+    print("Each stream timed at t = index / rate; the default is `false_alarm_interval` = "
+          f"{DetectorSettings().false_alarm_interval / DAY:g} days per model. Delays in stream samples "
+          "(divide by the rate for seconds).\n")
+    print("| scenario | " + " | ".join(name for name, _, _ in columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for design in designs:
+        cells = []
+        for _, settings, rate in columns:
+            outcomes = [budget_delay(design, seed, settings, rate) for seed in range(seeds)]
+            delays = [d for d, _ in outcomes]
+            misses = sum(1 for d in delays if math.isinf(d))
+            cells.append(f"{_n(statistics.median(delays))} ({misses}; {sum(f for _, f in outcomes)})")
+        print(f"| {design.key}. {design.title} | " + " | ".join(cells) + " |")
+
+
 def yardstick_checks(glr_paths: int) -> None:
     print("\nYardstick checks:\n")
     for p0, p1 in ((0.8, 0.5), (0.9, 0.6), (0.85, 0.55), (0.95, 0.85), (0.8, 0.6), (0.8, 0.7)):
@@ -1111,13 +1160,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="10 seeds, in-control at ARL 1e5 only")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per scenario (default 100; --quick 10)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target fails")
+    parser.add_argument("--budget-only", action="store_true",
+                        help="only the time-budget delays (the default false_alarm_interval beside arl = 10⁶)")
     args = parser.parse_args()
     seeds = args.seeds or (10 if args.quick else 100)
+    if args.budget_only:
+        logging.getLogger("streammon.alerts").setLevel(logging.ERROR)
+        start = time.perf_counter()
+        budget_section(seeds)
+        print(f"\n({time.perf_counter() - start:.0f} s)")
+        return
     glr_paths = 100 if args.quick else 400
     logging.getLogger("streammon.alerts").setLevel(logging.ERROR)  # "alert raised/cleared" lines
     start = time.perf_counter()
     checks = Checks()
     a = timed("degradation", lambda: degradation_section(seeds, glr_paths, checks))
+    timed("time budget", lambda: budget_section(seeds))
     timed("yardstick checks", lambda: yardstick_checks(glr_paths))
     timed("prior shift", lambda: prior_shift_section(seeds, seeds, min(seeds, LONG_ARL_SEEDS), a, checks))
     arls = (1e5,) if args.quick else (1e5, 1e6)

@@ -19,8 +19,9 @@ four phases:
 50
 
 The demo's degradation detector expects a false alarm on a class at most once a week of the demo's own
-traffic (``DetectorSettings.arl`` counts samples of one class; the default, 10⁶, would be every ~9 minutes at
-2,000 samples a second):
+traffic, counted in samples (``DetectorSettings.arl``, samples of one class: the demo runs faster than its clock,
+so the time budget ``false_alarm_interval`` would not measure its rates; 10⁶ would be every ~9 minutes at 2,000
+samples a second):
 
 >>> detector_for(2000.0).arl == 2000.0 * WEEK, detector_for(0.5).arl
 (True, 1000000.0)
@@ -49,6 +50,7 @@ REFERENCE = {"legit": 95_000, "fraud": 5_000}
 # The classifier's validation confusion matrix: the baseline of the degradation detector.
 VALIDATION = {"legit": {"legit": 18_050, "fraud": 950}, "fraud": {"fraud": 850, "legit": 150}}
 WEEK = 7 * 86_400.0  # seconds
+MIN_ARL = 1e6  # class samples
 
 
 def detector_for(rate: float) -> DetectorSettings:
@@ -56,7 +58,7 @@ def detector_for(rate: float) -> DetectorSettings:
     traffic (at least the default 10⁶ class samples). A class that gets a share ``s`` of the traffic then raises a
     false alert once in ``1/s`` weeks on average — about one a week over all classes together — so the steady
     and mix-drift phases stay quiet."""
-    return DetectorSettings(arl=max(DetectorSettings.arl, rate * WEEK))
+    return DetectorSettings(arl=max(MIN_ARL, rate * WEEK))
 
 
 @dataclass

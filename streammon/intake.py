@@ -244,7 +244,9 @@ class Intake:
                 self._tally.start_scoring(scoring)
             self._last_t = last
             self._open_until = -math.inf  # the next update finds its bucket anew
-            self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut, scores=scores))
+            now = self._detector_time() if t is None and not self._timed else last
+            self._tally.ingest(Batch(true_codes, pred_codes, batch_times, self._stride, lut, scores=scores),
+                               now=now)
 
     def _check_batch_id(self, batch_id: Any) -> str | None:
         """A batch id as given (a str of 1 to 200 printable ASCII characters), or None; checked before anything."""
@@ -287,6 +289,7 @@ class Intake:
         if not n:
             return
         self._catch_up()
+        now = self._detector_time() if self._clock_driven and not self._timed else self._last_t
         items = buffer[:n]
         del buffer[:n]
         scores = None
@@ -296,7 +299,16 @@ class Intake:
             cells, scores = _split_scored(items, self._tally.scoring.columns)
         true_idx, pred_idx = np.divmod(cells, self._stride)
         self._tally.ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride,
-                                 scores=scores))
+                                 scores=scores), now=now)
+
+    def _detector_time(self) -> float | None:
+        """The clock's time for the degradation detector's class rates (``streammon.detection.rates``) where the
+        samples have no time of their own and no window reads the clock: None if it returned no valid time (the
+        rates then skip this batch; a read reports the clock's error)."""
+        try:
+            return self._clock_time()
+        except ValueError:
+            return None
 
     def _read_time(self) -> float | None:
         """The time reads are made at: the clock for clock-driven monitors, else the last sample's time."""

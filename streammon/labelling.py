@@ -376,7 +376,7 @@ class Labelling(Intake):
                 for rank, row in scored:
                     scores[rank] = row
             self._tally.ingest(Batch(true_idx, pred_idx, all_times[where] if self._timed else None, self._stride,
-                                     scores=scores))
+                                     scores=scores), now=float(stamps[-1]))
 
     # -- buffers, expiry and reads ----------------------------------------------------------------------
 

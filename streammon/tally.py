@@ -103,8 +103,9 @@ class Tally:
             self.warm_counts = grown
             self.capacity = needed
 
-    def ingest(self, batch: Batch) -> None:
-        """Count a validated batch: warm-up, detectors (counting the batch), windows."""
+    def ingest(self, batch: Batch, now: float | None = None) -> None:
+        """Count a validated batch: warm-up, detectors (counting the batch), windows. ``now``: the batch's time for
+        the detectors' class rates where ``batch.times`` is None (the monitor's clock; None: no time)."""
         if self.warmup_left:
             take = min(self.warmup_left, len(batch))
             self.warm_counts += np.bincount(batch.indices(0, take)[0], minlength=self.capacity)
@@ -115,7 +116,8 @@ class Tally:
         if self.watch.settings.enabled:  # first: its scan counts the batch for the windows on its way
             span = batch.code_span(len(self.index))
             cells = np.zeros(span * span, np.int64)
-            self.watch.feed(batch.true, batch.pred, k=len(self.index), lut=batch.lut, times=batch.times, cells=cells)
+            self.watch.feed(batch.true, batch.pred, k=len(self.index), lut=batch.lut, times=batch.times, cells=cells,
+                            now=now)
             batch.preset_delta(self.capacity, cells.reshape(span, span))
         else:
             self.watch.skip(len(batch))
@@ -155,6 +157,7 @@ class Tally:
             baseline={labels[c]: p0 for c, p0 in self.watch.baselines().items()},
             now=now,
             scores=None if self.scoring is None else self.scoring.view(now, k),
+            budget={labels[c]: values for c, values in self.watch.budgets().items()},
         )
 
     # -- declared state -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ def fixture_monitor() -> Monitor:
     rng = np.random.default_rng(25)
     classes = ["legit", "fraud", 3, True]
     monitor = Monitor([Cumulative(), Sliding(40), Timed(60, buckets=6)], warmup=200, classes=classes,
-                      detector=DetectorSettings(baseline_samples=50), label_ttl=30.0,
+                      detector=DetectorSettings(baseline_samples=50, arl=1e6), label_ttl=30.0,  # (as in v3)
                       baseline={"legit": {"legit": 90, "fraud": 10}, "fraud": {"fraud": 8, "legit": 2}})
     truth = rng.choice(4, 1200, p=[0.7, 0.15, 0.1, 0.05])
     pred = np.where(rng.random(1200) < 0.85, truth, 0)

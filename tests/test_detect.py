@@ -279,8 +279,8 @@ def test_update_and_update_many_raise_the_same_degradation_alerts() -> None:
     rng = np.random.default_rng(4)
     truth, preds = _binary(rng, 30_000, 0.05, 0.8)
     later = _binary(rng, 5_000, 0.05, 0.4)
-    one = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
-    many = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE)
+    one = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE, detector=DetectorSettings(arl=1e6))
+    many = Monitor([Sliding(5000)], reference=REFERENCE, baseline=BASELINE, detector=DetectorSettings(arl=1e6))
     for y, p in zip(truth + later[0], preds + later[1], strict=True):
         one.update(y, p)
     for start in range(0, 35_000, 3_333):
@@ -296,8 +296,8 @@ def test_a_saved_detector_continues_exactly(tmp_path) -> None:  # type: ignore[n
     stopping."""
     rng = np.random.default_rng(6)
     truth, preds = _binary(rng, 70_000, 0.2, np.r_[np.full(30_000, 0.8), np.full(20_000, 0.55), np.full(20_000, 0.8)])
-    settings = DetectorSettings(baseline_samples=800)
-    whole = Monitor([Cumulative()], reference=REFERENCE, detector=settings)
+    settings = DetectorSettings(arl=1e6, baseline_samples=800)
+    whole = Monitor([Cumulative()], reference=REFERENCE, detector=settings, clock=lambda: 0.0)  # (rates: no time)
     whole.update_many(truth[:40_000], preds[:40_000])
     [alert] = whole.report().alerting("degradation")
     whole.update_many(truth[40_000:], preds[40_000:])
@@ -307,11 +307,11 @@ def test_a_saved_detector_continues_exactly(tmp_path) -> None:  # type: ignore[n
 
     statuses = set()
     for cut in (alert.since_sample - 50, alert.since_sample + 1, alert.since_sample + 300, 45_000, 52_000, 55_000):
-        part = Monitor([Cumulative()], reference=REFERENCE, detector=settings)
+        part = Monitor([Cumulative()], reference=REFERENCE, detector=settings, clock=lambda: 0.0)
         part.update_many(truth[:cut], preds[:cut])
         statuses.add(part.tally.watch.state()["classes"]["1"]["status"])
         part.save(tmp_path / "m.json")
-        loaded = Monitor.load(tmp_path / "m.json")
+        loaded = Monitor.load(tmp_path / "m.json", clock=lambda: 0.0)
         loaded.update_many(truth[cut:], preds[cut:])
         assert loaded.tally.watch.state() == whole.tally.watch.state(), cut
         assert fields(loaded) == fields(whole), cut
@@ -330,7 +330,7 @@ def test_a_burst_alarm_on_a_small_drop_does_not_clear_while_the_drop_lasts() -> 
     for seed in range(400):
         rng = np.random.default_rng(seed)
         wrong = (rng.random(28_000) >= np.r_[np.full(8_000, 0.9), np.full(20_000, 0.85)]).astype(np.intp)
-        watch = DegradationWatch(DetectorSettings(), given={0: (1800.0, 2000.0)})
+        watch = DegradationWatch(DetectorSettings(arl=1e6), given={0: (1800.0, 2000.0)})
         watch.feed(np.zeros(len(wrong), np.intp), wrong, k=2)
         incidents = sorted([(i.since, at) for _, i, at in watch.closed] + [(i.since, -1) for i in watch.open.values()])
         after = [at for since, at in incidents if since >= 8_000 or at < 0 or at >= 8_000]
@@ -354,7 +354,7 @@ def test_a_false_alarm_clears_once_the_recall_is_shown_to_be_at_its_baseline() -
         watch.feed(np.zeros(len(wrong), np.intp), wrong, k=2)
         _, first, cleared_at = watch.closed[0]
         spans.append(cleared_at - first.since)
-    assert 0.5 <= np.median(spans) / (math.log(DetectorSettings().recovery_arl) / kl) <= 1.5
+    assert 0.5 <= np.median(spans) / (math.log(DetectorSettings(arl=1e6).recovery_arl) / kl) <= 1.5
 
 
 def test_baseline_is_learned_from_each_class_s_first_samples() -> None:
@@ -365,7 +365,7 @@ def test_baseline_is_learned_from_each_class_s_first_samples() -> None:
     for refine_until, expected in ((32_000, 80.5 / 101 - 0.5 * math.sqrt(80.5 / 101 * 20.5 / 101 / 101)),
                                    (100, 80.5 / 101)):
         monitor = Monitor([Cumulative()], reference=REFERENCE,
-                          detector=DetectorSettings(baseline_samples=100, refine_until=refine_until))
+                          detector=DetectorSettings(arl=1e6, baseline_samples=100, refine_until=refine_until))
         monitor.update_many(truth, preds)
         assert monitor.report().baseline == {"legit": pytest.approx(expected)}  # fraud: 50 of 100, still learning
 
@@ -437,9 +437,9 @@ def test_refined_learned_baselines_keep_false_alarms_near_those_of_exact_ones(p0
     baseline's runs (400 runs of 200 000 samples; exact: 1 − e^−0.2 = 18 % of runs expected)."""
     n, runs = 200_000, 400
     outcomes = {}
-    for name, settings, given in (("exact", DetectorSettings(), {0: (p0 * 1e9, 1e9)}),
-                                  ("frozen", DetectorSettings(refine_until=500), None),
-                                  ("refined", DetectorSettings(), None)):
+    for name, settings, given in (("exact", DetectorSettings(arl=1e6), {0: (p0 * 1e9, 1e9)}),
+                                  ("frozen", DetectorSettings(arl=1e6, refine_until=500), None),
+                                  ("refined", DetectorSettings(arl=1e6), None)):
         alarmed = 0
         for run in range(runs):
             rng = np.random.default_rng(run)

@@ -17,13 +17,22 @@ from streammon.counting.counts import ConfusionCounts
 from streammon.counting.validation import Validation
 
 MAX_SAMPLES = 2**53  # counts past this are not exact as the floats a saved state holds
+DAY = 86400.0
+DEFAULT_INTERVAL = 30 * DAY  # the expected time between false degradation alerts of a model
+MIN_INTERVAL, MAX_INTERVAL = 1.0, 100 * 365 * DAY  # seconds: the intervals accepted
 
 @dataclass(frozen=True)
 class DetectorSettings:
     """How degradation is detected (``streammon.detection.watch``).
 
-    ``arl`` — the average run length, in samples of a class, between false degradation alarms
-    while its recall stays at its baseline (the bank's threshold is calibrated for it, not bounded);
+    ``false_alarm_interval`` — the expected time, in seconds, between false degradation alerts of the
+    **model** (all its classes together) while every recall stays at its baseline (default 30 days): each
+    watched class gets the run length ``false_alarm_interval · λ_c · W`` in its own samples, ``λ_c`` its
+    measured rate (samples/s) and ``W`` the number of watched classes (``streammon.detection.rates``: how the
+    rates are measured, re-derived, floored and capped); ``arl`` — the expert knob: when given, every
+    class's average run length, in samples of the class, between false degradation alarms while its
+    recall stays at its baseline, whatever its rate (the bank's threshold is calibrated for it, not bounded;
+    ``false_alarm_interval`` is then not used);
     ``recovery_arl`` — the same for a false clear while the recall stays at or below the midpoint
     between the baseline and a cautious degraded recall (Lorden's bound; ``inf``: an incident never
     clears by itself); ``baseline_samples`` —
@@ -33,15 +42,23 @@ class DetectorSettings:
     (``baseline_samples`` or less: never); ``enabled=False`` turns degradation detection off.
     """
 
-    arl: float = 1e6
+    arl: float | None = None
     recovery_arl: float = 1e6
     baseline_samples: int = 500
     refine_until: int = 32_000
     enabled: bool = True
+    false_alarm_interval: float = DEFAULT_INTERVAL
 
     def __post_init__(self) -> None:
-        if isinstance(self.arl, bool) or not isinstance(self.arl, int | float) or not 1 < self.arl < math.inf:
-            raise ValueError(f"DetectorSettings.arl must be a finite number > 1 (samples), got {self.arl!r}")
+        arl = self.arl
+        if arl is not None and (isinstance(arl, bool) or not isinstance(arl, int | float) or not 1 < arl < math.inf):
+            raise ValueError(f"DetectorSettings.arl must be None (the time budget false_alarm_interval decides) or "
+                             f"a finite number > 1 (samples of a class), got {arl!r}")
+        value = self.false_alarm_interval
+        if isinstance(value, bool) or not isinstance(value, int | float) or not MIN_INTERVAL <= value <= MAX_INTERVAL:
+            raise ValueError(f"DetectorSettings.false_alarm_interval must be a number of seconds in [{MIN_INTERVAL:g}, "
+                             f"{MAX_INTERVAL:g}] (the expected time between false degradation alerts of the model; "
+                             f"30 days = {DEFAULT_INTERVAL:g}), got {value!r}")
         value = self.recovery_arl
         if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value <= math.inf:
             raise ValueError(f"DetectorSettings.recovery_arl must be a number > 1 (samples; inf: an incident never "

@@ -60,6 +60,7 @@ import numpy.typing as npt
 from streammon.detection import kernel
 from streammon.detection.bank import MEMBERS, Bank, baseline_recall, learned_recall
 from streammon.detection.baseline import DetectorSettings
+from streammon.detection.rates import Budget
 from streammon.detection.thresholds import thresholds
 from streammon.metrics.intervals import wilson
 
@@ -67,6 +68,8 @@ STATUS_NAMES = ("learning", "watching", "degraded", "unwatched", "assessing")
 RECOVERY_CONFIDENCE = 0.98  # two-sided: the upper bounds are one-sided 99 %
 ASSESS_SAMPLES = 200  # class samples after an alarm that tell how far the recall fell, before recovery is watched
 CLOSED_KEPT = 256  # closed incidents kept in memory (not saved): the latest ones
+RATE_CHUNK = 1 << 20  # samples with times of their own are scanned in chunks of at most this many (rates follow)
+FIRST_CHUNK = 1 << 12  # ... and of at least this many, or the samples seen so far: a stream's start is measured soon
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,9 @@ class DegradationWatch:
         self._scratch = np.empty(0, np.int64)  # the scan's per-code scratch space
         self._wrongs_found = np.empty(kernel.SEGMENT + 1, np.int64)
         self._identity = np.arange(0, dtype=np.intp)  # feed's code table where codes are class indices
+        self.budget = Budget(interval=self.settings.false_alarm_interval, fixed=self.settings.arl)
+        self._observed = np.zeros(0, np.int64)  # each class's count when the rates last saw it (few batches do)
+        self._watched = 0  # classes whose bank watches (degraded ones included): the W of the time budget
         self._grow(max(given, default=-1) + 1)
         for cls, (correct, total) in given.items():
             if total > 0:
@@ -131,22 +137,30 @@ class DegradationWatch:
         self._arrays["h"][self._k:] = math.inf
         self._arrays["target"][self._k:] = self.settings.baseline_samples
         self._k = k
+        self.budget.grow(k)
+        self._observed = np.concatenate([self._observed, np.zeros(k - len(self._observed), np.int64)])
 
     def _start(self, cls: int, correct: float, total: float, source: str, h: list[float] | None = None, *,
                restart: bool = True) -> None:
         """Watch ``cls`` from baseline counts (``h``: saved thresholds, else the tables'); ``restart=False`` keeps
         the statistics (a refined baseline: the same members, re-tuned — evidence of a change under way stays)."""
+        was_watching = cls in self.banks and self.banks[cls].watching
         self.baseline[cls], self.source[cls] = (correct, total), source
-        young = source == "learned" and total < self.settings.refine_until  # (to be refined again)
+        # (to be refined again; or for good under the time budget: at its long run lengths an overestimate of the
+        # recall by the baseline's own noise raises false alarms by a convex factor, 1.5× measured, and ½ s.e. below
+        # cancels it — examples/bench_false_alarm_budget.py)
+        young = source == "learned" and (total < self.settings.refine_until or self.settings.arl is None)
         p0 = learned_recall(correct, total) if young else baseline_recall(correct, total)
         bank = Bank.of(p0, total)
         self.banks[cls] = bank
         a = self._arrays
         a["up"][cls], a["down"][cls] = bank.arrays()
+        self._watched += bank.watching - was_watching
         if bank.watching:
-            a["h"][cls] = thresholds(bank, arl=self.settings.arl) if h is None else h
+            a["h"][cls] = thresholds(bank, arl=self.budget.give(cls, watched=self._watched)) if h is None else h
             a["status"][cls] = kernel.WATCHING
         else:
+            self.budget.forget(cls)
             a["status"][cls] = kernel.UNWATCHED
         if restart or not bank.watching:
             a["stat"][cls] = 0.0
@@ -157,23 +171,40 @@ class DegradationWatch:
 
     def feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], *, k: int,
              lut: npt.NDArray[np.intp] | None = None, times: npt.NDArray[np.float64] | float | None = None,
-             cells: npt.NDArray[np.int64] | None = None) -> None:
+             cells: npt.NDArray[np.int64] | None = None, now: float | None = None) -> None:
         """Scan a batch of label codes (``lut`` maps a code to one of ``k`` class indices; None: codes are
         indices) in stream order. ``cells``: a flat (codes × codes) array the batch's confusion counts are
-        added to on the way (``true · codes + pred``), so that nobody counts the batch twice."""
-        n = len(true)
+        added to on the way (``true · codes + pred``), so that nobody counts the batch twice. ``times``: the
+        samples' times (one each, or one for all); ``now``: the time of the batch where ``times`` is None (the
+        clock), for the classes' rates (``streammon.detection.rates``)."""
         self._grow(k)
         if lut is None:  # codes are indices: the identity table, kept between batches
             if len(self._identity) != k:
                 self._identity = np.arange(k, dtype=np.intp)
             lut = self._identity
-        codes = len(lut)
+        flat = np.zeros(len(lut) ** 2, np.int64) if cells is None else cells
+        if not isinstance(times, np.ndarray):
+            self._feed(true, pred, lut, times=times, flat=flat, at=now if times is None else times)
+            return
+        if math.isnan(self.budget.meter.last) and len(times):  # the first time seen: the origin of the rates
+            self.budget.observe(np.zeros(k), float(times[0]))
+        begin = 0
+        while begin < len(true):  # (rates re-derived between chunks of a long batch: short ones while they are young)
+            end = begin + min(RATE_CHUNK, max(FIRST_CHUNK, self.position))
+            self._feed(true[begin:end], pred[begin:end], lut, times=times[begin:end], flat=flat,
+                       at=float(times[min(end, len(times)) - 1]))
+            begin = end
+
+    def _feed(self, true: npt.NDArray[np.intp], pred: npt.NDArray[np.intp], lut: npt.NDArray[np.intp], *,
+              times: npt.NDArray[np.float64] | float | None, flat: npt.NDArray[np.int64], at: float | None) -> None:
+        """``feed`` one part of a batch; then count its samples into the rates as of time ``at`` (None: not)."""
+        n = len(true)
         a = self._arrays
+        codes = len(lut)
         if len(self._scratch) < 2 * codes:  # (kept between batches: a batch of one sample should not allocate)
             self._scratch = np.empty(2 * codes, np.int64)
         local, stop_at = self._scratch[:codes], self._scratch[codes: 2 * codes]
         wrongs_found = self._wrongs_found
-        flat = np.zeros(codes * codes, np.int64) if cells is None else cells
         t = 0
         while t < n:
             event, t, cls, member = kernel.scan(
@@ -192,6 +223,11 @@ class DegradationWatch:
                 self._watch_recovery(cls)
             t += 1
         self.position += n
+        if at is not None and self.budget.looks(int(a["count"].sum() - self._observed.sum()), at):
+            self.budget.observe(a["count"] - self._observed, at)  # (small batches: every 4,096 samples, not each)
+            self._observed = a["count"].copy()
+            for cls in self.budget.due(self._watched).tolist():  # (thresholds only: the statistics carry on)
+                a["h"][cls] = thresholds(self.banks[cls], arl=self.budget.give(cls, watched=self._watched))
 
     def skip(self, n: int) -> None:
         """Move past ``n`` samples without looking at them (detection turned off)."""
@@ -247,6 +283,12 @@ class DegradationWatch:
         a["recovery"][cls] = 0.0
         a["stat"][cls] = 0.0
         a["seen"][cls] = a["count"][cls]
+        right, total = self.baseline[cls]
+        if self.settings.arl is None and self.source[cls] == "learned" and total < self.settings.refine_until:
+            # (under the time budget a learned baseline that a false alarm froze too high alarmed again and again,
+            # 70 times in 60 days: once the recall is back, its refinement resumes, the incident's samples left out)
+            a["learned"][cls] = int(right), int(total)
+            a["target"][cls] = self._next_target(int(total))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -257,6 +299,11 @@ class DegradationWatch:
     def baselines(self) -> dict[int, float]:
         """Every class's in-control recall ``p0`` (classes with a baseline)."""
         return {cls: bank.p0 for cls, bank in self.banks.items()}
+
+    def budgets(self) -> dict[int, tuple[float, float, float]]:
+        """Every watched class's (rate in samples/s, run length in class samples, expected seconds between its false
+        alarms) — ``streammon.detection.rates.Budget.of``."""
+        return {cls: self.budget.of(cls) for cls, bank in self.banks.items() if bank.watching}
 
     def statistics(self, cls: int) -> npt.NDArray[np.float64]:
         """The bank's statistics of ``cls`` now (its run of right samples applied)."""
@@ -294,7 +341,8 @@ class DegradationWatch:
                     incident.since, incident.since_time, incident.change_at, incident.recall_after, incident.samples,
                     *(a["learned"][cls].tolist() if status == kernel.ASSESSING else self.assessed[cls])],
             }
-        return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes}
+        return {"position": self.position, "classes_seen": self._k, "learning": learning, "classes": classes,
+                "budget": {**self.budget.state(), "pending": (a["count"] - self._observed).tolist() if self._k else []}}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Load a ``state()`` (checked by ``streammon.state_schema``)."""
@@ -329,6 +377,16 @@ class DegradationWatch:
                     self._watch_recovery(cls)
                 a["seen"][cls] = saved["seen"]  # (as saved: the run of right samples since is still to apply)
             a["recovery"][cls] = saved["recovery"]
+        if "budget" in state:  # (absent from files written before the time budget: their arl was fixed)
+            self.budget.restore(state["budget"])
+            if self._k:
+                pending = np.zeros(self._k, np.int64)
+                pending[: len(state["budget"]["pending"])] = state["budget"]["pending"]
+                self._observed = a["count"] - pending
+        else:
+            for cls, bank in self.banks.items():
+                if bank.watching:  # (the thresholds as saved; derived again once the rates are known)
+                    self.budget.give(cls, watched=self._watched)
 
 
 def _time_at(times: npt.NDArray[np.float64] | float | None, t: int) -> float:

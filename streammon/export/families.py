@@ -85,6 +85,12 @@ FAMILIES: Mapping[str, Family] = {
                "1 for each active alert: degradation, prior_shift, class_set_change, incompetent."),
         Family("streammon_baseline_recall", "gauge", ("model", "class"),
                "In-control recall p0 of each class's degradation detector (Wilson lower bound of its baseline)."),
+        Family("streammon_detector_arl_samples", "gauge", ("model", "class"),
+               "In-control run length of each watched class's degradation detector, in samples of the class."),
+        Family("streammon_detector_class_rate", "gauge", ("model", "class"),
+               "Measured arrival rate of each watched class, samples per second (NaN before time has passed)."),
+        Family("streammon_detector_false_alarm_interval_seconds", "gauge", ("model", "class"),
+               "Expected seconds between false degradation alerts of each watched class (run length / rate)."),
         Family("streammon_score_interval", "gauge", (*WINDOW, "metric", "bound"),
                "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts."),
         Family("streammon_recall_interval", "gauge", (*WINDOW, "class", "bound"),
@@ -155,6 +161,11 @@ class _Families:
                    list(reference.priors.values()))
         # classes still learning their baseline are absent
         series("streammon_baseline_recall", class_rows(model, names(report.baseline)), list(report.baseline.values()))
+        watched = class_rows(model, names(report.detector))  # (classes whose detector watches)
+        series("streammon_detector_arl_samples", watched, [b.arl for b in report.detector.values()])
+        series("streammon_detector_class_rate", watched, [b.rate for b in report.detector.values()])
+        series("streammon_detector_false_alarm_interval_seconds", watched,
+               [b.interval for b in report.detector.values()])
         totals = report.totals.matrix
         series("streammon_samples", rows((model,)), [int(totals.sum())])
         classes = class_rows(model, names(report.labels))

@@ -29,6 +29,9 @@ Families (names and labels are public; dashboards and rules depend on them):
 ``streammon_samples_total{model}``                      lifetime samples
 ``streammon_alert{model,window,kind,subject}``          1 per active alert (window ``stream`` for degradation)
 ``streammon_baseline_recall{model,class}``              in-control recall ``p0`` of each class's degradation CUSUM
+``streammon_detector_arl_samples{model,class}``         each watched class's in-control run length (class samples)
+``streammon_detector_class_rate{model,class}``          each watched class's measured rate (samples/s)
+``streammon_detector_false_alarm_interval_seconds``     ``{model,class}``: expected seconds between its false alerts
 ``streammon_score_interval{...,metric,bound}``          low/high of acsa, gmean, min_recall
 ``streammon_recall_interval{...,class,bound}``          Wilson low/high of each class's recall
 ``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
@@ -96,6 +99,7 @@ def _same_exports(old: Report, new: Report) -> bool:
         and old.windows.keys() == new.windows.keys()
         and all(w is new.windows[name] for name, w in old.windows.items())
         and dict(old.baseline) == dict(new.baseline)
+        and old.detector is new.detector
         and old.totals.matrix.shape == new.totals.matrix.shape
         and bool((old.totals.matrix == new.totals.matrix).all())
         and [(a.window, a.kind, a.subject) for a in old.alerts] == [(a.window, a.kind, a.subject) for a in new.alerts]

@@ -18,7 +18,7 @@ window's counts into a ``WindowReport`` and lists the alert conditions that hold
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streammon.counting.counts import ConfusionCounts, IntMatrix
 from streammon.counting.score_tally import ScoreTally
@@ -27,7 +27,7 @@ from streammon.findings.distortion import Policy
 from streammon.findings.evaluate import Setting, evaluate_windows
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.findings.report import DEGRADATION, STREAM, Alert, Report, WindowReport
+from streammon.findings.report import DEGRADATION, STREAM, Alert, ClassBudget, Report, WindowReport
 
 Since = Mapping[tuple[str, str, str], tuple[int, float]]
 
@@ -51,6 +51,7 @@ class CountsView:
     now: float | None
     scores: tuple[ScoreTally, ...] | None = None  # each window's score tally, in window order (None: no score yet)
     prediction_scores: tuple[ScoreTally, ...] | None = None  # the prediction side's, rows by predicted class
+    budget: Mapping[Hashable, tuple[float, float, float]] = field(default_factory=dict)  # (rate, arl, interval)
 
 
 class WindowCache:
@@ -149,7 +150,14 @@ class Assembled:
                 and view.samples == last.samples and view.warmup_remaining == last.warmup_remaining
                 and view.reference is last.reference and view.positive == last.positive
                 and view.labels == last.labels and view.degraded == last.degraded and view.baseline == last.baseline
+                and _same_budget(view.budget, last.budget)
                 and view.lifetime.shape == last.lifetime.shape and bool((view.lifetime == last.lifetime).all()))
+
+
+def _same_budget(a: Mapping[Hashable, tuple[float, ...]], b: Mapping[Hashable, tuple[float, ...]]) -> bool:
+    """The same class budgets, NaN (a rate not measured yet) equal to NaN."""
+    return a.keys() == b.keys() and all(x == y or (x != x and y != y)  # noqa: PLR0124 - x != x: NaN
+                                        for label in a for x, y in zip(a[label], b[label], strict=True))
 
 
 def evaluate_view(view: CountsView, policy: Policy,
@@ -189,4 +197,5 @@ def assemble_report(
         totals=ConfusionCounts.of_known(view.labels, view.lifetime),
         alerts=tuple(alerts),
         baseline=FrozenMap(view.baseline, noun="class"),
+        detector=FrozenMap({label: ClassBudget(*values) for label, values in view.budget.items()}, noun="class"),
     )

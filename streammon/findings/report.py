@@ -248,6 +248,26 @@ class WindowReport:
                 f"flags={len(self.flags)})")
 
 
+@dataclass(frozen=True)
+class ClassBudget:
+    """The false-alarm rate a class's degradation detector runs at (``streammon.detection.rates``).
+
+    ``rate``: the class's measured arrival rate, samples per second (NaN while no time has passed);
+    ``arl``: its in-control run length, in samples of the class (derived from the model's
+    ``false_alarm_interval``, or the fixed ``arl=``); ``interval``: the expected seconds between the
+    class's own false degradation alerts, ``arl / rate`` (the model's are ``1 / Σ 1/interval``).
+    """
+
+    rate: float
+    arl: float
+    interval: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``rate``, ``arl``, ``false_alarm_interval`` (seconds)."""
+        return {"rate": json_float(self.rate), "arl": json_float(self.arl),
+                "false_alarm_interval": json_float(self.interval)}
+
+
 @dataclass(frozen=True, repr=False)
 class Report:
     """Everything a monitor knows now: one ``WindowReport`` per window.
@@ -255,7 +275,8 @@ class Report:
     ``totals`` counts every sample since the monitor started, whatever the
     windows: the source of the mergeable counters exported to Prometheus.
     ``alerts`` are the alerts active now; ``baseline`` is each class's in-control
-    recall used by the degradation detector (classes still learning it are absent).
+    recall used by the degradation detector (classes still learning it are absent), ``detector`` the false-alarm
+    rate each watched class's detector runs at (``ClassBudget``).
     ``label_stats`` covers every prediction since start (None until the first ``predict``).
     """
 
@@ -269,6 +290,7 @@ class Report:
     alerts: tuple[Alert, ...]
     baseline: Mapping[Hashable, float]
     label_stats: LabelStats | None = None
+    detector: Mapping[Hashable, ClassBudget] = field(default_factory=dict)
 
     def alerting(self, kind: str | None = None) -> tuple[Alert, ...]:
         """The active alerts (of one ``kind`` if given)."""
@@ -280,7 +302,8 @@ class Report:
         Keys: ``labels`` (``[{"key", "value", "type"}]`` in class-index order), ``positive``
         (a class key or ``None``), ``samples``, ``warmup_remaining``, ``reference``
         (``{"priors": {key: prior}, "source"}`` or ``None``), ``totals`` (lifetime K×K counts),
-        ``baseline`` (``{key: recall}``), ``alerts`` (a list of ``Alert.to_dict()``) and
+        ``baseline`` (``{key: recall}``), ``detector`` (``{key: ClassBudget.to_dict()}``), ``alerts`` (a list of
+        ``Alert.to_dict()``) and
         ``windows`` (``{name: WindowReport.to_dict()}``).
         """
         keys = label_keys(self.labels)
@@ -292,6 +315,7 @@ class Report:
             "reference": None if self.reference is None else self.reference.to_dict(keys),
             "totals": matrix(self.totals, self.labels),
             "baseline": by_label(self.baseline, keys),
+            "detector": by_label(self.detector, keys, ClassBudget.to_dict),
             "alerts": [a.to_dict() for a in self.alerts],
             "windows": {name: w._json(keys) for name, w in self.windows.items()},
             "label_stats": None if self.label_stats is None else self.label_stats.to_dict(keys),

@@ -9,18 +9,24 @@ from typing import Any
 
 from streammon.counting.timing import MAX_TIME
 from streammon.detection.bank import MEMBERS
+from streammon.detection.baseline import DEFAULT_INTERVAL, MAX_INTERVAL, MIN_INTERVAL
 from streammon.detection.watch import ASSESS_SAMPLES
 from streammon.state import StateError
 from streammon.state_schema.fields import MAX_COUNT, _fields, _int, _list, _real
 
-DETECTOR = ("arl", "recovery_arl", "baseline_samples", "refine_until", "enabled")
+DETECTOR = ("arl", "recovery_arl", "baseline_samples", "refine_until", "enabled", "false_alarm_interval")
+BUDGET = ("counts", "span", "last", "arl", "rate", "behind", "watched", "unchecked", "pending")
 _CLASS_ID = re.compile(r"0|[1-9][0-9]{0,8}")
 
 
 def check_detector(detector: Any) -> int:
     """Check the detector's settings; its ``baseline_samples``."""
+    if isinstance(detector, dict) and "false_alarm_interval" not in detector:  # (files before the time budget)
+        detector = {**detector, "false_alarm_interval": DEFAULT_INTERVAL}
     detector = _fields(detector, "detector", DETECTOR)
-    _real(detector["arl"], "detector.arl", 1.0, 1e300, open_low=True)
+    if detector["arl"] is not None:  # (null: the time budget decides)
+        _real(detector["arl"], "detector.arl", 1.0, 1e300, open_low=True)
+    _real(detector["false_alarm_interval"], "detector.false_alarm_interval", MIN_INTERVAL, MAX_INTERVAL)
     _real(detector["recovery_arl"], "detector.recovery_arl", 1.0, math.inf, open_low=True)
     samples = _int(detector["baseline_samples"], "detector.baseline_samples", 1, MAX_COUNT)
     _int(detector["refine_until"], "detector.refine_until", 1, MAX_COUNT)
@@ -36,7 +42,8 @@ def _class_id(key: Any, where: str, k: int) -> int:
 
 
 def check_watch(watch: Any, k: int, ingested: int, baseline_samples: int) -> None:
-    watch = _fields(watch, "watch", ("position", "classes_seen", "learning", "classes"))
+    keys = ("position", "classes_seen", "learning", "classes")
+    watch = _fields(watch, "watch", (*keys, "budget") if isinstance(watch, dict) and "budget" in watch else keys)
     if _int(watch["position"], "watch.position", 0, MAX_COUNT) != ingested:
         raise StateError(f"the detector's position {watch['position']} is not the sample count {ingested}")
     seen_classes = _int(watch["classes_seen"], "watch.classes_seen", 0, k)
@@ -52,6 +59,29 @@ def check_watch(watch: Any, k: int, ingested: int, baseline_samples: int) -> Non
             raise StateError(f"class {cls} cannot both learn its baseline and have one")
     for key, item in classes.items():
         _watched_class(item, f"watch.classes[{_class_id(key, 'watch.classes', seen_classes)}]", ingested)
+    if "budget" in watch:
+        _budget(watch["budget"], seen_classes, len(classes))
+
+
+def _budget(budget: Any, k: int, watched: int) -> None:
+    """The classes' measured rates and the run lengths derived from them (``streammon.detection.rates.Budget``)."""
+    budget = _fields(budget, "watch.budget", BUDGET)
+    for name in ("counts", "arl", "rate", "behind"):
+        values = _list(budget[name], f"watch.budget.{name}", most=k)
+        for i, value in enumerate(values):
+            if not (name == "rate" and value is None):
+                _real(value, f"watch.budget.{name}[{i}]", 0.0, 1e300)
+    if len({len(budget[name]) for name in ("counts", "arl", "rate", "behind")}) != 1:
+        raise StateError("watch.budget: counts, arl, rate and behind must have one entry per class each")
+    _real(budget["span"], "watch.budget.span", 0.0, 1e300)
+    if budget["last"] is not None:
+        _real(budget["last"], "watch.budget.last", -MAX_TIME, MAX_TIME)
+    _int(budget["watched"], "watch.budget.watched", 0, watched)
+    for i, value in enumerate(_list(budget["pending"], "watch.budget.pending", k)):
+        _int(value, f"watch.budget.pending[{i}]", 0, MAX_COUNT)
+    samples, seconds = _list(budget["unchecked"], "watch.budget.unchecked", 2)
+    _int(samples, "watch.budget.unchecked samples", 0, MAX_COUNT)
+    _real(seconds, "watch.budget.unchecked seconds", 0.0, 1e300)
 
 
 def _watched_class(item: Any, where: str, ingested: int) -> None:

@@ -150,7 +150,7 @@ BAD = [
     (["--confidence", "nan"], "argument --confidence: expected a number, got 'nan'"),
     (["--arl", "1h"], "argument --arl: expected a number, got '1h'"),
     (["--metric-params", "{x"], "argument --metric-params: expected JSON"),
-    (["--metric-params", '{"holder": {"p": "x"}}'], "argument --metric-params: must map names to numbers"),
+    (["--metric-params", '{"holder": {"p": "x"}}'], "argument --metric-params: metric .holder. parameter .p. takes a number or a boolean, got .x."),
     (["--metric-params", '{"holder": {"p": 0.5}, "nosuch": {}}'], "argument --metric-params: unknown metric 'nosuch'"),
     (["--window", "sliding:ten"], "argument --window: 'sliding:ten' is not a window: expected 'cumulative'"),
     (["--window", "timed:1y"], "argument --window: window 'timed:1y': expected a duration"),

@@ -27,6 +27,7 @@ from typing import Any
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
 from streammon.counting.sparse import dense, sparse
+from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
@@ -186,7 +187,8 @@ class Monitor(Labelling):
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
-        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))))
+        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
+                                               baseline if isinstance(baseline, Validation) else None)
         self._window_cache = WindowCache()  # unchanged windows are not evaluated again
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed

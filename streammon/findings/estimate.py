@@ -34,7 +34,9 @@ class LabelFreeEstimate:
     (small: no mix explains the predictions), the test's statistic and degrees of freedom, the RRT of the
     estimated mix, the method, why the estimate is uncertain (``reason``) and its baseline's ``source``.
     ``expected_lower``/``expected_upper``: bounds of each expected metric over the mix's interval, given by the
-    estimate with scores (``method == "em"``, ``findings.score_estimate``); empty for the hard-label one."""
+    estimate with scores (``method == "em"``, ``findings.score_estimate``), and ``validation_scores`` the
+    confusion metrics of the validation set itself (what the rules compare the expected values with); all three
+    are empty for the hard-label estimate."""
 
     priors: Mapping[Hashable, float]
     lower: Mapping[Hashable, float]
@@ -48,6 +50,7 @@ class LabelFreeEstimate:
     source: str
     expected_lower: Mapping[str, float] = field(default_factory=dict)
     expected_upper: Mapping[str, float] = field(default_factory=dict)
+    validation_scores: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self, keys: Mapping[Hashable, str]) -> dict[str, Any]:
         """JSON-ready: per-class values keyed by ``keys``, numbers by the rules of ``encode``."""
@@ -55,4 +58,5 @@ class LabelFreeEstimate:
                 "upper": by_label(self.upper, keys), "p_value": json_float(self.p_value),
                 "statistic": json_float(self.statistic), "df": self.df, "rrt": json_float(self.rrt),
                 "method": self.method, "reason": self.reason, "source": self.source,
-                "expected_lower": floats(self.expected_lower), "expected_upper": floats(self.expected_upper)}
+                "expected_lower": floats(self.expected_lower), "expected_upper": floats(self.expected_upper),
+                "validation_scores": floats(self.validation_scores)}

@@ -114,7 +114,9 @@ class ScoreEstimates:
             priors=by(priors), lower=by(lower), upper=by(upper), p_value=test.p_value, statistic=test.statistic,
             df=test.df, rrt=rrt, method=e.method, reason="; ".join(r for r in (e.reason, test.reason) if r),
             source=BASELINE, expected_lower=FrozenMap(low, noun="metric"),
-            expected_upper=FrozenMap(high, noun="metric"))
+            expected_upper=FrozenMap(high, noun="metric"),
+            validation_scores=FrozenMap(_confusion_scores(v.counts[np.ix_(order, order)], positive, policy),
+                                        noun="metric"))
         return estimate, expected, distortion
 
     def _rows(self, tally: ScoreTally, order: list[int]) -> tuple[Any, Any, Any]:
@@ -136,13 +138,7 @@ class ScoreEstimates:
         ``rows``: the window's ``(scores, weights, decided)``."""
         scores, weights, decided = rows
         x = self.validation.expected(scores, decided, weights=weights, priors=mix)
-        cm = x.confusion[np.ix_(order, order)]  # the monitor's order
-        out: dict[str, float] = {}
-        if cm.sum() > 0:
-            c = Confusion.of(cm)
-            for metric, s in catalog().items():
-                if s.applies_to(2) and (s.kind == "multiclass" or positive is not None):
-                    out[metric] = s.evaluate(c, positive=positive or 0, **policy.params(metric))
+        out = _confusion_scores(x.confusion[np.ix_(order, order)], positive, policy)  # the monitor's order
         # Validation.expected reads these two about the validation's positive class; the monitor's may differ
         same = positive is not None and self.validation.positive == (None if positive is None else
                                                                         self._label(order, positive))
@@ -152,6 +148,17 @@ class ScoreEstimates:
 
     def _label(self, order: list[int], positive: int) -> Hashable:
         return self.validation.labels[order[positive]]
+
+
+def _confusion_scores(cm: Any, positive: int | None, policy: Policy) -> dict[str, float]:
+    """Every binary catalog metric on ``cm`` (rows true, the monitor's order); empty when it counts nothing."""
+    out: dict[str, float] = {}
+    if cm.sum() > 0:
+        c = Confusion.of(cm)
+        for metric, s in catalog().items():
+            if s.applies_to(2) and (s.kind == "multiclass" or positive is not None):
+                out[metric] = s.evaluate(c, positive=positive or 0, **policy.params(metric))
+    return out
 
 
 def _by_class(labels: tuple[Hashable, ...]) -> Any:

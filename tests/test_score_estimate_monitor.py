@@ -180,3 +180,22 @@ def test_expected_performance_drop_rule_fires_on_every_replica_below(tmp_path: P
     result = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_monitor_whose_positive_is_the_validations_other_class() -> None:
+    """A monitor whose positive class is "ok" (its score 1 − the fraud score) while the validation's is "fraud":
+    the same mix, and recall, precision, ROC AUC and AP read about "ok", as scikit-learn reads them on the hidden
+    labels."""
+    rng = np.random.default_rng(11)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1))
+    y, pred, score = _draw(rng, N, 0.3)
+    monitor = Monitor([Sliding(N)], baseline=validation, classes=["ok", "fraud"], positive="ok")
+    monitor.predict_many(list(range(N)), pred, y_score=1.0 - score)
+    w = monitor.report().windows[f"sliding_{N}"]
+    assert w.estimate is not None and w.estimate.method == "em"
+    assert abs(w.estimate.priors["fraud"] - np.mean(y == "fraud")) < 0.03
+    truth, decided = y == "ok", pred == "ok"
+    for metric, value in (("recall", recall_score(truth, decided)), ("precision", precision_score(truth, decided)),
+                          ("roc_auc", roc_auc_score(truth, 1.0 - score)),
+                          ("average_precision", average_precision_score(truth, 1.0 - score))):
+        assert abs(w.expected[metric] - value) < 0.02, (metric, w.expected[metric], value)

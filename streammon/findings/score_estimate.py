@@ -45,7 +45,8 @@ from streammon.findings.evaluate import window_rrt
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.metrics import Confusion, catalog
-from streammon.metrics.expected_scores import bin_representatives
+from streammon.metrics.em_priors import mix_posteriors
+from streammon.metrics.expected_scores import bin_representatives, expected_average_precision
 
 CACHED = 64  # windows' results kept (a monitor has a handful of windows; replicas of a server a few more)
 Result = tuple[LabelFreeEstimate, dict[str, float], dict[str, float]]
@@ -139,15 +140,19 @@ class ScoreEstimates:
         scores, weights, decided = rows
         x = self.validation.expected(scores, decided, weights=weights, priors=mix)
         out = _confusion_scores(x.confusion[np.ix_(order, order)], positive, policy)  # the monitor's order
-        # Validation.expected reads these two about the validation's positive class; the monitor's may differ
-        same = positive is not None and self.validation.positive == (None if positive is None else
-                                                                        self._label(order, positive))
-        out["roc_auc"] = x.roc_auc if same or positive is None else math.nan
-        out["average_precision"] = x.average_precision if same else math.nan
+        # read about the monitor's positive class (the validation's may be the other one; binary ROC AUC is the same
+        # for either class, average precision is not)
+        column = order[positive or 0]
+        out["roc_auc"] = x.roc_auc
+        out["average_precision"] = x.average_precision
+        if column != self._validation_positive():
+            adjusted = mix_posteriors(self.validation.posteriors(scores), self.validation.priors, mix)
+            out["average_precision"] = expected_average_precision(scores[:, column], adjusted, weights=weights,
+                                                                  positive=column)
         return out
 
-    def _label(self, order: list[int], positive: int) -> Hashable:
-        return self.validation.labels[order[positive]]
+    def _validation_positive(self) -> int:
+        return self.validation.labels.index(self.validation.positive)
 
 
 def _confusion_scores(cm: Any, positive: int | None, policy: Policy) -> dict[str, float]:

@@ -199,3 +199,23 @@ def test_a_monitor_whose_positive_is_the_validations_other_class() -> None:
                           ("roc_auc", roc_auc_score(truth, 1.0 - score)),
                           ("average_precision", average_precision_score(truth, 1.0 - score))):
         assert abs(w.expected[metric] - value) < 0.02, (metric, w.expected[metric], value)
+
+
+def test_load_reattaches_the_validation_and_refuses_another(tmp_path: Path) -> None:
+    """A saved monitor keeps the Validation's counts only: loaded without it, the hard-label estimate; with it,
+    the same EM estimate and expected values as before saving; another validation set is refused, naming it."""
+    rng = np.random.default_rng(12)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1), bootstrap=5)
+    _, pred, score = _draw(rng, N, 0.3)
+    monitor, before = _window(validation, pred, score)
+    monitor.save(tmp_path / "m.json")
+    plain = Monitor.load(tmp_path / "m.json").report().windows[f"sliding_{N}"].estimate
+    assert plain is not None and plain.method != "em"
+    after = Monitor.load(tmp_path / "m.json", validation=validation).report().windows[f"sliding_{N}"]
+    assert after.estimate == before.windows[f"sliding_{N}"].estimate
+    assert after.expected == before.windows[f"sliding_{N}"].expected
+    other = streammon.Validation(*_draw(rng, 3_000, 0.1), bootstrap=0)
+    with pytest.raises(ValueError, match="other counts"):
+        Monitor.load(tmp_path / "m.json", validation=other)
+    with pytest.raises(TypeError, match=r"streammon\.Validation"):
+        Monitor.load(tmp_path / "m.json", validation=validation.confusion)  # type: ignore[arg-type]

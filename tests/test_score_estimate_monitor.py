@@ -219,3 +219,24 @@ def test_load_reattaches_the_validation_and_refuses_another(tmp_path: Path) -> N
         Monitor.load(tmp_path / "m.json", validation=other)
     with pytest.raises(TypeError, match=r"streammon\.Validation"):
         Monitor.load(tmp_path / "m.json", validation=validation.confusion)  # type: ignore[arg-type]
+
+
+def test_the_cached_estimate_follows_the_window() -> None:
+    """The per-window cache never serves a stale estimate: after more predictions the report's estimate is a fresh
+    monitor's fed the same predictions at once, and reports from several threads agree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(13)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1), bootstrap=5)
+    _, pred, score = _draw(rng, 1_500, 0.3)
+    _, more_pred, more_score = _draw(rng, 500, 0.6)
+    monitor, first = _window(validation, pred, score)
+    monitor.predict_many(list(range(1_500, 2_000)), more_pred, y_score=more_score)
+    with ThreadPoolExecutor(4) as pool:
+        reports = list(pool.map(lambda _: monitor.report(), range(4)))
+    _, fresh = _window(validation, np.concatenate([pred, more_pred]), np.concatenate([score, more_score]))
+    name = f"sliding_{N}"
+    assert first.windows[name].estimate != fresh.windows[name].estimate
+    for report in reports:
+        assert report.windows[name].estimate == fresh.windows[name].estimate
+        assert report.windows[name].expected == fresh.windows[name].expected

@@ -18,6 +18,9 @@ representative score (``metrics.expected_scores.bin_representatives``) with the 
   mix's uncertainty (window and validation noise, as the mix's interval does), not the calibration's own
   error at a fixed mix.
 
+Only the predictions that came with a score are in the histogram: in a window where some came without one, the
+estimate and the expected values describe the scored ones (``prediction_counts`` counts them all).
+
 K > 2 falls back to the hard-label estimate: the prediction-side tally keeps one marginal histogram per score
 column, and EM needs each sample's joint score vector, which the marginals do not determine.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -58,6 +62,7 @@ class ScoreEstimates:
     def __init__(self, validation: Validation) -> None:
         self.validation = validation
         self._cache: OrderedDict[tuple[Any, ...], Result] = OrderedDict()
+        self._lock = threading.Lock()  # reports may run on several threads (a scrape beside the app's own)
         self._representatives = bin_representatives()
 
     def usable(self, labels: Sequence[Hashable], tally: ScoreTally | None) -> bool:
@@ -72,14 +77,16 @@ class ScoreEstimates:
         ref = None if reference is None else tuple(reference.aligned(labels).tolist())
         digest = hashlib.blake2b(np.ascontiguousarray(tally.hist).tobytes(), digest_size=16).digest()
         key = (digest, labels, tally.positive, positive, ref, policy.confidence, repr(policy))
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        result = self._compute(tally, labels, reference, positive=positive, policy=policy)
-        self._cache[key] = result
-        if len(self._cache) > CACHED:
-            self._cache.popitem(last=False)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        result = self._compute(tally, labels, reference, positive=positive, policy=policy)  # outside the lock
+        with self._lock:
+            self._cache[key] = result
+            if len(self._cache) > CACHED:
+                self._cache.popitem(last=False)
         return result
 
     def _compute(self, tally: ScoreTally, labels: tuple[Hashable, ...], reference: Reference | None, *,

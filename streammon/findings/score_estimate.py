@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -61,8 +59,9 @@ class ScoreEstimates:
 
     def __init__(self, validation: Validation) -> None:
         self.validation = validation
-        self._cache: OrderedDict[tuple[Any, ...], Result] = OrderedDict()
-        self._lock = threading.Lock()  # reports may run on several threads (a scrape beside the app's own)
+        # reports may run on several threads (a scrape beside the app's own), and this layer takes no lock: only
+        # single dict operations (atomic in CPython) touch the cache, which forgets its oldest entry first
+        self._cache: dict[tuple[Any, ...], Result] = {}
         self._representatives = bin_representatives()
 
     def usable(self, labels: Sequence[Hashable], tally: ScoreTally | None) -> bool:
@@ -77,16 +76,16 @@ class ScoreEstimates:
         ref = None if reference is None else tuple(reference.aligned(labels).tolist())
         digest = hashlib.blake2b(np.ascontiguousarray(tally.hist).tobytes(), digest_size=16).digest()
         key = (digest, labels, tally.positive, positive, ref, policy.confidence, repr(policy))
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
-        result = self._compute(tally, labels, reference, positive=positive, policy=policy)  # outside the lock
-        with self._lock:
-            self._cache[key] = result
-            if len(self._cache) > CACHED:
-                self._cache.popitem(last=False)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        result = self._compute(tally, labels, reference, positive=positive, policy=policy)
+        self._cache[key] = result
+        while len(self._cache) > CACHED:
+            try:
+                self._cache.pop(next(iter(self._cache)), None)
+            except (RuntimeError, StopIteration):  # another thread changed the cache meanwhile: it evicts too
+                break
         return result
 
     def _compute(self, tally: ScoreTally, labels: tuple[Hashable, ...], reference: Reference | None, *,

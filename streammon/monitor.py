@@ -27,6 +27,7 @@ from typing import Any
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
 from streammon.counting.sparse import dense, sparse
+from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
@@ -186,7 +187,8 @@ class Monitor(Labelling):
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
         super().__init__(tally, clock, records, None)
         self._policy = policy or Policy()
-        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))))
+        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
+                                               baseline if isinstance(baseline, Validation) else None)
         self._window_cache = WindowCache()  # unchanged windows are not evaluated again
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
@@ -301,7 +303,8 @@ class Monitor(Labelling):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
-             max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None) -> Monitor:
+             max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None,
+             validation: Validation | None = None) -> Monitor:
         """A monitor restored from ``save``: same reports, and its windows continue exactly.
 
         Raises ``streammon.state.StateError`` (a ``ValueError``) for a truncated, tampered,
@@ -311,18 +314,26 @@ class Monitor(Labelling):
         besides the monitor's dense count matrices (at most ``state_schema.MAX_MEMORY``, 8 GiB).
         With ``pending`` (the monitor's durable pending store), the journal's rows after the
         state file's mark are replayed: the one recovery path after a restart or a kill.
+        ``validation``: the ``streammon.Validation`` the monitor was made with (``baseline=``) — the state file
+        keeps only its confusion counts, so without it the label-free estimate falls back to the hard-label one;
+        its counts must be the saved baseline's (a ``ValueError`` otherwise, before anything is built).
         """
-        return cls._from_body(state.read(path, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending)
+        return cls._from_body(state.read(path, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending, validation)
 
     @classmethod
     def loads(cls, data: str | bytes, *, clock: Callable[[], float] = time.time,
-              max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None) -> Monitor:
+              max_bytes: int = state.MAX_BYTES, pending: str | os.PathLike[str] | None = None,
+              validation: Validation | None = None) -> Monitor:
         """A monitor restored from ``dumps`` text (see ``load``)."""
-        return cls._from_body(state.loads(data, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending)
+        return cls._from_body(state.loads(data, max_bytes=max_bytes, upgrades=UPGRADES), clock, pending,
+                              validation)
 
     @classmethod
     def _from_body(cls, body: dict[str, Any], clock: Callable[[], float],
-                   pending: str | os.PathLike[str] | None = None) -> Monitor:
+                   pending: str | os.PathLike[str] | None = None, validation: Validation | None = None) -> Monitor:
+        if validation is not None and not isinstance(validation, Validation):
+            raise TypeError(f"validation must be a streammon.Validation, got {type(validation).__name__}")
+        _check_saved_validation(body.get("prior_baseline"), validation)
         check_body(body)
         saved = check_pending(body.get("pending"), body["capacity"], len(body["windows"]), len(body["labels"]))
         check_memory(body)
@@ -350,7 +361,7 @@ class Monitor(Labelling):
             if given is not None:
                 monitor._prior_baselines = PriorBaselines(
                     ConfusionCounts([state.decode_label(x) for x in given["labels"]],
-                                    dense(given["counts"], len(given["labels"]))))
+                                    dense(given["counts"], len(given["labels"]))), validation)
         except state.StateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
@@ -463,6 +474,25 @@ def _checked_windows(given: Iterable[Window]) -> list[Window]:
     if len(set(names)) != len(names):
         raise ValueError(f"window names must be unique, got {names}")
     return windows
+
+
+def _check_saved_validation(given: Any, validation: Validation | None) -> None:
+    """``load(validation=...)``: the Validation's counts must be the saved baseline's (a clear ``ValueError``)."""
+    if validation is None:
+        return
+    if not isinstance(given, Mapping):
+        raise ValueError("validation= given, but the saved monitor has no baseline to attach it to")
+    try:
+        saved = ConfusionCounts([state.decode_label(x) for x in given["labels"]],
+                                dense(given["counts"], len(given["labels"])))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise state.StateError(f"state does not describe a valid monitor: {exc!r}") from exc
+    labels, counts, theirs = saved.labels, saved.matrix, validation.counts
+    if set(labels) != set(validation.labels) or any(
+            counts[labels.index(a), labels.index(b)] != theirs[i, j]
+            for i, a in enumerate(validation.labels) for j, b in enumerate(validation.labels)):
+        raise ValueError(f"validation= holds other counts ({validation!r}) than the saved baseline: it is not the "
+                         "validation set this monitor was made with")
 
 
 def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:

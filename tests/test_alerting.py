@@ -71,7 +71,8 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
                  "--shift-alpha", "0.002", "--keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
-                 "--not-prior-shift-for", "12m", "--runbook", "https://wiki.example/streammon"]) == 0
+                 "--not-prior-shift-for", "12m", "--expected-drop", "0.1", "--expected-drop-for", "13m",
+                 "--runbook", "https://wiki.example/streammon"]) == 0
     rules = _blocks(capsys.readouterr().out)
     cusum = rules["StreammonClassDegraded"]
     assert 'expr: "streammon:class_degraded:replicas >= 2"' in cusum and 'for: "2m"' in cusum
@@ -88,6 +89,8 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     not_prior = rules["StreammonNotPriorShift"]
     assert "streammon:label_shift_p_value:min < 0.001" in not_prior and 'for: "12m"' in not_prior
     assert "streammon:not_prior_shift:replicas >= 1" in not_prior
+    drop = rules["StreammonExpectedPerformanceDrop"]
+    assert "(streammon:validation_balanced_accuracy:min - 0.1)" in drop and 'for: "13m"' in drop
     assert set(RULE_FLAGS) == {name for name in RuleSettings.__dataclass_fields__}  # every setting has a flag
 
 
@@ -99,7 +102,8 @@ def test_demo_profile_fires_within_a_demo_phase_and_the_default_does_not_rush() 
         alerts = {name: block for name, block in rules.items() if name.startswith("Streammon")}
         assert set(alerts) == {"StreammonClassDegraded", "StreammonClassRecallDegraded", "StreammonIncompetent",
                                "StreammonClassSetChanged", "StreammonPriorShift", "StreammonLabelCoverageLow",
-                               "StreammonPredictedMixShift", "StreammonNotPriorShift"}
+                               "StreammonPredictedMixShift", "StreammonNotPriorShift",
+                               "StreammonExpectedPerformanceDrop"}
         for block in alerts.values():
             duration = re.search(r'for: "([^"]+)"', block)
             assert duration is not None and low <= _seconds(duration.group(1)) <= high, block

@@ -38,6 +38,11 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "label_shift_p_value": ("--label-shift-p-value", float,
                             "StreammonNotPriorShift: lowest label-shift p-value over the replicas (default 0.01)"),
     "not_prior_shift_for": ("--not-prior-shift-for", str, "for: of StreammonNotPriorShift (default 10m; demo 15s)"),
+    "expected_drop": ("--expected-drop", float,
+                      "StreammonExpectedPerformanceDrop: expected balanced accuracy's upper bound this far below "
+                      "the validation's (default 0.05)"),
+    "expected_drop_for": ("--expected-drop-for", str,
+                          "for: of StreammonExpectedPerformanceDrop (default 15m; demo 15s)"),
     "runbook": ("--runbook", str, "page the runbook_url annotations point into, + '#<alert name>' (default README.md)"),
 }
 

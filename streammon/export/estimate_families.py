@@ -9,7 +9,13 @@ Per window holding predictions and a usable baseline (``streammon.findings.expec
   (the ``not_prior_shift`` alert holds below the policy's ``shift_alpha``);
 - ``streammon_expected_score{model,window,metric}`` and ``streammon_expected_distortion{...}`` —
   each distortion-prone (Condition-1-violating) score's expected value at the estimated mix with
-  the model unchanged, and that minus its value at the reference mix.
+  the model unchanged, and that minus its value at the reference mix;
+- ``streammon_expected_performance{model,window,metric,bound}`` — only for an estimate with scores
+  (``method == "em"``: ``Monitor(baseline=streammon.Validation(...))``, binary): every confusion metric,
+  ``roc_auc`` and ``average_precision`` expected without labels from the mix-adjusted posteriors, ``bound``
+  ``estimate``, ``lower`` or ``upper`` (over the mix's interval: ``streammon.findings.score_estimate``), and
+  ``validation`` for the confusion metrics of the validation set itself (what ``StreammonExpectedPerformanceDrop``
+  compares with).
 
 Every family is emitted on every scrape (empty without predictions), as ``describe`` lists it.
 """
@@ -35,6 +41,10 @@ FAMILIES: dict[str, tuple[list[str], str]] = {
                                                        "with the model unchanged."),
     "streammon_expected_distortion": ([*_WINDOW, "metric"], "Expected score minus its value at the reference mix "
                                                             "(expected Type 1 distortion)."),
+    "streammon_expected_performance": ([*_WINDOW, "metric", "bound"],
+                                       "Metric expected without labels from the scores' mix-adjusted posteriors "
+                                       "(estimate/lower/upper over the mix's interval; validation: the validation "
+                                       "set's own value)."),
 }
 
 
@@ -57,7 +67,15 @@ def add_estimate_families(sink: Sink, model: str, report: Report) -> None:
                 add("streammon_estimated_prior", [*key, str(label), bound], values[label])
         add("streammon_estimated_rrt", key, e.rrt)
         add("streammon_label_shift_p_value", key, e.p_value)
+        table = catalog()
         for metric, value in w.expected.items():
-            if not catalog()[metric].condition1:
+            if metric in table and not table[metric].condition1:
                 add("streammon_expected_score", [*key, metric], value)
                 add("streammon_expected_distortion", [*key, metric], w.expected_distortion[metric])
+        if e.method != "em":
+            continue
+        for metric, value in w.expected.items():
+            for bound, v in (("estimate", value), ("lower", e.expected_lower.get(metric)),
+                             ("upper", e.expected_upper.get(metric)), ("validation", e.validation_scores.get(metric))):
+                if v is not None:
+                    add("streammon_expected_performance", [*key, metric, bound], v)

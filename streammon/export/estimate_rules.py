@@ -3,7 +3,9 @@
 Recording, one series per ``(model, window)`` whatever the number of replicas: the lowest
 label-shift p-value over the replicas (``streammon_label_shift_p_value``) and the number of
 replicas whose report holds the ``not_prior_shift`` alert (``streammon_alert{kind="not_prior_shift"}``,
-counted once per replica, like the CUSUM rule).
+counted once per replica, like the CUSUM rule); and, for estimates with scores, the highest upper bound over
+the replicas of the expected balanced accuracy (``streammon_expected_performance{bound="upper"}``) and the
+lowest validation balanced accuracy (``bound="validation"``).
 
 Alert:
 
@@ -12,10 +14,16 @@ Alert:
   (its p-value below its policy's ``shift_alpha``), or the lowest p-value is below
   ``label_shift_p_value``. Known before any label: check the model version and the input
   features; the labels, as they arrive, confirm through the recall alerts.
+- ``StreammonExpectedPerformanceDrop`` (warning) — without labels, the expected balanced accuracy is below
+  the validation's by more than ``expected_drop`` (0.05) even at the top of its interval, on every replica
+  (the max over replicas of the upper bound, against the min of the validation value). Needs a
+  ``Validation`` baseline and binary scores. Balanced accuracy satisfies Condition 1: a pure class-mix change
+  leaves it where the validation put it, so a drop means the scores moved to where the validation's model is
+  less sure (covariate shift) — read the expected recall and precision beside it.
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["alert"] for r in estimate_alerting_rules(RuleSettings())]
-['StreammonNotPriorShift']
+['StreammonNotPriorShift', 'StreammonExpectedPerformanceDrop']
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ if TYPE_CHECKING:
 
 P_VALUE = "streammon:label_shift_p_value:min"
 NOT_PRIOR_SHIFT = "streammon:not_prior_shift:replicas"
+EXPECTED_UPPER = "streammon:expected_balanced_accuracy_upper:max"
+VALIDATION = "streammon:validation_balanced_accuracy:min"
+_BA = 'streammon_expected_performance{metric="balanced_accuracy",bound="%s"}'
 
 
 def estimate_recording_rules(s: RuleSettings) -> list[dict[str, str]]:
@@ -36,11 +47,14 @@ def estimate_recording_rules(s: RuleSettings) -> list[dict[str, str]]:
         {"record": P_VALUE, "expr": "min by (model, window) (streammon_label_shift_p_value)"},
         {"record": NOT_PRIOR_SHIFT,
          "expr": 'count by (model, window) (streammon_alert{kind="not_prior_shift"} == 1)'},
+        {"record": EXPECTED_UPPER, "expr": f"max by (model, window) ({_BA % 'upper'})"},
+        {"record": VALIDATION, "expr": f"min by (model, window) ({_BA % 'validation'})"},
     ]
 
 
 def estimate_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
-    """``StreammonNotPriorShift``; its value is the lowest p-value over the replicas."""
+    """``StreammonNotPriorShift`` (its value: the lowest p-value over the replicas) and
+    ``StreammonExpectedPerformanceDrop`` (its value: the highest upper bound of the expected balanced accuracy)."""
     return [
         {
             "alert": "StreammonNotPriorShift",
@@ -60,6 +74,24 @@ def estimate_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
                                 "units, a broken upstream feature); the labels, as they arrive, will confirm "
                                 "through the recall alerts."),
                 "runbook_url": f"{s.runbook}#streammonnotpriorshift",
+            },
+        },
+        {
+            "alert": "StreammonExpectedPerformanceDrop",
+            "expr": f"{EXPECTED_UPPER} < on (model, window) ({VALIDATION} - {s.expected_drop})",
+            "for": s.expected_drop_for,
+            "keep_firing_for": s.keep_firing_for,
+            "labels": {"severity": "warning"},
+            "annotations": {
+                "summary": ("Expected balanced accuracy of model {{ $labels.model }} dropped without labels "
+                            "({{ $labels.window }})"),
+                "description": ("Read from the scores without labels, the expected balanced accuracy is at most "
+                                "{{ printf \"%.3f\" $value }} (upper bound of its interval, highest replica), more "
+                                f"than {s.expected_drop} below the validation set's. A class-mix change alone does "
+                                "not move it: the scores moved to where the model is less sure. Check the input "
+                                "features and the model version; the labels, as they arrive, confirm through the "
+                                "recall alerts."),
+                "runbook_url": f"{s.runbook}#streammonexpectedperformancedrop",
             },
         },
     ]

@@ -47,7 +47,7 @@ from streammon.export.shift_rules import prior_shift_alert, prior_shift_rules
 
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
                    "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
-                   "not_prior_shift_for")
+                   "not_prior_shift_for", "expected_drop_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
 BASELINE = "streammon:class_recall:baseline"
@@ -94,6 +94,8 @@ class RuleSettings:
     # Label-free estimate (streammon.export.estimate_rules)
     label_shift_p_value: float = 0.01  # lowest p-value of "only the class mix changed" over the replicas
     not_prior_shift_for: str = "10m"
+    expected_drop: float = 0.05  # expected balanced accuracy's upper bound this far below the validation's
+    expected_drop_for: str = "15m"
 
     def __post_init__(self) -> None:
         for name in DURATION_FIELDS:
@@ -107,7 +109,7 @@ class RuleSettings:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
         for name in ("recall_drop", "shift_alpha", "label_coverage_fraction", "predicted_mix_tv",
-                     "label_shift_p_value"):
+                     "label_shift_p_value", "expected_drop"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -129,8 +131,8 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", label_coverage_for="15s",
-                         predicted_mix_for="15s", not_prior_shift_for="15s"),
+                   "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
+                   "not_prior_shift_for", "expected_drop_for")
 }
 
 

@@ -53,6 +53,7 @@ from streammon.findings.evaluate import window_rrt
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import NOT_PRIOR_SHIFT, WindowReport
+from streammon.findings.score_estimate import ScoreEstimates
 from streammon.metrics import Confusion, catalog, estimate_priors, prior_baseline, reweight
 from streammon.metrics.label_shift import PriorBaseline
 
@@ -62,10 +63,13 @@ FloatArray = npt.NDArray[np.float64]
 class PriorBaselines:
     """The baseline for label-free estimates, with ``prior_baseline`` computed once per distinct counts.
 
-    ``given`` is the monitor's validation baseline (any form ``Monitor(baseline=...)`` takes)."""
+    ``given`` is the monitor's validation baseline (any form ``Monitor(baseline=...)`` takes, as
+    ``ConfusionCounts``); ``validation`` the ``Validation`` it came from, if it did."""
 
-    def __init__(self, given: ConfusionCounts | None) -> None:
+    def __init__(self, given: ConfusionCounts | None, validation: Validation | None = None) -> None:
         self.given = given
+        # a Validation baseline: EM with scores where a window has them (findings.score_estimate)
+        self.scored = None if validation is None else ScoreEstimates(validation)
         self._key: tuple[int, bytes] | None = None
         self._prepared: PriorBaseline | None = None
 
@@ -165,17 +169,24 @@ def estimate_reports(windows: Mapping[str, WindowReport], view: Any, baselines: 
         if predicted.sum() == 0:
             out[name] = w
             continue
-        estimate, expected, distortion = window_estimate(prepared, counts, predicted, labels, view.reference,
-                                                         positive=view.positive, policy=policy, source=source)
+        scored = baselines.scored
+        if scored is not None and scored.usable(labels, w.prediction_score_tally):
+            assert w.prediction_score_tally is not None  # usable says so
+            estimate, expected, distortion = scored.window(w.prediction_score_tally, labels, view.reference,
+                                                           positive=view.positive, policy=policy)
+        else:
+            estimate, expected, distortion = window_estimate(prepared, counts, predicted, labels, view.reference,
+                                                             positive=view.positive, policy=policy, source=source)
         out[name] = replace(w, estimate=estimate, expected=FrozenMap(expected, noun="metric"),
                             expected_distortion=FrozenMap(distortion, noun="metric"))
         on = (NOT_PRIOR_SHIFT, name, "predictions") in active
         if not math.isnan(estimate.p_value) and estimate.p_value < (policy.shift_clear_alpha if on
                                                                      else policy.shift_alpha):
+            what = ("the scores through the validation's class-conditional score distributions"
+                    if estimate.method == "em" else f"the predicted counts through the {source} rates")
             conditions.append((NOT_PRIOR_SHIFT, name, "predictions",
-                               f"no class mix explains the predicted counts through the {source} rates "
-                               f"(p = {estimate.p_value:.2g}, {estimate.df} df): the model or its inputs "
-                               f"changed, not just the class mix"))
+                               f"no class mix explains {what} (p = {estimate.p_value:.2g}, {estimate.df} df): "
+                               f"the model or its inputs changed, not just the class mix"))
     return out, conditions
 
 

@@ -1,8 +1,9 @@
 """The server's TOML configuration: ``[server]`` and one ``[models.NAME]`` table per model.
 
 Every ``Monitor`` option has a key (``windows``, ``reference``, ``positive``, ``classes``, ``warmup``,
-``max_classes``, ``baseline``, ``label_ttl``, ``max_pending``, ``max_pending_bytes``, ``closed``, the tables
-``detector`` and ``policy`` with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment
+``max_classes``, ``baseline`` — or ``validation``, a scored validation set's CSV read as a ``streammon.Validation``
+by ``streammon.serve.validation_file`` —, ``label_ttl``, ``max_pending``, ``max_pending_bytes``, ``closed``, the
+tables ``detector`` and ``policy`` with the fields of ``DetectorSettings`` and ``Policy``), and ``segments`` (segment
 keys such as ``["country"]``: a monitor per segment value, at most ``max_segments``, default 100); a key the
 server does not know is an error naming it, so a typo never passes silently. Windows are written
 ``"cumulative"``, ``"sliding:N"``, ``"timed:DURATION"`` (``3600``, ``"3600s"``, ``"1h"``) or
@@ -38,12 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streammon.counting.validation import Validation
 from streammon.counting.windows import Window
 from streammon.detection.baseline import DetectorSettings
 from streammon.findings.distortion import Policy
 from streammon.monitor import Monitor
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES
 from streammon.serve import settings
+from streammon.serve.validation_file import read_validation
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,6 +84,7 @@ class ModelConfig:
     segments: tuple[str, ...] = ()
     max_segments: int = DEFAULT_MAX_SEGMENTS
     closed: bool = False
+    validation: Validation | None = None  # read from the model's validation = "FILE.csv", once
 
     def windows(self) -> list[Window]:
         """Fresh window objects of this model (each monitor needs its own)."""
@@ -90,7 +94,8 @@ class ModelConfig:
         """The keyword arguments of ``Monitor`` (but ``pending``)."""
         return {"windows": self.windows(), "reference": self.reference, "positive": self.positive,
                 "classes": self.classes, "warmup": self.warmup, "max_classes": self.max_classes,
-                "baseline": self.baseline, "label_ttl": self.label_ttl, "max_pending": self.max_pending,
+                "baseline": self.baseline if self.validation is None else self.validation,
+                "label_ttl": self.label_ttl, "max_pending": self.max_pending,
                 "max_pending_bytes": self.max_pending_bytes,
                 "detector": self.detector, "policy": self.policy, "closed": self.closed}
 
@@ -124,7 +129,8 @@ _SERVER_KEYS = {"listen", "state_dir", "checkpoint_every", "token", "token_file"
                 "client_cafile", "client_auth_required", "max_connections", "request_timeout", "body_timeout",
                 "write_timeout", "keep_alive", "max_header_bytes", "max_body_bytes", "max_decoding", "distortion_prone"}
 _MODEL_KEYS = {"windows", "reference", "positive", "classes", "warmup", "max_classes", "baseline", "label_ttl",
-               "max_pending", "max_pending_bytes", "detector", "policy", "segments", "max_segments", "closed"}
+               "max_pending", "max_pending_bytes", "detector", "policy", "segments", "max_segments", "closed",
+               "validation"}
 
 
 def load(path: str | os.PathLike[str]) -> ServerConfig:
@@ -155,7 +161,7 @@ def parse(text: str, *, base: Path | None = None) -> ServerConfig:
         raise ConfigError("[models]: no model configured: add a table [models.NAME]")
     options = _server_options(server, base)
     return ServerConfig(host=host, port=port, state_dir=state_dir,
-                        models={name: _model(name, table) for name, table in models.items()}, **options)
+                        models={name: _model(name, table, base) for name, table in models.items()}, **options)
 
 
 def _server_options(server: dict[str, Any], base: Path) -> dict[str, Any]:
@@ -187,7 +193,7 @@ def window_of(spec: Any, where: str) -> Window:
         raise ConfigError(str(exc)) from None
 
 
-def _model(name: str, table: Any) -> ModelConfig:
+def _model(name: str, table: Any, base: Path) -> ModelConfig:
     where = f"[models.{name}]"
     if not isinstance(name, str) or MODEL_NAME.fullmatch(name) is None:
         raise ConfigError(f"{where}: a model name is 1 to 64 letters, digits, '_', '.' or '-' (not first), "
@@ -195,6 +201,16 @@ def _model(name: str, table: Any) -> ModelConfig:
     body = _table(table, where)
     _known(body, _MODEL_KEYS, where)
     options = {**_model_labels(body, where), **_model_settings(body, where)}
+    if "validation" in body:
+        if "baseline" in body:
+            raise ConfigError(f"{where}: give baseline (confusion counts) or validation (a scored validation set's "
+                              "CSV, which holds its counts), not both")
+        try:
+            options["validation"] = read_validation(base / _text(body["validation"], f"{where} validation"),
+                                                    positive=options.get("positive"),
+                                                    classes=options.get("classes"), where=where)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     config = ModelConfig(name=name, **options)
     try:  # every option checked now, by the monitor itself, not at the first batch
         Monitor(**config.options())

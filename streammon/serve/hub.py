@@ -178,7 +178,7 @@ def open_model(model: ModelConfig, state_dir: Path, stem: str) -> Monitor:
     checkpoint = state_dir / f"{stem}.state.json"
     if not checkpoint.exists():
         return Monitor(**model.options(), pending=journal)
-    monitor = Monitor.load(checkpoint, pending=journal)
+    monitor = Monitor.load(checkpoint, pending=journal, validation=model.validation)
     fresh = Monitor(**model.options())
     differences = [what for what, a, b in (
         ("windows", monitor.window_names, fresh.window_names),

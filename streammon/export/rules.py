@@ -131,8 +131,8 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                   "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
-                   "not_prior_shift_for", "expected_drop_for")
+                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", label_coverage_for="15s",
+                         predicted_mix_for="15s", not_prior_shift_for="15s", expected_drop_for="15s"),
 }
 
 

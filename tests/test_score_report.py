@@ -21,6 +21,9 @@ from streammon.export import MonitorCollector
 from streammon.findings.report import WindowReport
 from streammon.findings.score_window import ScoreCache
 from streammon.logs.timeline import Timeline
+from streammon.metrics import compute_scores
+from streammon.metrics.score_bins import tally
+from streammon.metrics.window_scores import score_metrics_at
 
 SCORE_METRICS = ("roc_auc", "average_precision", "brier", "log_loss", "ece")
 BIN_TOLERANCE = 0.002  # the issue's bound for the binned ranking metrics (docs/benchmarks: ≤ 0.0027 measured)
@@ -300,3 +303,37 @@ def test_json_report_and_timeline_carry_the_score_metrics() -> None:
     auc = rows["cumulative", "roc_auc"]
     assert (auc["lower"], auc["upper"]) == w.intervals["roc_auc"] and auc["flag"] is None
     assert rows["sliding_5", "roc_auc"]["value"] is None or math.isnan(rows["sliding_5", "roc_auc"]["value"])
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 10])
+def test_all_at_once_equals_each_metric_function(k: int) -> None:
+    """``metrics.window_scores`` (what reports read: every pair and class in one pass) gives the values of the
+    per-metric functions — each tested against scikit-learn in test_score_metrics — on random tallies, as read
+    and at random mixes, with absent classes, a mix without one of the window's classes, tied (rounded) scores,
+    and both ``multi_class`` forms."""
+    rng = np.random.default_rng(k)
+    for trial in range(60):
+        shares = rng.dirichlet(np.ones(k))
+        if trial % 4 == 0:
+            shares[rng.integers(k)] = 0.0
+            shares /= shares.sum()
+        n = int(rng.integers(1, 300))
+        y = rng.choice(k, size=n, p=shares)
+        p = np.exp(rng.normal(size=(n, k)) + 1.5 * np.eye(k)[y])
+        p /= p.sum(axis=1, keepdims=True)
+        if trial % 3 == 0:
+            p = np.round(p, 1)
+            p /= p.sum(axis=1, keepdims=True)
+        positive = int(rng.integers(2)) if k == 2 else 1
+        parts = tally(y, p[:, positive] if k == 2 and trial % 2 else p, k, positive=positive)
+        lacking = rng.dirichlet(np.ones(k))
+        lacking[rng.integers(k)] = 0.0
+        mixes = (None, rng.dirichlet(np.ones(k)), lacking)
+        for multi_class in ("ovo", "ovr"):
+            for mix, got in zip(mixes, score_metrics_at(*parts, mixes, positive=positive, multi_class=multi_class),
+                                strict=True):
+                for name, value in got.items():
+                    params = {"multi_class": multi_class} if name == "roc_auc" else {}
+                    want = compute_scores(name, parts, positive=positive, priors=mix, **params)
+                    assert (math.isnan(value) and math.isnan(want)) or value == pytest.approx(want, abs=1e-12), (
+                        trial, name, multi_class, mix)

@@ -8,7 +8,9 @@ report: timed too, as "unchanged"). Every number is a ratio of medians measured 
 taking turns within each repeat; absolute times are only indicative (a shared machine). Before timing, the script
 checks that the scored report holds every score metric in every window.
 
-    python examples/bench_score_report.py [--quick]     # full: ~1 minute; --quick: ~15 s
+    python examples/bench_score_report.py [--quick]     # full: ~1.5 min of CPU; --quick: ~30 s of CPU
+
+(On this shared 2-core machine at a load average of ~10 the full run took 8 minutes of wall time.)
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def check(k: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer reads (~15 s)")
+    parser.add_argument("--quick", action="store_true", help="15 reads instead of 60 (~30 s of CPU)")
     args = parser.parse_args()
     reads = 15 if args.quick else 60
     for k in (2, 10):

@@ -113,10 +113,11 @@ def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> Windo
 
 
 def _same(a: ScoreTally, b: ScoreTally) -> bool:
-    """Whether two tallies hold the same numbers (compared, not hashed: cheaper than the metrics)."""
+    """Whether two tallies hold the same numbers (compared, not hashed: cheaper than the metrics; the small sums
+    first, which differ as soon as a sample came or went)."""
     return a is b or (a.positive == b.positive and a.hist.shape == b.hist.shape
-                      and np.array_equal(a.hist, b.hist) and np.array_equal(a.sums, b.sums)
-                      and np.array_equal(a.top, b.top))
+                      and np.array_equal(a.sums, b.sums) and np.array_equal(a.top, b.top)
+                      and np.array_equal(a.hist, b.hist))
 
 
 class ScoreCache:

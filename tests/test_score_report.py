@@ -337,3 +337,15 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
                     want = compute_scores(name, parts, positive=positive, priors=mix, **params)
                     assert (math.isnan(value) and math.isnan(want)) or value == pytest.approx(want, abs=1e-12), (
                         trial, name, multi_class, mix)
+
+
+def test_a_class_learned_after_the_scores_reads_nan() -> None:
+    """A class the model gives no score column for (learned after the first K-class score, or a third class of a
+    binary monitor) makes the window's score metrics NaN, not an error; the exporter still writes."""
+    m = Monitor([Cumulative()], reference={"a": 1, "b": 1, "c": 1}, detector=None)
+    m.update_many(["a", "b", "c"], ["a", "b", "c"], y_score=np.array([[.7, .2, .1], [.1, .8, .1], [.2, .2, .6]]))
+    assert m.report().windows["cumulative"].scores["roc_auc"] == 1.0
+    m.update("d", "a")
+    w = m.report().windows["cumulative"]
+    assert all(math.isnan(w.scores[x]) for x in SCORE_METRICS)
+    assert [math.isnan(v) for v in series(exposition(m), "streammon_score", metric="roc_auc")] == [True]

@@ -46,6 +46,7 @@ from streammon.findings.frozen import FrozenMap
 from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report, WindowReport
+from streammon.findings.score_window import ScoreCache, attach_scores
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
@@ -190,6 +191,7 @@ class Monitor(Labelling):
         self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
                                                baseline if isinstance(baseline, Validation) else None)
         self._window_cache = WindowCache()  # unchanged windows are not evaluated again
+        self._score_cache = ScoreCache()  # nor their score metrics, while the score tallies stay
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
         # each window's hold (findings.alerts.held_alerts)
@@ -411,11 +413,9 @@ class Monitor(Labelling):
         if labelling is None and last is not None and last.holds_for(view, windows):
             return last.report  # nothing new: the same conditions, the same alerts since the same samples
         computed = windows
-        if view.scores is not None:  # each window's score tallies, beside its (cached) report
-            predicted = view.prediction_scores or (None,) * len(view.scores)
-            windows = {name: replace(w, score_tally=tally, prediction_score_tally=on_predictions)
-                       for (name, w), tally, on_predictions in zip(windows.items(), view.scores, predicted,
-                                                                   strict=True)}
+        if view.scores is not None:  # each window's score tallies and score metrics, beside its (cached) report
+            windows = attach_scores(windows, view.scores, view.prediction_scores, labels=view.labels,
+                                    reference=view.reference, policy=self._policy, cache=self._score_cache)
         with self._lock:
             active = set(self._alert_since)  # the alerts on now: held at their looser levels (hysteresis)
         conditions = window_alerts(view, windows, self._policy, active)

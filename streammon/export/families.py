@@ -23,7 +23,8 @@ from streammon.export.series import KEPT_SERIES, class_rows, names, pair_rows, r
 from streammon.export.sink import Sink
 from streammon.findings.report import TYPE1, TYPE2, Report, WindowReport
 from streammon.findings.window_table import Deferred
-from streammon.metrics import catalog
+from streammon.metrics import spec
+from streammon.metrics.metric_spec import CONFUSION
 
 WINDOW = ("model", "window")
 
@@ -92,7 +93,8 @@ FAMILIES: Mapping[str, Family] = {
         Family("streammon_detector_false_alarm_interval_seconds", "gauge", ("model", "class"),
                "Expected seconds between false degradation alerts of each watched class (run length / rate)."),
         Family("streammon_score_interval", "gauge", (*WINDOW, "metric", "bound"),
-               "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts."),
+               "Interval bounds (low/high) of acsa, gmean and min_recall from the window's own counts, and of roc_auc "
+               "(binary, DeLong) from its scores."),
         Family("streammon_recall_interval", "gauge", (*WINDOW, "class", "bound"),
                "Wilson interval bounds (low/high) of each class's recall."),
         Family("streammon_confusion", "counter", ("model", "true_class", "pred_class"),
@@ -112,11 +114,20 @@ def exported_families(*, distortion_prone: bool = False, confusion: bool = False
     return tuple(f for name, f in FAMILIES.items() if name not in skip)
 
 
-def _distortion_types(metric: str) -> tuple[str, ...]:
-    """The distortion types a metric is prone to: type1 (violates Condition 1), type2 (Condition 2)."""
-    spec = catalog()[metric]
-    prone = ((TYPE1, not spec.condition1), (TYPE2, spec.condition2 is False))
+def _distortion_types(metric: str, invariant: bool) -> tuple[str, ...]:
+    """The distortion types a metric is prone to: type1 (violates Condition 1: not ``invariant``), type2
+    (violates Condition 2, for the confusion metrics whose floor ``type2_flags`` measures; a score metric's floor
+    is not modelled, so it has no type2 series)."""
+    s = spec(metric)
+    prone = ((TYPE1, not invariant), (TYPE2, s.condition2 is False and s.needs == CONFUSION))
     return tuple(kind for kind, violates in prone if violates)
+
+
+def _invariant(metric: str, w: WindowReport) -> bool:
+    """Whether ``metric`` keeps Condition 1 in window ``w`` (a score metric's may depend on K and its
+    parameters: ``WindowReport.condition1``; the others' is the catalog's)."""
+    keeps = w.condition1.get(metric)
+    return spec(metric).condition1 if keeps is None else bool(keeps)
 
 
 class _Metrics:
@@ -177,8 +188,9 @@ class _Families:
 
     def add_window(self, model: str, w: WindowReport) -> None:
         """Mix, per-class values, scores and distortion of one window (each family's series at once)."""
-        rows = _window_rows(model, w.name, names(w.labels), tuple(w.scores),
-                            tuple(w.intervals))
+        metrics = tuple(w.scores)
+        rows = _window_rows(model, w.name, names(w.labels), metrics, tuple(w.intervals),
+                            keeps=tuple(_invariant(m, w) for m in metrics))
         series = self.sink.add_series
         series("streammon_window_samples", rows.window, [w.n])
         series("streammon_rrt", rows.window, [w.rrt])
@@ -234,12 +246,13 @@ class _WindowRows:
 
 @functools.lru_cache(maxsize=KEPT_SERIES)
 def _window_rows(model: str, window: str, labels: tuple[str, ...], metrics: tuple[str, ...],
-                 interval_metrics: tuple[str, ...]) -> _WindowRows:
-    """The series of a window of these classes and metrics: the same objects scrape after scrape (kept)."""
+                 interval_metrics: tuple[str, ...], *, keeps: tuple[bool, ...]) -> _WindowRows:
+    """The series of a window of these classes and metrics (``keeps``: whether each keeps Condition 1 there):
+    the same objects scrape after scrape (kept)."""
     key = (model, window)
-    invariant = tuple(i for i, m in enumerate(metrics) if catalog()[m].condition1)
-    prone = tuple(i for i, m in enumerate(metrics) if not catalog()[m].condition1)
-    types = tuple((i, m, kind) for i, m in enumerate(metrics) for kind in _distortion_types(m))
+    invariant = tuple(i for i, yes in enumerate(keeps) if yes)
+    prone = tuple(i for i, yes in enumerate(keeps) if not yes)
+    types = tuple((i, m, kind) for i, m in enumerate(metrics) for kind in _distortion_types(m, keeps[i]))
     return _WindowRows(
         window=(key,),
         intervals=tuple((*key, m, bound) for m in interval_metrics for bound in ("low", "high")),

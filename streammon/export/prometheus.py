@@ -32,7 +32,7 @@ Families (names and labels are public; dashboards and rules depend on them):
 ``streammon_detector_arl_samples{model,class}``         each watched class's in-control run length (class samples)
 ``streammon_detector_class_rate{model,class}``          each watched class's measured rate (samples/s)
 ``streammon_detector_false_alarm_interval_seconds``     ``{model,class}``: expected seconds between its false alerts
-``streammon_score_interval{...,metric,bound}``          low/high of acsa, gmean, min_recall
+``streammon_score_interval{...,metric,bound}``          low/high of acsa, gmean, min_recall; binary roc_auc (DeLong)
 ``streammon_recall_interval{...,class,bound}``          Wilson low/high of each class's recall
 ``streammon_confusion_total{model,true_class,pred_class}``  full K² counts — only with ``confusion=True``
 ======================================================  ====================================================
@@ -41,6 +41,10 @@ Predictions and late labels (``predict``/``label``: coverage, latency histogram,
 duplicate counters, predicted and implied mix): their table is in ``streammon.export.label_families``.
 
 Undefined values (empty window, absent class, no reference yet) are NaN, never 0.
+A monitor that takes scores (``y_score=``) exports its score metrics in the same families, by the same rule:
+``roc_auc`` (Condition 1 at K = 2 and with one-vs-one) in ``streammon_score``; ``average_precision``, ``brier``,
+``log_loss``, ``ece`` (and a one-vs-rest ``roc_auc`` at K > 2) in ``streammon_corrected_score`` and
+``streammon_distortion{type="type1"}`` (and ``streammon_distortion_prone_score`` when asked).
 ``streammon_baseline_recall`` is the baseline the recall alert rules compare
 with: present from the first scrape when the monitor got ``baseline=`` counts
 (else once a class has learned it), so the rules need no day of history; a class

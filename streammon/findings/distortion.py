@@ -123,14 +123,18 @@ def type1_flags(
     ir: float,
     tolerance: float,
     mix_differs: bool,
+    condition1: Mapping[str, bool] | None = None,
 ) -> list[Flag]:
-    """Type 1: Condition-1 violators whose distortion is material while the mix really differs."""
+    """Type 1: Condition-1 violators whose distortion is material while the mix really differs. ``condition1``
+    gives a metric's Condition 1 where it depends on its parameters and K (``roc_auc`` one-vs-rest at K > 2:
+    ``MetricSpec.satisfies_condition1``); the others' is the catalog's."""
     if not mix_differs:
         return []
     flags = []
     why = f" comes from the mix (RRT {rrt:.3g} vs IR {ir:.3g}), not from the model"  # (the same for every metric)
     for metric, d in distortion.items():
-        if spec(metric).condition1 or math.isnan(d) or abs(d) <= tolerance:
+        keeps = spec(metric).condition1 if condition1 is None else condition1.get(metric, spec(metric).condition1)
+        if keeps or math.isnan(d) or abs(d) <= tolerance:
             continue
         reason = (f"{metric} reads {scores[metric]:.3f} but would read {corrected[metric]:.3f} at the "
                   f"reference class mix: {d:+.3f}{why}")

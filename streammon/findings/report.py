@@ -51,6 +51,7 @@ from streammon.findings.shift import PriorShift
 
 _NO_COUNTS: Mapping[Hashable, int] = FrozenMap({})
 _NO_SCORES: Mapping[str, float] = FrozenMap({}, noun="metric")
+_NO_FLAGS: Mapping[str, bool] = FrozenMap({}, noun="metric")
 TYPE1 = "type1"
 TYPE2 = "type2"
 CONDITION3 = "condition3"
@@ -159,6 +160,12 @@ class WindowReport:
     ``prediction_score_tally`` is the same over the window's ``predict`` calls (by prediction time, labelled or
     not), its rows the *predicted* class (sum them for the distribution of every prediction's score: what a
     label-free estimate reads); None until a monitor that predicts takes its first score.
+
+    Once the monitor takes scores, every window's ``scores``, ``corrected`` and ``distortion`` also hold the score
+    metrics (``roc_auc``, ``average_precision``, ``brier``, ``log_loss``, ``ece``: ``catalog("scores")``; NaN
+    without a scored sample), ``intervals`` DeLong's interval of a binary ``roc_auc``, and ``flags`` their Type 1
+    flags (``streammon.findings.score_window``). ``condition1`` says whether each score metric keeps Condition 1
+    in this window (``roc_auc``'s depends on K and its ``multi_class``); empty before the first score.
     """
 
     name: str
@@ -192,6 +199,7 @@ class WindowReport:
     expected_distortion: Mapping[str, float] = field(default_factory=lambda: _NO_SCORES)
     score_tally: ScoreTally | None = None
     prediction_score_tally: ScoreTally | None = None
+    condition1: Mapping[str, bool] = field(default_factory=lambda: _NO_FLAGS)
 
     @property
     def n_scored(self) -> int:
@@ -241,6 +249,7 @@ class WindowReport:
             "expected": floats(self.expected),
             "expected_distortion": floats(self.expected_distortion),
             "n_scored": self.n_scored,
+            "condition1": dict(self.condition1),
         }
 
     def __repr__(self) -> str:

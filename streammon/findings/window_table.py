@@ -152,3 +152,33 @@ class Deferred(Mapping[Any, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return self._map().__reduce__()  # pickles and copies as the FrozenMap it stands for
+
+
+class Extended(Deferred):
+    """A window's map (``base``: a ``Deferred`` or any mapping) with ``extra`` entries after its own — the score
+    metrics beside the confusion metrics — built on first read like ``Deferred``, so that adding them does not
+    build (or compute, for intervals) the base map of a report nobody reads.
+
+    >>> table = WindowTable([("a", "b")], ("acsa",), {}, {SCORES: np.array([[0.8]])},
+    ...                     correct=np.array([[8.0, 0.0]]), totals=np.array([[10.0, 0.0]]), confidence=0.95)
+    >>> scores = Extended(Deferred(table, 0, SCORES), {"roc_auc": 0.9})
+    >>> scores.row(), scores["roc_auc"], scores
+    ([0.8, 0.9], 0.9, {'acsa': 0.8, 'roc_auc': 0.9})
+    """
+
+    __slots__ = ("_base", "_extra")
+
+    def __init__(self, base: Mapping[Any, Any], extra: Mapping[Any, Any]) -> None:
+        self._base, self._extra = base, extra
+        self._built = None
+
+    def row(self) -> list[Any]:
+        base = self._base
+        head = base.row() if isinstance(base, Deferred) else list(base.values())
+        return head + list(self._extra.values())
+
+    def _map(self) -> FrozenMap[Any, Any]:
+        built = self._built
+        if built is None:
+            built = self._built = FrozenMap({**self._base, **self._extra}, noun="metric")
+        return built

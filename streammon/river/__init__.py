@@ -143,8 +143,10 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
         if scores and reference is None:
             raise ValueError("MonitorMetric(scores=True) needs reference=: the classes (the columns of the scores) "
                              "and, for a binary model, its positive class must be known before the first score")
-        if metric not in catalog():
-            raise ValueError(f"unknown metric {metric!r}; valid names: {', '.join(catalog())}")
+        valid = (*catalog(), *catalog("scores")) if scores else tuple(catalog())
+        if metric not in valid:  # the score metrics (roc_auc, ...) read predict_proba_one: scores=True
+            raise ValueError(f"unknown metric {metric!r}; valid names{' with scores=True' if scores else ''}: "
+                             f"{', '.join(valid)}")
         self.windows = windows
         self.reference = reference
         self.metric = metric

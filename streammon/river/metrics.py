@@ -27,7 +27,7 @@ import numpy as np
 from river.metrics import base as metrics_base
 
 from streammon.counting.counts import ConfusionCounts
-from streammon.metrics import catalog, compute
+from streammon.metrics import compute, spec
 
 MAX_WEIGHT = 2**53  # the largest count a float64 still holds exactly
 
@@ -91,7 +91,7 @@ class CatalogDirection:
 
     @property
     def bigger_is_better(self) -> bool:
-        return bool(catalog()[self.metric].higher_is_better)
+        return bool(spec(self.metric).higher_is_better)  # either table: MonitorMetric reads score metrics too
 
 
 class BinaryCatalogMetric(CatalogDirection, metrics_base.BinaryMetric):

@@ -1,0 +1,113 @@
+"""What the score metrics cost a report and a scrape (#28 item 3): ``Monitor.report()`` and the exporter's scrape
+of a monitor that takes scores against the same of one that does not, side by side.
+
+Target of issue 28: a report with scores at K = 10 <= 2x one without. Both monitors have the default windows
+(cumulative, sliding_1000, sliding_10000, timed_3600s) and get the same batches; between two timed reads each gets
+one new batch (untimed), so every read computes its windows afresh (a read with nothing new returns the last
+report: timed too, as "unchanged"). Every number is a ratio of medians measured in one run, the two monitors
+taking turns within each repeat; absolute times are only indicative (a shared machine). Before timing, the script
+checks that the scored report holds every score metric in every window.
+
+    python examples/bench_score_report.py [--quick]     # full: ~1.5 min of CPU; --quick: ~30 s of CPU
+
+(On this shared 2-core machine at a load average of ~10 the full run took 8 minutes of wall time.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from streammon import Monitor
+from streammon.export import MonitorCollector
+from streammon.monitor import default_windows
+
+SCORE_METRICS = ("roc_auc", "average_precision", "brier", "log_loss", "ece")
+
+
+def data(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """True and predicted class names and the scores of a k-class model (binary: the positive class's)."""
+    rng = np.random.default_rng(seed)
+    labels = [f"c{i}" for i in range(k)]
+    true = rng.choice(k, size=n, p=np.r_[0.5, np.full(k - 1, 0.5 / (k - 1))])
+    logits = rng.normal(size=(n, k))
+    logits[np.arange(n), true] += 2.0
+    proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    names = np.array(labels)
+    return names[true], names[proba.argmax(axis=1)], (proba[:, 1] if k == 2 else proba), labels
+
+
+def fresh(labels: list[str]) -> Monitor:
+    reference = {label: (900 if i == 0 else 100) for i, label in enumerate(labels)}
+    return Monitor(default_windows(), reference=reference, clock=lambda: 1_000.0)
+
+
+def timed_reads(k: int, batch: int, reads: int, read: Callable[[Monitor, bool], object]) -> dict[str, float]:
+    """Median seconds of ``read(monitor, scored)`` after each new batch, and of a read with nothing new, for a
+    plain and a scored monitor fed the same batches (warmed with 20,000 samples first)."""
+    true, pred, scores, labels = data(20_000 + batch * reads, k)
+    plain, scored = fresh(labels), fresh(labels)
+    plain.update_many(true[:20_000], pred[:20_000])
+    scored.update_many(true[:20_000], pred[:20_000], y_score=scores[:20_000])
+    read(plain, False), read(scored, True)  # first reads: compile, cache the settings
+    times: dict[str, list[float]] = {"plain": [], "scored": [], "plain unchanged": [], "scored unchanged": []}
+    for i in range(reads):
+        s = slice(20_000 + i * batch, 20_000 + (i + 1) * batch)
+        plain.update_many(true[s], pred[s])
+        scored.update_many(true[s], pred[s], y_score=scores[s])
+        for name, m in (("plain", plain), ("scored", scored)):
+            for key in (name, f"{name} unchanged"):
+                gc.collect()
+                start = time.perf_counter()
+                read(m, name == "scored")
+                times[key].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def report(m: Monitor, scored: bool) -> object:
+    return m.report()
+
+
+_COLLECTORS: dict[int, MonitorCollector] = {}
+
+
+def scrape(m: Monitor, scored: bool) -> object:
+    collector = _COLLECTORS.setdefault(id(m), MonitorCollector({"model": m}))
+    return collector.exposition()
+
+
+def check(k: int) -> None:
+    """Every window of the scored monitor's report holds every score metric (a number where it has scores)."""
+    true, pred, scores, labels = data(5_000, k, seed=1)
+    m = fresh(labels)
+    m.update_many(true, pred, y_score=scores)
+    for w in m.report().windows.values():
+        assert all(x in w.scores and x in w.corrected and not math.isnan(w.scores[x]) for x in SCORE_METRICS), w
+    assert b'metric="roc_auc"' in MonitorCollector({"model": m}).exposition()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="15 reads instead of 60 (~30 s of CPU)")
+    args = parser.parse_args()
+    reads = 15 if args.quick else 60
+    for k in (2, 10):
+        check(k)
+    print(f"median of {reads} reads after a new batch of 1,000; default windows (target: report with scores at "
+          "K = 10 <= 2x without)")
+    for what, read in (("report()", report), ("scrape", scrape)):
+        for k in (2, 3, 10):
+            t = timed_reads(k, 1_000, reads, read)
+            print(f"  {what:<8} K={k:<3} without {t['plain'] * 1e3:7.2f} ms, with scores {t['scored'] * 1e3:7.2f} ms "
+                  f"-> {t['scored'] / t['plain']:.2f}x; unchanged: without {t['plain unchanged'] * 1e3:6.3f} ms, "
+                  f"with {t['scored unchanged'] * 1e3:6.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""The score metrics of a window's report: ``roc_auc``, ``average_precision``, ``brier``, ``log_loss`` and ``ece``
+read from its score tally, in the same maps as the confusion metrics (``scores``, ``corrected``, ``distortion``,
+``intervals``), with Type 1 flags by the same rule (``distortion.type1_flags``).
+
+A window's confusion report is computed (and cached) from its counts alone; its score tally is attached after
+(``Monitor._finish_report``), so the score metrics are computed here, where the tally is known, and kept by
+``ScoreCache`` while the window report and the tally stay the same (a scrape of an idle model computes nothing).
+
+The corrected value is the metric at the reference mix: each true class's samples weighted by ``π_c·n/n_c``
+(``MetricSpec.evaluate_scores``). ``roc_auc`` keeps Condition 1 at K = 2 and with Hand & Till's one-vs-one
+(``multi_class="ovo"``, the default) — its distortion is 0 and it is never Type-1-flagged —; one-vs-rest at
+K > 2 does not (``MetricSpec.satisfies_condition1``). Intervals: DeLong's for a binary ROC AUC
+(``metrics.roc_auc_interval``). Undefined is NaN: a window without scored samples, a ROC AUC of one class, a
+corrected value without a reference; a tally whose classes do not fit its score columns (a class learned after
+the first K-class score) reads NaN too.
+
+>>> import numpy as np
+>>> from streammon.counting.score_tally import ScoreTally
+>>> t = ScoreTally.of(np.array([0, 0, 0, 1, 1]), np.array([[0.1], [0.4], [0.8], [0.35], [0.9]]), 2, positive=1)
+>>> numbers = score_numbers(t, priors=np.array([0.5, 0.5]), policy=Policy())
+>>> numbers.scores["roc_auc"], numbers.scores["average_precision"]  # scikit-learn: 0.6666666666666667, 0.75
+(0.6666666666666666, 0.75)
+>>> numbers.distortion["roc_auc"], numbers.condition1["roc_auc"], numbers.condition1["brier"]
+(0.0, True, False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from streammon.counting.score_tally import ScoreTally
+from streammon.findings.distortion import Policy, type1_flags
+from streammon.findings.frozen import FrozenMap
+from streammon.findings.reference import Reference
+from streammon.findings.report import WindowReport
+from streammon.findings.window_table import Extended
+from streammon.metrics import catalog, roc_auc_interval
+from streammon.metrics.confusion import FloatArray
+from streammon.metrics.specs import SCORES
+from streammon.metrics.window_scores import score_metrics_at
+
+
+@dataclass(frozen=True)
+class ScoreNumbers:
+    """One window's score metrics by name: as read, at the reference mix, their difference, the intervals that
+    exist, and whether each keeps Condition 1 here (``roc_auc``'s depends on K and ``multi_class``)."""
+
+    scores: Mapping[str, float]
+    corrected: Mapping[str, float]
+    distortion: Mapping[str, float]
+    intervals: Mapping[str, tuple[float, float]]
+    condition1: Mapping[str, bool]
+
+
+def _fits(tally: ScoreTally, priors: FloatArray | None) -> bool:
+    """Whether the tally can be read: C = 1 (binary) or K columns, and reference priors over its K classes."""
+    k = tally.hist.shape[0]
+    return tally.columns in {1 if k == 2 else k, k} and k >= 2 and (
+        priors is None or len(priors) == k)
+
+
+def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Policy) -> ScoreNumbers:
+    """The score metrics of one window's ``tally`` (module docstring): as read, at the reference mix ``priors``
+    (K, in class order; None without a reference: corrected and distortion NaN), with ``policy``'s parameters
+    and confidence. All five at once from the bins (``metrics.window_scores``: the values of
+    ``metrics.compute_scores``, ~50x faster at K = 10)."""
+    specs = catalog(SCORES)
+    k = int(tally.hist.shape[0])
+    readable = _fits(tally, priors) and tally.n_scored > 0
+    parts = (tally.hist, tally.sums, tally.top)
+    positive = 1 if tally.positive is None else tally.positive
+    params = {name: specs[name].resolve_params(policy.params(name)) for name in specs}
+    multi_class = str(params["roc_auc"]["multi_class"])
+    nothing = dict.fromkeys(specs, math.nan)
+    scores, corrected = nothing, nothing
+    if readable and priors is None:
+        scores = score_metrics_at(*parts, (None,), positive=positive, multi_class=multi_class)[0]
+    elif readable:  # the bins read once for both mixes
+        scores, corrected = score_metrics_at(*parts, (None, priors), positive=positive, multi_class=multi_class)
+    condition1 = {name: s.satisfies_condition1(params[name], k) for name, s in specs.items()}
+    intervals: dict[str, tuple[float, float]] = {}
+    if k == 2:
+        intervals["roc_auc"] = (roc_auc_interval(parts, positive=positive, confidence=float(policy.confidence))
+                                if readable else (math.nan, math.nan))
+    return ScoreNumbers(FrozenMap({m: scores[m] for m in specs}, noun="metric"),
+                        FrozenMap({m: corrected[m] for m in specs}, noun="metric"),
+                        FrozenMap({m: scores[m] - corrected[m] for m in specs}, noun="metric"),
+                        FrozenMap(intervals, noun="metric"), FrozenMap(condition1, noun="metric"))
+
+
+def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> WindowReport:
+    """``w`` with the score metrics ``numbers`` added to its maps and their Type 1 flags to its flags: raised, as
+    for the confusion metrics, when the window's mix differs from the reference beyond chance (the prior-shift
+    test rejects at ``shift_alpha``) and a metric that violates Condition 1 here moved by more than the
+    tolerance."""
+    shift = w.prior_shift
+    flags = w.flags
+    if shift is not None and shift.p_value < policy.shift_alpha:
+        prone = [m for m, keeps in numbers.condition1.items() if not keeps]
+        flags = (*flags, *type1_flags({m: numbers.scores[m] for m in prone},
+                                      {m: numbers.corrected[m] for m in prone},
+                                      {m: numbers.distortion[m] for m in prone},
+                                      rrt=w.rrt, ir=w.ir, tolerance=policy.type1_tolerance, mix_differs=True,
+                                      condition1=numbers.condition1))
+    return replace(w, scores=Extended(w.scores, numbers.scores), corrected=Extended(w.corrected, numbers.corrected),
+                   distortion=Extended(w.distortion, numbers.distortion),
+                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1)
+
+
+def _same(a: ScoreTally, b: ScoreTally) -> bool:
+    """Whether two tallies hold the same numbers (compared, not hashed: cheaper than the metrics; the small sums
+    first, which differ as soon as a sample came or went)."""
+    return a is b or (a.positive == b.positive and a.hist.shape == b.hist.shape
+                      and np.array_equal(a.sums, b.sums) and np.array_equal(a.top, b.top)
+                      and np.array_equal(a.hist, b.hist))
+
+
+class ScoreCache:
+    """Each window's last scored report, returned again while its confusion report (by identity: the window
+    cache returns the same one while the counts stay, and a new one when the reference or policy changes) and
+    its score tally (by value) are the same. Safe to share between threads: an entry is replaced whole."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[WindowReport, ScoreTally, Policy, WindowReport]] = {}
+
+    def scored(self, w: WindowReport, tally: ScoreTally, priors: FloatArray | None, policy: Policy) -> WindowReport:
+        """``w`` with its score metrics (``with_scores``) and ``tally`` as its ``score_tally``."""
+        entry = self._entries.get(w.name)
+        if entry is not None and entry[0] is w and entry[2] is policy and _same(entry[1], tally):
+            return entry[3]
+        out = replace(with_scores(w, score_numbers(tally, priors=priors, policy=policy), policy), score_tally=tally)
+        self._entries[w.name] = (w, tally, policy, out)
+        return out
+
+
+def attach_scores(windows: Mapping[str, WindowReport], tallies: Sequence[ScoreTally],
+                  predicted: Sequence[ScoreTally | None] | None, *, labels: Sequence[Hashable],
+                  reference: Reference | None, policy: Policy, cache: ScoreCache | None = None,
+                  ) -> dict[str, WindowReport]:
+    """Every window (in the order of ``tallies``) with its score tally, its score metrics (corrected at
+    ``reference``'s mix over ``labels``) and the tally of its predictions' scores (``predicted``, rows by
+    predicted class; None before a scored ``predict``)."""
+    cache = cache or ScoreCache()
+    aligned = None if reference is None else reference.aligned(labels)
+    priors = None if aligned is None else aligned / aligned.sum()
+    on_predictions = predicted or (None,) * len(tallies)
+    out: dict[str, Any] = {}
+    for (name, w), tally, by_prediction in zip(windows.items(), tallies, on_predictions, strict=True):
+        scored = cache.scored(w, tally, priors, policy)
+        out[name] = scored if by_prediction is None else replace(scored, prediction_score_tally=by_prediction)
+    return out

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from streammon import ConfusionCounts
 from streammon.export.grafana import dashboard, queries
@@ -130,10 +131,11 @@ def test_label_rules_equal_a_recount_of_the_replicas_predictions(stack: Stack) -
 
 
 def test_every_rule_evaluates_without_error(stack: Stack) -> None:
-    """Prometheus loaded every recording and alerting rule and evaluates them all healthily."""
+    """Prometheus loaded every recording and alerting rule of the committed file and evaluates them all healthily."""
     groups = stack.prometheus.api("rules")["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(rules) == 38
+    committed = yaml.safe_load((ROOT / "grafana" / "rules" / "streammon.rules.yml").read_text())["groups"]
+    assert len(rules) == sum(len(group["rules"]) for group in committed) >= 38
     assert all(rule["health"] == "ok" for rule in rules), [r for r in rules if r["health"] != "ok"]
 
 

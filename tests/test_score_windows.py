@@ -199,7 +199,8 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
 
     edges = bin_edges()
     probes = np.concatenate([edges, np.nextafter(edges, 0.0), np.nextafter(edges, 1.0), [0.0, 1.0, 1e-300, 0.5]])
-    probes = np.clip(probes, 0.0, 1.0)
+    spread = 1.0 / (1.0 + np.exp(-np.random.default_rng(4).uniform(-40.0, 40.0, 20_000)))  # tails and middle
+    probes = np.clip(np.concatenate([probes, spread, 1.0 - np.arange(1, 300) * 2.0**-53]), 0.0, 1.0)
     bins, _, _ = prepared(probes[:, None])
     np.testing.assert_array_equal(bins[:, 0], score_bins(probes))
     rng = np.random.default_rng(5)

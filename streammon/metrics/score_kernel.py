@@ -30,9 +30,11 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.jitting import compiled
-from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, bin_edges
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, TAIL_BINS, bin_edges
 
-STEP = 2.0 * LOGIT_SPAN / (BINS - 2)
+MIDDLE_BINS = BINS - 2 - 2 * TAIL_BINS  # the bins evenly spaced in logit over [-LOGIT_SPAN, +LOGIT_SPAN)
+STEP = 2.0 * LOGIT_SPAN / MIDDLE_BINS
+FIRST_MIDDLE = TAIL_BINS + 1  # the bin whose lower edge is logit -LOGIT_SPAN (bin 0 holds 0, then the low tail)
 EDGES = bin_edges()
 EDGES.flags.writeable = False
 
@@ -55,8 +57,18 @@ def _prepare(scores: Any, edges: Any, bins: Any, logs: Any, log1ms: Any) -> None
             b = math.log1p(-clipped)
             logs[i, c] = a
             log1ms[i, c] = b
-            g = int(math.floor((a - b + LOGIT_SPAN) / STEP)) + 1  # noqa: RUF046 - an int under numba and Python
-            g = min(max(g, 0), last)
+            x = (a - b + LOGIT_SPAN) / STEP
+            if 0.0 <= x < MIDDLE_BINS:  # the evenly spaced bins: one division
+                g = int(x) + FIRST_MIDDLE
+            else:  # the tails (and 0, 1): a binary search of the edges, as score_bins does
+                lo, hi = 0, last + 1  # edges[lo] <= s < edges[hi], the last bin also holding 1
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if s >= edges[mid]:
+                        lo = mid
+                    else:
+                        hi = mid
+                g = lo
             while g > 0 and s < edges[g]:
                 g -= 1
             while g < last and s >= edges[g + 1]:

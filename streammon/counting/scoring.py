@@ -32,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreTally
-from streammon.counting.windows import Window
-from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, score_window
+from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, SlidingScores
+from streammon.counting.windows.scored_timed import TimedScores
 
 MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
 
@@ -112,3 +113,14 @@ class Scoring:
         for w, item in zip(scoring.windows, state["windows"], strict=True):
             w.restore(item)
         return scoring
+
+
+def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:
+    """The score window that follows ``window``."""
+    if isinstance(window, Sliding):
+        return SlidingScores(window.size, rows, columns, positive)
+    if isinstance(window, Timed):
+        return TimedScores(window, rows, columns, positive)
+    if isinstance(window, Cumulative):
+        return ScoreWindow(rows, columns, positive)
+    raise TypeError(f"no score window for {type(window).__name__}")

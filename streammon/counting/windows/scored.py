@@ -28,15 +28,15 @@ import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.metrics.score_bins import BINS
-from streammon.metrics.score_kernel import accumulate, prepared
+from streammon.metrics.score_kernel import accumulate, add_hist, prepared, prepared_tally
 
 
 class ScoredBatch:
     """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, with the
-    bins and logarithms of its scores made once (``streammon.metrics.score_kernel.prepared``) and shared by every
-    window."""
+    bins and logarithms of its scores, and its sums and confidence bins, made once
+    (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "times", "true")
+    __slots__ = ("_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "sums", "times", "top", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int) -> None:
@@ -48,8 +48,11 @@ class ScoredBatch:
         self.bins: npt.NDArray[np.int16] | None = None
         self.logs: npt.NDArray[np.float64] | None = None
         self.log1ms: npt.NDArray[np.float64] | None = None
-        if self.scored:
-            self.bins, self.logs, self.log1ms = prepared(self.scores)
+        self.sums: npt.NDArray[np.float64] | None = None
+        self.top: npt.NDArray[np.float64] | None = None
+        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
+            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
+                self.true, self.scores, positive, int(self.true.max()) + 1)
         self._delta: tuple[int, ScoreCounts | None] | None = None
 
     def __len__(self) -> int:
@@ -64,26 +67,32 @@ class ScoredBatch:
             delta = None
             if rows * columns * BINS <= DENSE_RATIO * len(self.true) * columns:
                 delta = ScoreCounts(rows, columns)
-                self.add_to(delta)
+                self._add_sample_bins(delta)
             self._delta = (rows, delta)
         return self._delta[1]
 
+    def _add_sample_bins(self, counts: ScoreCounts) -> None:
+        """Add the whole batch: its samples' bins one by one, its sums and confidence bins as made once."""
+        assert self.bins is not None and self.sums is not None and self.top is not None
+        add_hist(self.true, self.scores, self.bins, counts.hist)
+        k = len(self.sums)
+        counts.sums[:k] += self.sums
+        counts.top[:k] += self.top
+
     def add_whole(self, counts: ScoreCounts) -> None:
-        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else sample by sample."""
+        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else the samples' bins."""
         delta = self.delta(len(counts.hist))
         if delta is None:
-            self.add_to(counts)
+            self._add_sample_bins(counts)
         else:
             counts.add(delta.hist, delta.sums, delta.top)
 
-    def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None, *, with_hist: bool = True,
-               sums: npt.NDArray[np.float64] | None = None, top: npt.NDArray[np.float64] | None = None) -> None:
-        """Add samples ``start:stop`` to ``counts`` (or only to the given ``sums`` and ``top``), one by one."""
+    def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
+        """Add samples ``start:stop`` to ``counts``, one by one."""
         assert self.bins is not None and self.logs is not None and self.log1ms is not None
         part = slice(start, stop)
         accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
-                   self.positive, 1, counts.hist, with_hist, counts.sums if sums is None else sums,
-                   counts.top if top is None else top)
+                   self.positive, 1, counts.hist, True, counts.sums, counts.top)
 
 
 class ScoreWindow:

@@ -217,6 +217,55 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
             np.testing.assert_allclose(top, ref[2], rtol=1e-10)
 
 
+def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
+    """``prepared_tally`` (bins, logarithms, sums and confidence bins in one pass) and ``add_hist`` give
+    ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows) left out, and the
+    bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
+    from streammon.metrics.score_kernel import add_hist, prepared, prepared_tally
+
+    rng = np.random.default_rng(11)
+    for k, columns in ((2, 1), (7, 7)):
+        n = 3_000
+        true = rng.integers(k, size=n)
+        scores = rng.dirichlet(np.ones(k) * 0.3, size=n) if columns > 1 else rng.beta(0.2, 0.2, (n, 1))
+        scores[:5] = np.eye(columns)[0] if columns > 1 else [[0.0], [1.0], [0.5], [1e-300], [1 - 2**-53]]
+        unscored = rng.random(n) < 0.1
+        given = scores.copy()
+        given[unscored] = np.nan
+        for positive in (0, 1):
+            bins, logs, log1ms, sums, top = prepared_tally(true, given, positive, k)
+            hist = np.zeros((k, columns, BINS), np.int64)
+            add_hist(true, given, bins, hist)
+            kept = ~unscored
+            ref = tally(true[kept], scores[kept] if columns > 1 else scores[kept, 0], k, positive=positive)
+            np.testing.assert_array_equal(hist, ref[0])
+            np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+            np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+            alone = prepared(given)
+            np.testing.assert_array_equal(bins, alone[0])
+            np.testing.assert_array_equal(logs[kept], alone[1][kept])
+            np.testing.assert_array_equal(log1ms[kept], alone[2][kept])
+
+
+def test_the_compiled_score_check_is_the_numpy_check() -> None:
+    """``scores_ok`` is true exactly when every value is in [0, 1] (NaN and infinities not) and, with a tolerance,
+    every row sums to 1 within it — the conditions the numpy checks of ``score_input`` raise for."""
+    from streammon.metrics.score_kernel import scores_ok
+
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        rows, columns = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+        a = rng.dirichlet(np.ones(columns), size=rows)
+        for _ in range(int(rng.integers(0, 3))):
+            a[rng.integers(rows), rng.integers(columns)] = rng.choice([np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9,
+                                                                       0.0, 1.0, a[0, 0] + 2e-4])
+        in_range = bool(((a >= 0) & (a <= 1)).all())
+        with np.errstate(invalid="ignore"):  # inf - inf in a row sum
+            sums_one = bool((np.abs(a.sum(axis=1) - 1.0) <= 1e-4).all())
+        assert scores_ok(a, -1.0) == in_range
+        assert scores_ok(a, 1e-4) == (in_range and sums_one)
+
+
 def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     """``Monitor.load`` bounds the memory a file makes it allocate: the score histograms (capacity × columns ×
     2,048 int64 a window) count, with the same number of bins the tallies use."""

@@ -214,3 +214,29 @@ def accumulate(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: np
     (K, ECE_BINS, 3), in place. ``positive``: the class a binary (C = 1) score is the probability of."""
     if len(true):
         _accumulate(true, scores, bins, logs, log1ms, positive, sign, hist, with_hist, sums, top)
+
+
+@_jit
+def _scores_ok(scores: Any, tolerance: float) -> bool:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    for i in range(n):
+        total = 0.0
+        for c in range(columns):
+            s = scores[i, c]
+            if not (0.0 <= s <= 1.0):  # NaN fails too
+                return False
+            total += s
+        if tolerance >= 0.0 and abs(total - 1.0) > tolerance:
+            return False
+    return True
+
+
+def scores_ok(scores: npt.NDArray[np.float64], tolerance: float) -> bool:
+    """Whether every score of the (n, C) float64 array is in [0, 1] and, for ``tolerance >= 0``, every row sums
+    to 1 within it: one pass, for the common case; the caller finds what is wrong (and says it) when not.
+
+    >>> ok, short, big = np.array([[0.2, 0.8]]), np.array([[0.2, 0.7]]), np.array([[1.5]])
+    >>> scores_ok(ok, 1e-4), scores_ok(short, 1e-4), scores_ok(short, -1.0), scores_ok(big, -1.0)
+    (True, False, True, False)
+    """
+    return bool(_scores_ok(scores, tolerance))

@@ -356,3 +356,32 @@ def test_score_tallies_obey_the_group_laws(seed: int, k: int) -> None:
         np.testing.assert_array_equal(left.hist, right.hist)
         np.testing.assert_allclose(left.sums, right.sums, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(left.top, right.top, rtol=1e-12, atol=1e-12)
+
+
+@given(st.lists(st.tuples(st.integers(0, 25), st.booleans(), st.sampled_from(["none", "read", "reload"])),
+                min_size=1, max_size=25), st.integers(1, 8))
+@settings(max_examples=60, deadline=None)
+def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
+        steps: list[tuple[int, bool, str]], size: int) -> None:
+    """Batches of any size (none, below, at and beyond the window, twice beyond), scored or not, read or saved and
+    loaded into a fresh window between any two: the lazily caught-up tally is the recount of the last ``size``
+    samples' scores, and the saved state is the same after a reload."""
+    from streammon.counting.windows.scored import ScoredBatch, SlidingScores
+
+    rng = np.random.default_rng(size)
+    window = SlidingScores(size, rows=3, columns=3, positive=0)
+    held: list[tuple[int, tuple[float, ...] | None]] = []
+    for m, scored, then in steps:
+        true = rng.integers(3, size=m)
+        scores = rng.dirichlet(np.ones(3) * 0.5, size=m) if scored else np.full((m, 3), np.nan)
+        window.ingest(ScoredBatch(true, scores, None, positive=0))
+        held += [(int(a), tuple(row) if scored else None) for a, row in zip(true, scores.tolist(), strict=True)]
+        if then == "reload":
+            saved = window.state()
+            window = SlidingScores(size, rows=3, columns=3, positive=0)
+            window.restore(saved)
+            assert window.state() == saved
+        if then != "none" and any(row is not None for _, row in held[-size:]):
+            assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
+    last = [(a, r) for a, r in held[-size:] if r is not None]
+    assert window.snapshot(None, 3, None).n_scored == len(last)

@@ -125,7 +125,7 @@ def _add_hist(true: Any, scores: Any, bins: Any, hist: Any) -> None:  # pragma: 
             hist[t, c, bins[i, c]] += 1
 
 
-def _logs(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def logs_of(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """``ln(s)`` and ``ln(1 − s)`` of the clipped scores: numpy's vectorised logarithms, several times faster than
     one call a score in the compiled loop (NaN stays NaN: rows without a score, never read)."""
     clipped = np.clip(scores, CLIP, 1.0 - CLIP)
@@ -141,7 +141,7 @@ def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], np
     column where a sample has no score."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     bins = np.zeros(scores.shape, np.int16)
-    logs, log1ms = _logs(scores)
+    logs, log1ms = logs_of(scores)
     if len(scores):
         _prepare(scores, logs, log1ms, EDGES, bins)
     return bins, logs, log1ms
@@ -156,7 +156,7 @@ def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], posi
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     columns = scores.shape[1]
     bins = np.zeros(scores.shape, np.int16)
-    logs, log1ms = _logs(scores)
+    logs, log1ms = logs_of(scores)
     sums = np.zeros((rows, columns, 4), np.float64)
     top = np.zeros((rows, ECE_BINS, 3), np.float64)
     if len(scores):

@@ -4,8 +4,8 @@ One score window follows one confusion window and holds exactly the scored sampl
 
 - cumulative: one tally, added to;
 - sliding by count: a ring of the last ``2 × size`` samples' true classes and scores (NaN for a sample that came
-  without one) with the bins and logarithms each was counted with, so each evicted sample's score is subtracted
-  exactly — 26 bytes a score column and 8 bytes of class a slot, allocated only once the monitor's first score
+  without one) with the bin each was counted with, so each evicted sample's score is subtracted exactly — 10 bytes
+  a score column and 8 bytes of class a slot, allocated only once the monitor's first score
   arrives; batches only write the ring, and a read brings the tally up to date (``SlidingScores``);
 - sliding by time: the buckets of the confusion window (``Timed``), so both hold the same samples
   (``streammon.counting.windows.scored_timed``).
@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.metrics.score_bins import BINS
-from streammon.metrics.score_kernel import accumulate, add_hist, prepared, prepared_tally
+from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
 
 
 class ScoredBatch:
@@ -128,8 +128,9 @@ class ScoreWindow:
 class SlidingScores(ScoreWindow):
     """The scores of the last ``size`` samples, brought up to date when read (``catch_up``), not per batch.
 
-    A ring of ``2 × size`` slots keeps each sample's class and scores (NaN where it had none) with the bins and
-    logarithms of its scores: sample number p (counted from the window's start) sits in slot ``p mod 2·size``.
+    A ring of ``2 × size`` slots keeps each sample's class and scores (NaN where it had none) with the bins of its
+    scores (their logarithms, numpy's, are made again when read: the same floats); sample number p (counted from
+    the window's start) sits in slot ``p mod 2·size``.
     ``counts`` holds the samples ``[applied − size, applied)``; a batch only writes its samples into the ring
     (``written`` grows). A read catches up: if fewer than ``size`` samples came since, it subtracts the ones that
     left — still in the ring, which is twice the window — and adds the new ones, exactly what it had added for
@@ -143,8 +144,6 @@ class SlidingScores(ScoreWindow):
         self._true = np.zeros(slots, np.intp)
         self._scores = np.full((slots, columns), np.nan)  # the slots before the first score hold none
         self._bins = np.zeros((slots, columns), np.int16)
-        self._logs = np.zeros((slots, columns))
-        self._log1ms = np.zeros((slots, columns))
         self._written = 0  # samples written into the ring
         self._applied = 0  # counts holds samples [applied - size, applied)
 
@@ -156,9 +155,9 @@ class SlidingScores(ScoreWindow):
             start = lo % slots
             stop = min(start + hi - lo, slots)
             part = slice(start, stop)
-            accumulate(self._true[part], self._scores[part], self._bins[part], self._logs[part],
-                       self._log1ms[part], self.positive, sign, self.counts.hist, True, self.counts.sums,
-                       self.counts.top)
+            logs, log1ms = logs_of(self._scores[part])  # the same floats as when added: numpy's, deterministic
+            accumulate(self._true[part], self._scores[part], self._bins[part], logs, log1ms, self.positive, sign,
+                       self.counts.hist, True, self.counts.sums, self.counts.top)
             lo += stop - start
 
     def catch_up(self) -> None:
@@ -189,10 +188,8 @@ class SlidingScores(ScoreWindow):
             end = slot + stop - start
             self._true[slot:end] = batch.true[start:stop]
             self._scores[slot:end] = batch.scores[start:stop]
-            if batch.bins is not None and batch.logs is not None and batch.log1ms is not None:
+            if batch.bins is not None:
                 self._bins[slot:end] = batch.bins[start:stop]
-                self._logs[slot:end] = batch.logs[start:stop]
-                self._log1ms[slot:end] = batch.log1ms[start:stop]
             at += stop - start
             start = stop
         self._written += m
@@ -232,11 +229,11 @@ class SlidingScores(ScoreWindow):
         self._scores[:] = np.nan
         self._true[numbers] = true
         self._scores[numbers] = scores
-        self._bins[:], self._logs[:], self._log1ms[:] = prepared(self._scores)
+        self._bins[:], logs, log1ms = prepared(self._scores)
         self._written = self._applied = head + self.size
         recount = ScoreCounts(self.rows, self.counts.columns)
-        accumulate(self._true, self._scores, self._bins, self._logs, self._log1ms, self.positive, 1, recount.hist,
-                   True, recount.sums, recount.top)
+        accumulate(self._true, self._scores, self._bins, logs, log1ms, self.positive, 1, recount.hist, True,
+                   recount.sums, recount.top)
         if not np.array_equal(recount.hist, self.counts.hist):
             raise ValueError("saved score tally does not match its ring")
 

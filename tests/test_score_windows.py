@@ -218,9 +218,9 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
 
 
 def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
-    """``prepared_tally`` (bins, logarithms, sums and confidence bins in one pass) and ``add_hist`` give
-    ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows) left out, and the
-    bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
+    """``prepared_tally`` (bins, logarithms, sums, confidence bins and optionally the histogram in one pass) and
+    ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows)
+    left out, and the bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
     from streammon.metrics.score_kernel import add_hist, prepared, prepared_tally
 
     rng = np.random.default_rng(11)
@@ -241,6 +241,9 @@ def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
             np.testing.assert_array_equal(hist, ref[0])
             np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
             np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+            fused = np.zeros((k, columns, BINS), np.int64)  # the histogram made in the same pass
+            prepared_tally(true, given, positive, k, hist=fused)
+            np.testing.assert_array_equal(fused, ref[0])
             alone = prepared(given)
             np.testing.assert_array_equal(bins, alone[0])
             np.testing.assert_array_equal(logs[kept], alone[1][kept])

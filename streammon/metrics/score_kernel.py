@@ -40,6 +40,7 @@ STEP = 2.0 * LOGIT_SPAN / MIDDLE_BINS
 FIRST_MIDDLE = TAIL_BINS + 1  # the bin whose lower edge is logit -LOGIT_SPAN (bin 0 holds 0, then the low tail)
 EDGES = bin_edges()
 EDGES.flags.writeable = False
+_NO_HIST = np.zeros((1, 1, 1), np.int64)  # the histogram argument of a pass that adds to none
 
 
 def _jit(function: Any) -> Any:
@@ -81,7 +82,7 @@ def _prepare(scores: Any, logs: Any, log1ms: Any, edges: Any, bins: Any) -> None
 
 @_jit
 def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int, edges: Any,  # noqa: PLR0917
-                   bins: Any, sums: Any, top: Any) -> None:  # pragma: no cover - compiled
+                   bins: Any, hist: Any, with_hist: bool, sums: Any, top: Any) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
     for i in range(n):
         first = scores[i, 0]
@@ -94,7 +95,10 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
             s = scores[i, c]
             a = logs[i, c]
             b = log1ms[i, c]
-            bins[i, c] = _bin(s, a, b, edges)
+            g = _bin(s, a, b, edges)
+            bins[i, c] = g
+            if with_hist:
+                hist[t, c, g] += 1
             sums[t, c, 0] += s
             sums[t, c, 1] += s * s
             sums[t, c, 2] += a
@@ -147,12 +151,14 @@ def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], np
     return bins, logs, log1ms
 
 
-def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], positive: int, rows: int) -> tuple[
+def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], positive: int, rows: int, *,
+                   hist: npt.NDArray[np.int64] | None = None) -> tuple[
         npt.NDArray[np.int16], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64],
         npt.NDArray[np.float64]]:
     """``prepared`` and, in the same pass, the batch's ``sums`` (rows, C, 4) and ``top`` (rows, ECE_BINS, 3) as
     ``accumulate`` would add them (``true``: class indices below ``rows``): a window that takes the whole batch
-    adds these two small arrays and the histogram (``add_hist``) instead of every sample's sums."""
+    adds these two small arrays and the histogram (``add_hist``) instead of every sample's sums. Given ``hist``
+    (rows, C, BINS), the samples' bins are added to it in the same pass (a batch's dense histogram)."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     columns = scores.shape[1]
     bins = np.zeros(scores.shape, np.int16)
@@ -160,7 +166,8 @@ def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], posi
     sums = np.zeros((rows, columns, 4), np.float64)
     top = np.zeros((rows, ECE_BINS, 3), np.float64)
     if len(scores):
-        _prepare_tally(true, scores, logs, log1ms, positive, EDGES, bins, sums, top)
+        _prepare_tally(true, scores, logs, log1ms, positive, EDGES, bins, _NO_HIST if hist is None else hist,
+                       hist is not None, sums, top)
     return bins, logs, log1ms, sums, top
 
 

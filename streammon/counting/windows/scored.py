@@ -50,10 +50,20 @@ class ScoredBatch:
         self.log1ms: npt.NDArray[np.float64] | None = None
         self.sums: npt.NDArray[np.float64] | None = None
         self.top: npt.NDArray[np.float64] | None = None
-        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
-            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
-                self.true, self.scores, positive, int(self.true.max()) + 1)
         self._delta: tuple[int, ScoreCounts | None] | None = None
+        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
+            rows = int(self.true.max()) + 1
+            columns = self.scores.shape[1]
+            dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
+            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
+                self.true, self.scores, positive, rows, hist=None if dense is None else dense.hist)
+            if dense is not None:
+                dense.sums, dense.top = self.sums, self.top
+                self._delta = (-1, dense)  # rows -1: good for any window (``ScoreCounts.add`` takes fewer rows)
+
+    def _dense_pays(self, rows: int) -> bool:
+        """Whether adding a dense tally of ``rows`` rows costs less than adding the samples one by one."""
+        return rows * BINS <= DENSE_RATIO * len(self.true)
 
     def __len__(self) -> int:
         return len(self.true)
@@ -62,10 +72,10 @@ class ScoredBatch:
         """The whole batch's tally as one dense ``ScoreCounts`` when adding that to a window is cheaper than adding
         the samples one by one (its histogram has at most ``DENSE_RATIO`` cells a score), else None. Made once and
         shared by the windows that add the whole batch."""
-        if self._delta is None or self._delta[0] != rows:
+        if self._delta is None or self._delta[0] not in (rows, -1):
             columns = self.scores.shape[1]
             delta = None
-            if rows * columns * BINS <= DENSE_RATIO * len(self.true) * columns:
+            if self._dense_pays(rows):
                 delta = ScoreCounts(rows, columns)
                 self._add_sample_bins(delta)
             self._delta = (rows, delta)

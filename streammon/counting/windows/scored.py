@@ -176,7 +176,8 @@ class SlidingScores(ScoreWindow):
         if written == applied:
             return
         if written - applied >= size:  # every sample counted has left: count the window afresh
-            self.counts.clear()
+            if applied:  # (a window never caught up holds nothing to clear)
+                self.counts.clear()
             self._pass(written - size, written, 1)
         else:
             self._pass(applied - size, written - size, -1)

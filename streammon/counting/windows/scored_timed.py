@@ -130,6 +130,8 @@ class TimedScores(ScoreWindow):
             self._expire(math.floor(now / self.window.width))
         if self._open_id is None:
             return super().snapshot(now, k, positive)
+        if not self._closed:  # only the open bucket holds samples: no sum to make
+            return self._open.snapshot(k, positive)
         return ScoreTally.frozen(self.counts.hist[:k] + self._open.hist[:k], self.counts.sums[:k] + self._open.sums[:k],
                                  self.counts.top[:k] + self._open.top[:k], positive)
 

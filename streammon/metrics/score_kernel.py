@@ -82,7 +82,8 @@ def _prepare(scores: Any, logs: Any, log1ms: Any, edges: Any, bins: Any) -> None
 
 @_jit
 def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int, edges: Any,  # noqa: PLR0917
-                   bins: Any, hist: Any, with_hist: bool, sums: Any, top: Any) -> None:  # pragma: no cover - compiled
+                   bins: Any, hist: Any, with_hist: bool, hist2: Any, with_hist2: bool, sums: Any,
+                   top: Any) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
     for i in range(n):
         first = scores[i, 0]
@@ -99,6 +100,8 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
             bins[i, c] = g
             if with_hist:
                 hist[t, c, g] += 1
+            if with_hist2:
+                hist2[t, c, g] += 1
             sums[t, c, 0] += s
             sums[t, c, 1] += s * s
             sums[t, c, 2] += a
@@ -152,13 +155,14 @@ def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], np
 
 
 def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], positive: int, rows: int, *,
-                   hist: npt.NDArray[np.int64] | None = None) -> tuple[
+                   hist: npt.NDArray[np.int64] | None = None, hist2: npt.NDArray[np.int64] | None = None) -> tuple[
         npt.NDArray[np.int16], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64],
         npt.NDArray[np.float64]]:
     """``prepared`` and, in the same pass, the batch's ``sums`` (rows, C, 4) and ``top`` (rows, ECE_BINS, 3) as
     ``accumulate`` would add them (``true``: class indices below ``rows``): a window that takes the whole batch
     adds these two small arrays and the histogram (``add_hist``) instead of every sample's sums. Given ``hist``
-    (rows, C, BINS), the samples' bins are added to it in the same pass (a batch's dense histogram)."""
+    (and ``hist2``), (at least rows, C, BINS), the samples' bins are added to it in the same pass: a batch's dense
+    histogram, or the histograms of the windows that take the whole batch."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     columns = scores.shape[1]
     bins = np.zeros(scores.shape, np.int16)
@@ -167,7 +171,7 @@ def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], posi
     top = np.zeros((rows, ECE_BINS, 3), np.float64)
     if len(scores):
         _prepare_tally(true, scores, logs, log1ms, positive, EDGES, bins, _NO_HIST if hist is None else hist,
-                       hist is not None, sums, top)
+                       hist is not None, _NO_HIST if hist2 is None else hist2, hist2 is not None, sums, top)
     return bins, logs, log1ms, sums, top
 
 

@@ -21,6 +21,7 @@ of a window's samples carried one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -36,10 +37,14 @@ class ScoredBatch:
     bins and logarithms of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "sums", "times", "top", "true")
+    __slots__ = ("_binned", "_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "sums", "times", "top",
+                 "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
-                 times: npt.NDArray[np.float64] | float | None, *, positive: int) -> None:
+                 times: npt.NDArray[np.float64] | float | None, *, positive: int,
+                 targets: Sequence[ScoreCounts] = ()) -> None:
+        """``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
+        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays)."""
         self.true = np.ascontiguousarray(true, dtype=np.intp)
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
@@ -51,12 +56,17 @@ class ScoredBatch:
         self.sums: npt.NDArray[np.float64] | None = None
         self.top: npt.NDArray[np.float64] | None = None
         self._delta: tuple[int, ScoreCounts | None] | None = None
+        self._binned: tuple[ScoreCounts, ...] = ()
         if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
             rows = int(self.true.max()) + 1
             columns = self.scores.shape[1]
             dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
+            if dense is None:
+                self._binned = tuple(targets[:2])
+            into = [dense.hist] if dense is not None else [t.hist for t in self._binned]
             self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
-                self.true, self.scores, positive, rows, hist=None if dense is None else dense.hist)
+                self.true, self.scores, positive, rows, hist=into[0] if into else None,
+                hist2=into[1] if len(into) > 1 else None)
             if dense is not None:
                 dense.sums, dense.top = self.sums, self.top
                 self._delta = (-1, dense)  # rows -1: good for any window (``ScoreCounts.add`` takes fewer rows)
@@ -90,7 +100,14 @@ class ScoredBatch:
         counts.top[:k] += self.top
 
     def add_whole(self, counts: ScoreCounts) -> None:
-        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else the samples' bins."""
+        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else the samples' bins (made
+        already if ``counts`` was a target)."""
+        if any(counts is target for target in self._binned):
+            assert self.sums is not None and self.top is not None
+            k = len(self.sums)
+            counts.sums[:k] += self.sums
+            counts.top[:k] += self.top
+            return
         delta = self.delta(len(counts.hist))
         if delta is None:
             self._add_sample_bins(counts)
@@ -119,6 +136,11 @@ class ScoreWindow:
     def grow(self, rows: int) -> None:
         """Room for more true classes."""
         self.counts.grow(rows)
+
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+        """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
+        adds the batch otherwise."""
+        return self.counts
 
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.scored:
@@ -156,6 +178,9 @@ class SlidingScores(ScoreWindow):
         self._bins = np.zeros((slots, columns), np.int16)
         self._written = 0  # samples written into the ring
         self._applied = 0  # counts holds samples [applied - size, applied)
+
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+        return None  # batches only write the ring
 
     def _pass(self, lo: int, hi: int, sign: int) -> None:
         """Add (``sign`` 1) or subtract (-1) the samples ``lo:hi`` (sample numbers, at most the ring's length)."""

@@ -91,6 +91,18 @@ class TimedScores(ScoreWindow):
         self._expire(bucket_id)
         self._open_id = bucket_id
 
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+        """The open bucket, when the whole batch falls in one bucket (opened now, as ``ingest`` would)."""
+        if times is None:
+            return None
+        width = self.window.width
+        if isinstance(times, np.ndarray):
+            if not len(times) or math.floor(times[0] / width) != math.floor(times[-1] / width):
+                return None
+            times = float(times[-1])
+        self._open_bucket(math.floor(times / width))
+        return self._open
+
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
         self._open_bucket(bucket_id)
         if start == 0 and stop == len(batch):

@@ -271,7 +271,7 @@ def test_the_compiled_score_check_is_the_numpy_check() -> None:
 
 def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     """``Monitor.load`` bounds the memory a file makes it allocate: the score histograms (capacity × columns ×
-    2,048 int64 a window) count, with the same number of bins the tallies use."""
+    2,048 int64 a window, two for a timed window) count, with the same number of bins the tallies use."""
     from streammon import state
     from streammon.state_schema.memory import SCORE_BINS, matrix_bytes
 
@@ -280,6 +280,11 @@ def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     without = matrix_bytes(state.loads(m.dumps()))
     m.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
     assert matrix_bytes(state.loads(m.dumps())) - without == 8 * 4 * 3 * BINS * 2  # capacity 4, 3 columns, 2 windows
+    plain, timed = (Monitor([Cumulative(), Timed(60)], classes=["a", "b", "c"], clock=lambda: 5.0) for _ in "ab")
+    plain.update_many(["a"], ["b"])
+    timed.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
+    scored_bytes = matrix_bytes(state.loads(timed.dumps())) - matrix_bytes(state.loads(plain.dumps()))
+    assert scored_bytes == 8 * 4 * 3 * BINS * 3  # the timed window's open bucket too
 
 
 @pytest.mark.parametrize("tamper", [

@@ -200,7 +200,7 @@ class SlidingScores(ScoreWindow):
         written, applied, size = self._written, self._applied, self.size
         if written == applied:
             return
-        if written - applied >= size:  # every sample counted has left: count the window afresh
+        if written - applied > size:  # the samples that left are no longer all in the ring: count afresh
             if applied:  # (a window never caught up holds nothing to clear)
                 self.counts.clear()
             self._pass(written - size, written, 1)

@@ -9,7 +9,7 @@ Sliding score windows are brought up to date when read, not per batch, so the sc
 scores against without (the issue's third target, a report at K = 10 within 2x), the first one after the batches
 and the next one after one more batch: that read pays the catch-up the batches did not.
 
-    python examples/bench_scores_speed.py [--quick]     # full: ~2 minutes; --quick: ~20 s
+    python examples/bench_scores_speed.py [--quick]     # --quick: ~70 s on this shared machine (load 5-8); full: ~5x
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def bench_read(k: int, n: int, repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples and repeats (~20 s)")
+    parser.add_argument("--quick", action="store_true", help="fewer samples and repeats (~70 s under load)")
     args = parser.parse_args()
     n, repeats = (200_000, 3) if args.quick else (1_000_000, 5)
     for k in (2, 10):

@@ -173,3 +173,28 @@ def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
     with pytest.raises(ValueError, match=r"sums to 0\.9"):
         single.update("a", "b", y_score=[0.3, 0.3, 0.2, 0.1])
     assert single.dumps() == before
+
+
+def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_accepts() -> None:
+    """``update``'s lock-free path takes a list or tuple of K numbers only when ``as_score_row`` would take it too:
+    rows out of [0, 1], with NaN or inf anywhere, not summing to 1, or not numbers go to the checked path."""
+    from streammon.counting.score_input import as_score_row
+    from streammon.intake import _plain_score
+
+    rng = np.random.default_rng(21)
+    odd: list[object] = [np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9, 0.0, 1.0, "0.5", None, 2e-4]
+    for _ in range(2_000):
+        k = int(rng.integers(3, 6))
+        row: list[object] = rng.dirichlet(np.ones(k)).tolist()
+        for _ in range(int(rng.integers(0, 3))):
+            at = int(rng.integers(1, k))
+            row[at] = odd[int(rng.integers(len(odd)))]
+            if type(row[at]) is float and math.isfinite(row[at]) and rng.random() < 0.5:  # the sum still 1
+                row[0] = 1.0 - sum(x for i, x in enumerate(row) if i and type(x) is float)
+        try:
+            as_score_row(row, columns=k, positive=None)
+            valid = True
+        except (TypeError, ValueError):
+            valid = False
+        if _plain_score(row, k) or _plain_score(tuple(row), k):
+            assert valid, row

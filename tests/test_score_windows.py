@@ -199,7 +199,8 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
 
     edges = bin_edges()
     probes = np.concatenate([edges, np.nextafter(edges, 0.0), np.nextafter(edges, 1.0), [0.0, 1.0, 1e-300, 0.5]])
-    probes = np.clip(probes, 0.0, 1.0)
+    spread = 1.0 / (1.0 + np.exp(-np.random.default_rng(4).uniform(-40.0, 40.0, 20_000)))  # tails and middle
+    probes = np.clip(np.concatenate([probes, spread, 1.0 - np.arange(1, 300) * 2.0**-53]), 0.0, 1.0)
     bins, _, _ = prepared(probes[:, None])
     np.testing.assert_array_equal(bins[:, 0], score_bins(probes))
     rng = np.random.default_rng(5)
@@ -216,9 +217,61 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
             np.testing.assert_allclose(top, ref[2], rtol=1e-10)
 
 
+def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
+    """``prepared_tally`` (bins, logarithms, sums, confidence bins and optionally the histogram in one pass) and
+    ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows)
+    left out, and the bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
+    from streammon.metrics.score_kernel import add_hist, prepared, prepared_tally
+
+    rng = np.random.default_rng(11)
+    for k, columns in ((2, 1), (7, 7)):
+        n = 3_000
+        true = rng.integers(k, size=n)
+        scores = rng.dirichlet(np.ones(k) * 0.3, size=n) if columns > 1 else rng.beta(0.2, 0.2, (n, 1))
+        scores[:5] = np.eye(columns)[0] if columns > 1 else [[0.0], [1.0], [0.5], [1e-300], [1 - 2**-53]]
+        unscored = rng.random(n) < 0.1
+        given = scores.copy()
+        given[unscored] = np.nan
+        for positive in (0, 1):
+            bins, logs, log1ms, sums, top = prepared_tally(true, given, positive, k)
+            hist = np.zeros((k, columns, BINS), np.int64)
+            add_hist(true, given, bins, hist)
+            kept = ~unscored
+            ref = tally(true[kept], scores[kept] if columns > 1 else scores[kept, 0], k, positive=positive)
+            np.testing.assert_array_equal(hist, ref[0])
+            np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+            np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+            fused = np.zeros((k, columns, BINS), np.int64)  # the histogram made in the same pass
+            prepared_tally(true, given, positive, k, hist=fused)
+            np.testing.assert_array_equal(fused, ref[0])
+            alone = prepared(given)
+            np.testing.assert_array_equal(bins, alone[0])
+            np.testing.assert_array_equal(logs[kept], alone[1][kept])
+            np.testing.assert_array_equal(log1ms[kept], alone[2][kept])
+
+
+def test_the_compiled_score_check_is_the_numpy_check() -> None:
+    """``scores_ok`` is true exactly when every value is in [0, 1] (NaN and infinities not) and, with a tolerance,
+    every row sums to 1 within it — the conditions the numpy checks of ``score_input`` raise for."""
+    from streammon.metrics.score_kernel import scores_ok
+
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        rows, columns = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+        a = rng.dirichlet(np.ones(columns), size=rows)
+        for _ in range(int(rng.integers(0, 3))):
+            a[rng.integers(rows), rng.integers(columns)] = rng.choice([np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9,
+                                                                       0.0, 1.0, a[0, 0] + 2e-4])
+        in_range = bool(((a >= 0) & (a <= 1)).all())
+        with np.errstate(invalid="ignore"):  # inf - inf in a row sum
+            sums_one = bool((np.abs(a.sum(axis=1) - 1.0) <= 1e-4).all())
+        assert scores_ok(a, -1.0) == in_range
+        assert scores_ok(a, 1e-4) == (in_range and sums_one)
+
+
 def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     """``Monitor.load`` bounds the memory a file makes it allocate: the score histograms (capacity × columns ×
-    2,048 int64 a window) count, with the same number of bins the tallies use."""
+    2,048 int64 a window, two for a timed window) count, with the same number of bins the tallies use."""
     from streammon import state
     from streammon.state_schema.memory import SCORE_BINS, matrix_bytes
 
@@ -227,6 +280,11 @@ def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     without = matrix_bytes(state.loads(m.dumps()))
     m.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
     assert matrix_bytes(state.loads(m.dumps())) - without == 8 * 4 * 3 * BINS * 2  # capacity 4, 3 columns, 2 windows
+    plain, timed = (Monitor([Cumulative(), Timed(60)], classes=["a", "b", "c"], clock=lambda: 5.0) for _ in "ab")
+    plain.update_many(["a"], ["b"])
+    timed.update_many(["a"], ["b"], y_score=[[0.2, 0.5, 0.3]])
+    scored_bytes = matrix_bytes(state.loads(timed.dumps())) - matrix_bytes(state.loads(plain.dumps()))
+    assert scored_bytes == 8 * 4 * 3 * BINS * 3  # the timed window's open bucket too
 
 
 @pytest.mark.parametrize("tamper", [
@@ -306,3 +364,32 @@ def test_score_tallies_obey_the_group_laws(seed: int, k: int) -> None:
         np.testing.assert_array_equal(left.hist, right.hist)
         np.testing.assert_allclose(left.sums, right.sums, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(left.top, right.top, rtol=1e-12, atol=1e-12)
+
+
+@given(st.lists(st.tuples(st.integers(0, 25), st.booleans(), st.sampled_from(["none", "read", "reload"])),
+                min_size=1, max_size=25), st.integers(1, 8))
+@settings(max_examples=60, deadline=None)
+def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
+        steps: list[tuple[int, bool, str]], size: int) -> None:
+    """Batches of any size (none, below, at and beyond the window, twice beyond), scored or not, read or saved and
+    loaded into a fresh window between any two: the lazily caught-up tally is the recount of the last ``size``
+    samples' scores, and the saved state is the same after a reload."""
+    from streammon.counting.windows.scored import ScoredBatch, SlidingScores
+
+    rng = np.random.default_rng(size)
+    window = SlidingScores(size, rows=3, columns=3, positive=0)
+    held: list[tuple[int, tuple[float, ...] | None]] = []
+    for m, scored, then in steps:
+        true = rng.integers(3, size=m)
+        scores = rng.dirichlet(np.ones(3) * 0.5, size=m) if scored else np.full((m, 3), np.nan)
+        window.ingest(ScoredBatch(true, scores, None, positive=0))
+        held += [(int(a), tuple(row) if scored else None) for a, row in zip(true, scores.tolist(), strict=True)]
+        if then == "reload":
+            saved = window.state()
+            window = SlidingScores(size, rows=3, columns=3, positive=0)
+            window.restore(saved)
+            assert window.state() == saved
+        if then != "none" and any(row is not None for _, row in held[-size:]):
+            assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
+    last = [(a, r) for a, r in held[-size:] if r is not None]
+    assert window.snapshot(None, 3, None).n_scored == len(last)

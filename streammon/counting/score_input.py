@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.score_kernel import scores_ok
+
 SUM_TOLERANCE = 1e-4  # |Σ_k p_k − 1| allowed in a row of class probabilities
 
 
@@ -56,21 +58,31 @@ def as_score_rows(y_score: Any, n: int, *, columns: int, positive: int | None) -
     arr = as_float_array(y_score)
     if columns == 1:
         if arr.ndim == 2 and arr.shape[1] == 2:
-            _check_values(arr, n)
-            _check_sums(arr)
+            _check(arr, n, sums=True)
             assert positive is not None
             return np.ascontiguousarray(arr[:, positive:positive + 1])
         if arr.ndim != 1:
             raise ValueError(f"y_score of a binary monitor must be 1-D (the positive class's score of each sample) "
                              f"or (n, 2) class probabilities, got shape {arr.shape}")
-        _check_values(arr, n)
+        _check(arr, n, sums=False)
         return np.ascontiguousarray(arr.reshape(n, 1))
     if arr.ndim != 2 or arr.shape[1] != columns:
         raise ValueError(f"y_score of a monitor of K = {columns} classes must be (n, {columns}) class probabilities "
                          f"in the order of Monitor.labels, got shape {arr.shape}")
-    _check_values(arr, n)
-    _check_sums(arr)
+    _check(arr, n, sums=True)
     return np.ascontiguousarray(arr)
+
+
+def _check(arr: npt.NDArray[np.float64], n: int, *, sums: bool) -> None:
+    """Raise for the first bad value (or row sum, with ``sums``): one compiled pass over valid scores, the
+    numpy checks below (which name what is wrong) only when it finds something."""
+    if len(arr) != n:
+        raise ValueError(f"y_score must have one score (row) per sample: {n} samples, got {len(arr)}")
+    if n and scores_ok(np.ascontiguousarray(arr.reshape(n, -1)), SUM_TOLERANCE if sums else -1.0):
+        return
+    _check_values(arr, n)
+    if sums:
+        _check_sums(arr)
 
 
 def _check_values(arr: npt.NDArray[np.float64], n: int) -> None:

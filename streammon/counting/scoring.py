@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counting.score_tally import ScoreTally
-from streammon.counting.windows import Window
-from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, score_window
+from streammon.counting.score_tally import ScoreCounts, ScoreTally
+from streammon.counting.windows import Cumulative, Sliding, Timed, Window
+from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, SlidingScores
+from streammon.counting.windows.scored_timed import TimedScores
 
 MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
 
@@ -82,9 +83,12 @@ class Scoring:
     def ingest(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64] | None,
                times: npt.NDArray[np.float64] | float | None) -> None:
         """Feed a batch (``scores`` None: none of its samples carried one)."""
+        targets: list[ScoreCounts] = []
         if scores is None:
             scores = np.full((len(true), self.columns), np.nan)
-        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0))
+        else:  # the windows that take the whole batch get its bins in the pass that makes them
+            targets = [t for t in (w.whole_target(times) for w in self.windows) if t is not None]
+        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets)
         for w in self.windows:
             w.ingest(batch)
 
@@ -112,3 +116,14 @@ class Scoring:
         for w, item in zip(scoring.windows, state["windows"], strict=True):
             w.restore(item)
         return scoring
+
+
+def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:
+    """The score window that follows ``window``."""
+    if isinstance(window, Sliding):
+        return SlidingScores(window.size, rows, columns, positive)
+    if isinstance(window, Timed):
+        return TimedScores(window, rows, columns, positive)
+    if isinstance(window, Cumulative):
+        return ScoreWindow(rows, columns, positive)
+    raise TypeError(f"no score window for {type(window).__name__}")

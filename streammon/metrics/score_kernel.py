@@ -1,12 +1,15 @@
-"""The score tallies' per-sample loops in machine code: a batch's bins and logarithms once (``prepare``), then
-each window adds or subtracts them in one pass (``accumulate``) — the layout of ``streammon.metrics.score_bins``.
+"""The score tallies' per-sample loops in machine code: a batch's bins, logarithms, sums and confidence bins once
+(``prepared_tally``), then each window that takes the whole batch adds its bins (``add_hist``) and those small
+sums; a window that adds or subtracts samples one by one (a sliding window catching up) does it in one pass
+(``accumulate``) — the layout of ``streammon.metrics.score_bins``.
 
-``prepare`` finds a score's bin from its logit (one division, the bins being evenly spaced in logit) and then
-checks it against the bin edges themselves, moving it a step where rounding put it on the wrong side: the bin
-is exactly ``score_bins``' (a binary search of the same edges), which the tests check. The logarithms are those
-of the clipped score (``CLIP``), which the log loss sums read. ``accumulate`` adds ``sign`` (1 or -1) times each
-scored sample (a NaN first column marks a sample without a score) to the histogram, the sums and the top-label
-confidence bins; a window evicting a sample subtracts what it added, from the bins and logarithms it kept.
+The logarithms ``ln(s)``, ``ln(1 − s)`` of the clipped score (``CLIP``, read by the log loss sums) are numpy's,
+vectorised. A score's bin comes from its logit ``ln(s) − ln(1 − s)``: one division in the bins evenly spaced in
+logit, a binary search of the edges in the tails, then a check against the bin edges themselves, moving it a step
+where rounding put it on the wrong side: the bin is exactly ``score_bins``' (a binary search of the same edges),
+which the tests check. ``accumulate`` adds ``sign`` (1 or -1) times each scored sample (a NaN first column marks a
+sample without a score) to the histogram, the sums and the top-label confidence bins; a window evicting a sample
+subtracts what it added, from the bins and logarithms it kept.
 
 Compiled on first use (``streammon.metrics.jitting``); with ``NUMBA_DISABLE_JIT=1`` the same code runs as Python.
 
@@ -30,11 +33,14 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.jitting import compiled
-from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, bin_edges
+from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, TAIL_BINS, bin_edges
 
-STEP = 2.0 * LOGIT_SPAN / (BINS - 2)
+MIDDLE_BINS = BINS - 2 - 2 * TAIL_BINS  # the bins evenly spaced in logit over [-LOGIT_SPAN, +LOGIT_SPAN)
+STEP = 2.0 * LOGIT_SPAN / MIDDLE_BINS
+FIRST_MIDDLE = TAIL_BINS + 1  # the bin whose lower edge is logit -LOGIT_SPAN (bin 0 holds 0, then the low tail)
 EDGES = bin_edges()
 EDGES.flags.writeable = False
+_NO_HIST = np.zeros((1, 1, 1), np.int64)  # the histogram argument of a pass that adds to none
 
 
 def _jit(function: Any) -> Any:
@@ -42,39 +48,138 @@ def _jit(function: Any) -> Any:
 
 
 @_jit
-def _prepare(scores: Any, edges: Any, bins: Any, logs: Any, log1ms: Any) -> None:  # pragma: no cover - compiled
-    n, columns = scores.shape
+def _bin(s: float, a: float, b: float, edges: Any) -> int:  # pragma: no cover - compiled
+    """The bin of score ``s`` whose clipped logarithms are ``a = ln(s)`` and ``b = ln(1 − s)``."""
     last = len(edges) - 2  # BINS - 1
+    x = (a - b + LOGIT_SPAN) / STEP
+    if 0.0 <= x < MIDDLE_BINS:  # the evenly spaced bins: one division
+        g = int(x) + FIRST_MIDDLE
+    else:  # the tails (and 0, 1): a binary search of the edges, as score_bins does
+        lo, hi = 0, last + 1  # edges[lo] <= s < edges[hi], the last bin also holding 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if s >= edges[mid]:
+                lo = mid
+            else:
+                hi = mid
+        g = lo
+    while g > 0 and s < edges[g]:
+        g -= 1
+    while g < last and s >= edges[g + 1]:
+        g += 1
+    return g
+
+
+@_jit
+def _prepare(scores: Any, logs: Any, log1ms: Any, edges: Any, bins: Any) -> None:  # pragma: no cover - compiled
+    n, columns = scores.shape
     for i in range(n):
         if math.isnan(scores[i, 0]):  # a sample without a score
             continue
         for c in range(columns):
+            bins[i, c] = _bin(scores[i, c], logs[i, c], log1ms[i, c], edges)
+
+
+@_jit
+def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int, edges: Any,  # noqa: PLR0917
+                   bins: Any, hist: Any, with_hist: bool, hist2: Any, with_hist2: bool, sums: Any,
+                   top: Any) -> None:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    for i in range(n):
+        first = scores[i, 0]
+        if math.isnan(first):  # a sample without a score
+            continue
+        t = true[i]
+        best = -1.0
+        chosen = 0
+        for c in range(columns):
             s = scores[i, c]
-            clipped = min(max(s, CLIP), 1.0 - CLIP)
-            a = math.log(clipped)
-            b = math.log1p(-clipped)
-            logs[i, c] = a
-            log1ms[i, c] = b
-            g = int(math.floor((a - b + LOGIT_SPAN) / STEP)) + 1  # noqa: RUF046 - an int under numba and Python
-            g = min(max(g, 0), last)
-            while g > 0 and s < edges[g]:
-                g -= 1
-            while g < last and s >= edges[g + 1]:
-                g += 1
+            a = logs[i, c]
+            b = log1ms[i, c]
+            g = _bin(s, a, b, edges)
             bins[i, c] = g
+            if with_hist:
+                hist[t, c, g] += 1
+            if with_hist2:
+                hist2[t, c, g] += 1
+            sums[t, c, 0] += s
+            sums[t, c, 1] += s * s
+            sums[t, c, 2] += a
+            sums[t, c, 3] += b
+            if s > best:  # the first largest, as numpy's argmax
+                best = s
+                chosen = c
+        if columns == 1:
+            confidence = max(first, 1.0 - first)
+            chosen = positive if first > 0.5 else 1 - positive
+        else:
+            confidence = best
+        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        top[t, e, 0] += 1.0
+        if chosen == t:
+            top[t, e, 1] += 1.0
+        top[t, e, 2] += confidence
+
+
+@_jit
+def _add_hist(true: Any, scores: Any, bins: Any, hist: Any) -> None:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    for i in range(n):
+        if math.isnan(scores[i, 0]):
+            continue
+        t = true[i]
+        for c in range(columns):
+            hist[t, c, bins[i, c]] += 1
+
+
+def logs_of(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """``ln(s)`` and ``ln(1 − s)`` of the clipped scores: numpy's vectorised logarithms, several times faster than
+    one call a score in the compiled loop (NaN stays NaN: rows without a score, never read)."""
+    clipped = np.clip(scores, CLIP, 1.0 - CLIP)
+    logs = np.log(clipped)
+    np.negative(clipped, out=clipped)
+    return logs, np.log1p(clipped, out=clipped)
 
 
 def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float64],
                                                         npt.NDArray[np.float64]]:
-    """Each score's bin and the logarithms ``ln(s)``, ``ln(1 − s)`` of its clipped value, (n, C) each (zeros in
-    the rows of samples without a score). ``scores`` is (n, C), checked: in [0, 1], a NaN first column where a
-    sample has no score."""
+    """Each score's bin and the logarithms ``ln(s)``, ``ln(1 − s)`` of its clipped value, (n, C) each (bin 0 and
+    NaN logarithms in the rows of samples without a score). ``scores`` is (n, C), checked: in [0, 1], a NaN first
+    column where a sample has no score."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
     bins = np.zeros(scores.shape, np.int16)
-    logs = np.zeros(scores.shape, np.float64)
-    log1ms = np.zeros(scores.shape, np.float64)
+    logs, log1ms = logs_of(scores)
     if len(scores):
-        _prepare(np.ascontiguousarray(scores), EDGES, bins, logs, log1ms)
+        _prepare(scores, logs, log1ms, EDGES, bins)
     return bins, logs, log1ms
+
+
+def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], positive: int, rows: int, *,
+                   hist: npt.NDArray[np.int64] | None = None, hist2: npt.NDArray[np.int64] | None = None) -> tuple[
+        npt.NDArray[np.int16], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64],
+        npt.NDArray[np.float64]]:
+    """``prepared`` and, in the same pass, the batch's ``sums`` (rows, C, 4) and ``top`` (rows, ECE_BINS, 3) as
+    ``accumulate`` would add them (``true``: class indices below ``rows``): a window that takes the whole batch
+    adds these two small arrays and the histogram (``add_hist``) instead of every sample's sums. Given ``hist``
+    (and ``hist2``), (at least rows, C, BINS), the samples' bins are added to it in the same pass: a batch's dense
+    histogram, or the histograms of the windows that take the whole batch."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    columns = scores.shape[1]
+    bins = np.zeros(scores.shape, np.int16)
+    logs, log1ms = logs_of(scores)
+    sums = np.zeros((rows, columns, 4), np.float64)
+    top = np.zeros((rows, ECE_BINS, 3), np.float64)
+    if len(scores):
+        _prepare_tally(true, scores, logs, log1ms, positive, EDGES, bins, _NO_HIST if hist is None else hist,
+                       hist is not None, _NO_HIST if hist2 is None else hist2, hist2 is not None, sums, top)
+    return bins, logs, log1ms, sums, top
+
+
+def add_hist(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: npt.NDArray[np.int16],
+             hist: npt.NDArray[np.int64]) -> None:
+    """Add the scored samples' ``prepared`` bins to ``hist`` (K, C, BINS), in place: their histogram only."""
+    if len(true):
+        _add_hist(true, scores, bins, hist)
 
 
 @_jit
@@ -120,3 +225,29 @@ def accumulate(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: np
     (K, ECE_BINS, 3), in place. ``positive``: the class a binary (C = 1) score is the probability of."""
     if len(true):
         _accumulate(true, scores, bins, logs, log1ms, positive, sign, hist, with_hist, sums, top)
+
+
+@_jit
+def _scores_ok(scores: Any, tolerance: float) -> bool:  # pragma: no cover - compiled
+    n, columns = scores.shape
+    for i in range(n):
+        total = 0.0
+        for c in range(columns):
+            s = scores[i, c]
+            if not (0.0 <= s <= 1.0):  # NaN fails too
+                return False
+            total += s
+        if tolerance >= 0.0 and abs(total - 1.0) > tolerance:
+            return False
+    return True
+
+
+def scores_ok(scores: npt.NDArray[np.float64], tolerance: float) -> bool:
+    """Whether every score of the (n, C) float64 array is in [0, 1] and, for ``tolerance >= 0``, every row sums
+    to 1 within it: one pass, for the common case; the caller finds what is wrong (and says it) when not.
+
+    >>> ok, short, big = np.array([[0.2, 0.8]]), np.array([[0.2, 0.7]]), np.array([[1.5]])
+    >>> scores_ok(ok, 1e-4), scores_ok(short, 1e-4), scores_ok(short, -1.0), scores_ok(big, -1.0)
+    (True, False, True, False)
+    """
+    return bool(_scores_ok(scores, tolerance))

@@ -31,14 +31,16 @@ SCORE_BINS = 2048  # streammon.metrics.score_bins.BINS (a layer below: kept in s
 
 
 def score_bytes(body: dict[str, Any]) -> int:
-    """The bytes of the score histograms (``capacity`` × columns × 2,048 int64 a window, and again on the prediction
-    side) a monitor restored from ``body`` allocates; 0 without scores (or an entry its checks will refuse)."""
+    """The bytes of the score histograms (``capacity`` × columns × 2,048 int64 a window, two for a timed window —
+    its closed buckets' and its open bucket's — and again on the prediction side) a monitor restored from ``body``
+    allocates; 0 without scores (or an entry its checks will refuse)."""
     scores = body.get("scores")
     columns = scores.get("columns") if isinstance(scores, dict) else None
     if type(columns) is not int or columns < 1:
         return 0
     sides = 2 if isinstance(body.get("prediction_scores"), dict) else 1
-    return int(CELL * body["capacity"] * columns * SCORE_BINS * len(body["windows"]) * sides)
+    timed = sum(isinstance(w.get("describe"), dict) and w["describe"].get("kind") == "timed" for w in body["windows"])
+    return int(CELL * body["capacity"] * columns * SCORE_BINS * (len(body["windows"]) + timed) * sides)
 
 
 def matrix_bytes(body: dict[str, Any]) -> int:

@@ -3,20 +3,17 @@
 One score window follows one confusion window and holds exactly the scored samples that window holds:
 
 - cumulative: one tally, added to;
-- sliding by count: a ring of the last ``size`` samples' true classes and scores (NaN for a sample that came
-  without one) with the bins and logarithms each was counted with, so each evicted sample's score is subtracted
-  exactly — 26 bytes a score column and 8 bytes of class a sample, allocated only once the monitor's first score
-  arrives;
-- sliding by time: one tally per bucket, its histogram as non-zero cells only (a bucket holds at most as many
-  as its samples), merged into the window's tally when added and subtracted when the bucket expires — the
-  same buckets as the confusion window (``Timed``), so both hold the same samples.
+- sliding by count: a ring of the last ``2 × size`` samples' true classes and scores (NaN for a sample that came
+  without one) with the bin each was counted with, so each evicted sample's score is subtracted exactly — 10 bytes
+  a score column and 8 bytes of class a slot, allocated only once the monitor's first score
+  arrives; batches only write the ring, and a read brings the tally up to date (``SlidingScores``);
+- sliding by time: the buckets of the confusion window (``Timed``), so both hold the same samples
+  (``streammon.counting.windows.scored_timed``).
 
 Samples without a score are in the confusion counts but not in the tally: ``ScoreTally.n_scored`` says how many
 of a window's samples carried one.
 
->>> from streammon.counting.windows import Sliding
->>> w = Sliding(2)
->>> s = score_window(w, rows=2, columns=1, positive=1)
+>>> s = SlidingScores(2, rows=2, columns=1, positive=1)
 >>> s.ingest(ScoredBatch(np.array([0, 1, 1]), np.array([[0.1], [np.nan], [0.8]]), None, positive=1))
 >>> s.snapshot(None, 2, 1).n_scored, s.snapshot(None, 2, 1).class_counts.tolist()
 (1, [0, 1])
@@ -24,29 +21,30 @@ of a window's samples carried one.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
-from streammon.counting.windows.base import Cumulative, Window
-from streammon.counting.windows.sliding import Sliding
-from streammon.counting.windows.timed import Timed
-from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP
-from streammon.metrics.score_kernel import accumulate, prepared
+from streammon.metrics.score_bins import BINS
+from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
 
 
 class ScoredBatch:
     """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, with the
-    bins and logarithms of its scores made once (``streammon.metrics.score_kernel.prepared``) and shared by every
-    window."""
+    bins and logarithms of its scores, and its sums and confidence bins, made once
+    (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "times", "true")
+    __slots__ = ("_binned", "_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "sums", "times", "top",
+                 "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
-                 times: npt.NDArray[np.float64] | float | None, *, positive: int) -> None:
+                 times: npt.NDArray[np.float64] | float | None, *, positive: int,
+                 targets: Sequence[ScoreCounts] = ()) -> None:
+        """``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
+        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays)."""
         self.true = np.ascontiguousarray(true, dtype=np.intp)
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
@@ -55,9 +53,27 @@ class ScoredBatch:
         self.bins: npt.NDArray[np.int16] | None = None
         self.logs: npt.NDArray[np.float64] | None = None
         self.log1ms: npt.NDArray[np.float64] | None = None
-        if self.scored:
-            self.bins, self.logs, self.log1ms = prepared(self.scores)
+        self.sums: npt.NDArray[np.float64] | None = None
+        self.top: npt.NDArray[np.float64] | None = None
         self._delta: tuple[int, ScoreCounts | None] | None = None
+        self._binned: tuple[ScoreCounts, ...] = ()
+        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
+            rows = int(self.true.max()) + 1
+            columns = self.scores.shape[1]
+            dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
+            if dense is None:
+                self._binned = tuple(targets[:2])
+            into = [dense.hist] if dense is not None else [t.hist for t in self._binned]
+            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
+                self.true, self.scores, positive, rows, hist=into[0] if into else None,
+                hist2=into[1] if len(into) > 1 else None)
+            if dense is not None:
+                dense.sums, dense.top = self.sums, self.top
+                self._delta = (-1, dense)  # rows -1: good for any window (``ScoreCounts.add`` takes fewer rows)
+
+    def _dense_pays(self, rows: int) -> bool:
+        """Whether adding a dense tally of ``rows`` rows costs less than adding the samples one by one."""
+        return rows * BINS <= DENSE_RATIO * len(self.true)
 
     def __len__(self) -> int:
         return len(self.true)
@@ -66,31 +82,44 @@ class ScoredBatch:
         """The whole batch's tally as one dense ``ScoreCounts`` when adding that to a window is cheaper than adding
         the samples one by one (its histogram has at most ``DENSE_RATIO`` cells a score), else None. Made once and
         shared by the windows that add the whole batch."""
-        if self._delta is None or self._delta[0] != rows:
+        if self._delta is None or self._delta[0] not in (rows, -1):
             columns = self.scores.shape[1]
             delta = None
-            if rows * columns * BINS <= DENSE_RATIO * len(self.true) * columns:
+            if self._dense_pays(rows):
                 delta = ScoreCounts(rows, columns)
-                self.add_to(delta)
+                self._add_sample_bins(delta)
             self._delta = (rows, delta)
         return self._delta[1]
 
+    def _add_sample_bins(self, counts: ScoreCounts) -> None:
+        """Add the whole batch: its samples' bins one by one, its sums and confidence bins as made once."""
+        assert self.bins is not None and self.sums is not None and self.top is not None
+        add_hist(self.true, self.scores, self.bins, counts.hist)
+        k = len(self.sums)
+        counts.sums[:k] += self.sums
+        counts.top[:k] += self.top
+
     def add_whole(self, counts: ScoreCounts) -> None:
-        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else sample by sample."""
+        """Add every sample to ``counts``: the dense delta where it pays (``delta``), else the samples' bins (made
+        already if ``counts`` was a target)."""
+        if any(counts is target for target in self._binned):
+            assert self.sums is not None and self.top is not None
+            k = len(self.sums)
+            counts.sums[:k] += self.sums
+            counts.top[:k] += self.top
+            return
         delta = self.delta(len(counts.hist))
         if delta is None:
-            self.add_to(counts)
+            self._add_sample_bins(counts)
         else:
             counts.add(delta.hist, delta.sums, delta.top)
 
-    def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None, *, with_hist: bool = True,
-               sums: npt.NDArray[np.float64] | None = None, top: npt.NDArray[np.float64] | None = None) -> None:
-        """Add samples ``start:stop`` to ``counts`` (or only to the given ``sums`` and ``top``), one by one."""
+    def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
+        """Add samples ``start:stop`` to ``counts``, one by one."""
         assert self.bins is not None and self.logs is not None and self.log1ms is not None
         part = slice(start, stop)
         accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
-                   self.positive, 1, counts.hist, with_hist, counts.sums if sums is None else sums,
-                   counts.top if top is None else top)
+                   self.positive, 1, counts.hist, True, counts.sums, counts.top)
 
 
 class ScoreWindow:
@@ -108,6 +137,11 @@ class ScoreWindow:
         """Room for more true classes."""
         self.counts.grow(rows)
 
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+        """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
+        adds the batch otherwise."""
+        return self.counts
+
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.scored:
             batch.add_whole(self.counts)
@@ -124,67 +158,92 @@ class ScoreWindow:
 
 
 class SlidingScores(ScoreWindow):
-    """The scores of the last ``size`` samples: a ring of classes and scores (NaN where a sample had none), with
-    the bins and logarithms each was counted with, so that evicting it subtracts exactly that."""
+    """The scores of the last ``size`` samples, brought up to date when read (``catch_up``), not per batch.
+
+    A ring of ``2 × size`` slots keeps each sample's class and scores (NaN where it had none) with the bins of its
+    scores (their logarithms, numpy's, are made again when read: the same floats); sample number p (counted from
+    the window's start) sits in slot ``p mod 2·size``.
+    ``counts`` holds the samples ``[applied − size, applied)``; a batch only writes its samples into the ring
+    (``written`` grows). A read catches up: if fewer than ``size`` samples came since, it subtracts the ones that
+    left — still in the ring, which is twice the window — and adds the new ones, exactly what it had added for
+    each; else it counts the last ``size`` samples afresh. Samples that came and left between two reads cost a
+    ring write only, and each read at most ``2 × size`` samples' work, whatever the batches were."""
 
     def __init__(self, size: int, rows: int, columns: int, positive: int) -> None:
         super().__init__(rows, columns, positive)
         self.size = size
-        self._true = np.zeros(size, np.intp)
-        self._scores = np.full((size, columns), np.nan)  # the slots before the first score hold none
-        self._bins = np.zeros((size, columns), np.int16)
-        self._logs = np.zeros((size, columns))
-        self._log1ms = np.zeros((size, columns))
-        self._head = 0
+        slots = 2 * size
+        self._true = np.zeros(slots, np.intp)
+        self._scores = np.full((slots, columns), np.nan)  # the slots before the first score hold none
+        self._bins = np.zeros((slots, columns), np.int16)
+        self._written = 0  # samples written into the ring
+        self._applied = 0  # counts holds samples [applied - size, applied)
 
-    def _evict(self, start: int, stop: int) -> None:
-        """Subtract the scores of ring slots ``start:stop`` (no wrap)."""
-        part = slice(start, stop)
-        accumulate(self._true[part], self._scores[part], self._bins[part], self._logs[part], self._log1ms[part],
-                   self.positive, -1, self.counts.hist, True, self.counts.sums, self.counts.top)
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+        return None  # batches only write the ring
 
-    def _write(self, at: int, batch: ScoredBatch, start: int, stop: int) -> None:
-        """Ring slots from ``at`` take the batch's samples ``start:stop`` (no wrap)."""
-        end = at + stop - start
-        self._true[at:end] = batch.true[start:stop]
-        self._scores[at:end] = batch.scores[start:stop]
-        if batch.bins is not None and batch.logs is not None and batch.log1ms is not None:
-            self._bins[at:end] = batch.bins[start:stop]
-            self._logs[at:end] = batch.logs[start:stop]
-            self._log1ms[at:end] = batch.log1ms[start:stop]
+    def _pass(self, lo: int, hi: int, sign: int) -> None:
+        """Add (``sign`` 1) or subtract (-1) the samples ``lo:hi`` (sample numbers, at most the ring's length)."""
+        slots = len(self._true)
+        lo = max(lo, 0)
+        while lo < hi:
+            start = lo % slots
+            stop = min(start + hi - lo, slots)
+            part = slice(start, stop)
+            logs, log1ms = logs_of(self._scores[part])  # the same floats as when added: numpy's, deterministic
+            accumulate(self._true[part], self._scores[part], self._bins[part], logs, log1ms, self.positive, sign,
+                       self.counts.hist, True, self.counts.sums, self.counts.top)
+            lo += stop - start
+
+    def catch_up(self) -> None:
+        """Make ``counts`` the tally of the last ``size`` samples written."""
+        written, applied, size = self._written, self._applied, self.size
+        if written == applied:
+            return
+        if written - applied > size:  # the samples that left are no longer all in the ring: count afresh
+            if applied:  # (a window never caught up holds nothing to clear)
+                self.counts.clear()
+            self._pass(written - size, written, 1)
+        else:
+            self._pass(applied - size, written - size, -1)
+            self.counts.settle()
+            self._pass(applied, written, 1)
+        self._applied = written
 
     def ingest(self, batch: ScoredBatch) -> None:
-        m, size = len(batch), self.size
+        m = len(batch)
         if m == 0:
             return
-        if m >= size:  # the ring is replaced whole: every slot's score leaves
-            if size * 8 < self.rows * BINS:  # fewer slots than bins: subtracting them is cheaper than clearing
-                self._evict(0, size)
-                self.counts.settle()
-            else:
-                self.counts.clear()
-            self._write(0, batch, m - size, m)
-            self._head = 0
-            if batch.scored:
-                batch.add_to(self.counts, m - size, m)
-            return
-        head = self._head
-        first = min(m, size - head)  # slots up to the ring's end, then from its start
-        self._evict(head, head + first)
-        if m > first:
-            self._evict(0, m - first)
-        self.counts.settle()
-        self._write(head, batch, 0, first)
-        if m > first:
-            self._write(0, batch, first, m)
-        self._head = (head + m) % size
-        if batch.scored:
-            batch.add_whole(self.counts)
+        skip = max(0, m - self.size)  # samples that would leave within this batch are never written
+        slots = len(self._true)
+        at = self._written + skip
+        start = skip
+        while start < m:
+            slot = at % slots
+            stop = min(m, start + slots - slot)
+            end = slot + stop - start
+            self._true[slot:end] = batch.true[start:stop]
+            self._scores[slot:end] = batch.scores[start:stop]
+            if batch.bins is not None:
+                self._bins[slot:end] = batch.bins[start:stop]
+            at += stop - start
+            start = stop
+        self._written += m
+
+    def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
+        self.catch_up()
+        return super().snapshot(now, k, positive)
 
     def state(self) -> dict[str, Any]:
-        scored = np.flatnonzero(~np.isnan(self._scores[:, 0]))
-        return {**super().state(), "head": self._head, "slots": scored.tolist(),
-                "true": self._true[scored].tolist(), "scores": self._scores[scored].tolist()}
+        """The tally and the ring in the window's own slots (sample p in slot ``p mod size``, ``head`` the next)."""
+        self.catch_up()
+        numbers = np.arange(max(self._written - self.size, 0), self._written)
+        ring = numbers % len(self._true)
+        scored = ~np.isnan(self._scores[ring, 0])
+        own = numbers[scored] % self.size
+        order = np.argsort(own)
+        return {**super().state(), "head": self._written % self.size, "slots": own[order].tolist(),
+                "true": self._true[ring[scored][order]].tolist(), "scores": self._scores[ring[scored][order]].tolist()}
 
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
@@ -200,213 +259,19 @@ class SlidingScores(ScoreWindow):
             raise ValueError(f"saved score ring classes must be {len(slots)} class indices in [0, {self.rows})")
         if not (np.isfinite(scores).all() and (scores >= 0).all() and (scores <= 1).all()):
             raise ValueError("saved scores must be finite and in [0, 1]")
+        # the saved window is samples head .. head + size - 1 (the oldest at head), its slots taken mod size
+        numbers = np.where(slots >= head, slots, slots + self.size)
         self._true[:] = 0
         self._scores[:] = np.nan
-        self._true[slots] = true
-        self._scores[slots] = scores
-        self._bins[:], self._logs[:], self._log1ms[:] = prepared(self._scores)
-        self._head = head
+        self._true[numbers] = true
+        self._scores[numbers] = scores
+        self._bins[:], logs, log1ms = prepared(self._scores)
+        self._written = self._applied = head + self.size
         recount = ScoreCounts(self.rows, self.counts.columns)
-        accumulate(self._true, self._scores, self._bins, self._logs, self._log1ms, self.positive, 1, recount.hist,
-                   True, recount.sums, recount.top)
+        accumulate(self._true, self._scores, self._bins, logs, log1ms, self.positive, 1, recount.hist, True,
+                   recount.sums, recount.top)
         if not np.array_equal(recount.hist, self.counts.hist):
             raise ValueError("saved score tally does not match its ring")
 
 
 DENSE_RATIO = 8  # a batch's dense tally is added to windows when its histogram has at most this many cells a score
-DENSE_BUCKET = 1 << 14  # a timed bucket with a histogram of at most this many cells keeps it dense (128 KiB)
-COMPACT_AT = 1 << 16  # a timed bucket counts its cells into (cell, count) pairs once this many more came
-
-
-class _Bucket:
-    """One timed bucket's tally: its dense sums and confidence bins, and its histogram — dense where that is small
-    (at most ``DENSE_BUCKET`` cells: a binary model's 2 × 2,048), else as the flat cells of its samples, compacted
-    into sorted unique cells and counts once they pile up (a bucket holds its non-zero cells and at most as many
-    more, or ``COMPACT_AT``, or 1/64 of the histogram's cells, whichever is most)."""
-
-    __slots__ = ("cells", "counts", "dense", "fresh", "sums", "top")
-
-    def __init__(self, rows: int, columns: int) -> None:
-        self.cells = np.zeros(0, np.int64)
-        self.counts = np.zeros(0, np.int64)
-        self.fresh: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]] = []  # (cells, counts or 1s)
-        size = rows * columns * BINS
-        self.dense: npt.NDArray[np.int64] | None = np.zeros(size, np.int64) if size <= DENSE_BUCKET else None
-        self.sums = np.zeros((rows, columns, len(SUMS)))
-        self.top = np.zeros((rows, ECE_BINS, len(TOP)))
-
-    def add(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64] | None = None) -> None:
-        """Add flat histogram cells, one sample each, or with their (unique cells') ``counts``."""
-        if self.dense is not None:
-            if counts is None:
-                np.add.at(self.dense, cells, 1)
-            else:
-                self.dense[cells] += counts
-            return
-        self.fresh.append((cells, counts))
-        if sum(len(c) for c, _ in self.fresh) > max(COMPACT_AT, len(self.cells), self.sums.size * BINS // 64):
-            self.compact()
-
-    def add_hist(self, hist: npt.NDArray[np.int64]) -> None:
-        """Add a dense histogram (a batch's, ``ScoredBatch.delta``)."""
-        flat = hist.reshape(-1)
-        if self.dense is not None:
-            self.dense += flat
-            return
-        cells = np.flatnonzero(flat)
-        self.add(cells.astype(np.int64), flat[cells])
-
-    def compact(self) -> None:
-        """Make ``cells`` and ``counts`` the histogram's non-zero cells (for a sparse bucket: count the fresh cells
-        in with one ``bincount`` over the histogram's cells, linear, no sort)."""
-        if self.dense is not None:
-            self.cells = np.flatnonzero(self.dense).astype(np.int64)
-            self.counts = self.dense[self.cells]
-            return
-        if not self.fresh:
-            return
-        size = self.sums.shape[0] * self.sums.shape[1] * BINS
-        dense = np.zeros(size, np.int64)
-        dense[self.cells] = self.counts
-        for cells, counts in self.fresh:
-            if counts is None:
-                dense += np.bincount(cells, minlength=size)
-            else:
-                dense[cells] += counts
-        self.cells = np.flatnonzero(dense).astype(np.int64)
-        self.counts = dense[self.cells].astype(np.int64)
-        self.fresh = []
-
-    def load(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> None:
-        """Hold exactly these non-zero cells and counts (a restored bucket)."""
-        self.cells, self.counts = cells, counts
-        if self.dense is not None:
-            self.dense[:] = 0
-            self.dense[cells] = counts
-
-    def grow(self, rows: int) -> None:
-        self.sums, self.top = _pad(self.sums, rows), _pad(self.top, rows)
-        if self.dense is not None:  # rows lead the flat cell ids: growing appends cells
-            size = rows * self.sums.shape[1] * BINS
-            if size <= DENSE_BUCKET:
-                self.dense = _pad(self.dense, size)
-            else:
-                self.compact()
-                self.dense = None
-
-
-class TimedScores(ScoreWindow):
-    """The scores of the samples of the last ``seconds``, in the buckets of the ``Timed`` window it follows."""
-
-    def __init__(self, window: Timed, rows: int, columns: int, positive: int) -> None:
-        super().__init__(rows, columns, positive)
-        self.window = window
-        self._buckets: dict[int, _Bucket] = {}
-
-    def grow(self, rows: int) -> None:
-        super().grow(rows)
-        for bucket in self._buckets.values():
-            bucket.grow(rows)
-
-    def _expire(self, newest: int) -> None:
-        for bucket_id in [b for b in self._buckets if b <= newest - self.window.buckets]:
-            bucket = self._buckets.pop(bucket_id)
-            bucket.compact()
-            self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
-
-    def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
-        self._expire(bucket_id)
-        bucket = self._buckets.get(bucket_id)
-        if bucket is None:
-            bucket = self._buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
-        delta = batch.delta(self.rows) if start == 0 and stop == len(batch) else None
-        if delta is not None:  # the whole batch in one bucket, its dense tally made already
-            self.counts.add(delta.hist, delta.sums, delta.top)
-            bucket.sums += delta.sums
-            bucket.top += delta.top
-            bucket.add_hist(delta.hist)
-            return
-        batch.add_to(self.counts, start, stop)
-        batch.add_to(self.counts, start, stop, with_hist=False, sums=bucket.sums, top=bucket.top)
-        assert batch.bins is not None
-        columns = self.counts.columns
-        where = ~np.isnan(batch.scores[start:stop, 0])
-        flat = (batch.true[start:stop, None] * columns + np.arange(columns)) * BINS + batch.bins[start:stop]
-        bucket.add(flat[where].ravel().astype(np.int64))
-
-    def ingest(self, batch: ScoredBatch) -> None:
-        if batch.times is None or not len(batch):
-            if batch.scored:
-                raise ValueError("a timed window's scores need sample times")
-            return
-        width = self.window.width
-        if not batch.scored:  # nothing to add, but buckets expire as the confusion window's do
-            last = batch.times if not isinstance(batch.times, np.ndarray) else float(batch.times[-1])
-            self._expire(math.floor(last / width))
-            return
-        if not isinstance(batch.times, np.ndarray):
-            self._add(math.floor(batch.times / width), batch, 0, len(batch))
-            return
-        ids = np.floor(batch.times / width).astype(np.int64)
-        newest = int(ids[-1])
-        starts = np.flatnonzero(np.diff(ids)) + 1
-        for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(ids)], strict=True):
-            if ids[lo] > newest - self.window.buckets:  # older buckets would leave within this batch
-                self._add(int(ids[lo]), batch, lo, hi)
-
-    def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
-        if now is not None:
-            self._expire(math.floor(now / self.window.width))
-        return super().snapshot(now, k, positive)
-
-    def state(self) -> dict[str, Any]:
-        buckets = []
-        for bucket_id, bucket in sorted(self._buckets.items()):
-            bucket.compact()
-            live = np.flatnonzero(bucket.top[:, :, 0].sum(axis=1))
-            buckets.append({"id": bucket_id, "cells": bucket.cells.tolist(), "counts": bucket.counts.tolist(),
-                            "rows": live.tolist(), "sums": bucket.sums[live].tolist(),
-                            "top": bucket.top[live].tolist()})
-        return {**super().state(), "buckets": buckets}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        super().restore(state)
-        items = state["buckets"]
-        if not isinstance(items, list) or len(items) > self.window.buckets:
-            raise ValueError(f"saved score buckets must be a list of at most {self.window.buckets}")
-        recount = ScoreCounts(self.rows, self.counts.columns)
-        buckets: dict[int, _Bucket] = {}
-        for item in items:
-            part = ScoreCounts(self.rows, self.counts.columns)
-            part.restore(item)
-            bucket_id = item["id"]
-            if type(bucket_id) is not int or bucket_id in buckets:
-                raise ValueError(f"saved score bucket id {bucket_id!r} must be an int, once")
-            bucket = buckets[bucket_id] = _Bucket(self.rows, self.counts.columns)
-            flat = part.hist.reshape(-1)
-            cells = np.flatnonzero(flat).astype(np.int64)
-            bucket.load(cells, flat[cells])
-            bucket.sums, bucket.top = part.sums, part.top
-            recount.add(part.hist, part.sums, part.top)
-        if buckets and max(buckets) - min(buckets) >= self.window.buckets:
-            raise ValueError("saved score buckets span more than the window")
-        if not np.array_equal(recount.hist, self.counts.hist):
-            raise ValueError("saved score tally does not match its buckets")
-        self._buckets = buckets
-
-
-def _pad(a: npt.NDArray[Any], rows: int) -> npt.NDArray[Any]:
-    grown = np.zeros((rows, *a.shape[1:]), a.dtype)
-    grown[: len(a)] = a
-    return grown
-
-
-def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:
-    """The score window that follows ``window``."""
-    if isinstance(window, Sliding):
-        return SlidingScores(window.size, rows, columns, positive)
-    if isinstance(window, Timed):
-        return TimedScores(window, rows, columns, positive)
-    if isinstance(window, Cumulative):
-        return ScoreWindow(rows, columns, positive)
-    raise TypeError(f"no score window for {type(window).__name__}")

@@ -115,3 +115,40 @@ def test_bad_rule_settings_for_the_shift_are_refused() -> None:
         RuleSettings(shift_min_ratio=0.5)
     with pytest.raises(ValueError, match="keep_firing_for must be a Prometheus duration"):
         RuleSettings(keep_firing_for="half an hour")
+
+
+def test_the_rule_holds_a_firing_alert_at_the_clear_levels_as_the_process_does(tmp_path: Path,
+                                                                                 promtool: str) -> None:
+    """Hysteresis in PromQL (keep_firing_for set to 0 to see it alone): a model whose minority went 1 % -> 6 % and
+    then settled at 1.4 % (ratio 1.4: below shift_min_ratio 1.5, above shift_clear_ratio 1.25, still beyond
+    chance) keeps StreammonPriorShift firing through its own ALERTS series; a model at 1.4 % from the start never
+    raises it. The process's criterion says the same: not shifted, but held when on."""
+    settings = RuleSettings(keep_firing_for="0s")
+    (tmp_path / "rules.yml").write_text(render_rules(settings))
+    priors, moved, settled = [0.99, 0.01], [9_400, 600], [9_860, 140]
+    shift = prior_shift(settled, priors)
+    assert not shift.shifted and shift.prior_ratio == pytest.approx(1.4)
+    assert shift.p_value < settings.shift_clear_alpha and shift.prior_ratio >= settings.shift_clear_ratio
+    inputs = []
+    for model, first in (("held", moved), ("fresh", settled)):
+        for c, prior in enumerate(priors):
+            a, b = first[c] / 60, settled[c] / 60
+            inputs.append({"series": f'streammon_class_samples_total{{model="{model}",class="c{c}"}}',
+                           "values": f"0+{a!r}x90 {90 * a + b!r}+{b!r}x209"})
+            inputs.append({"series": f'streammon_reference_prior{{model="{model}",class="c{c}"}}',
+                           "values": f"{prior!r}+0x300"})
+    description = ("Over 1h summed over replicas, a class's share is 1.4 times (or 1/that) its reference prior, at "
+                   "least 1.5, and beyond chance at level 0.01 (Bonferroni over the classes). Informational: trust "
+                   "Condition-1-invariant scores, not precision, F1, accuracy or MCC; no action unless a degradation "
+                   "alert fires too.")
+    held = {"exp_labels": {"severity": "info", "model": "held"},
+            "exp_annotations": {"summary": "Class mix of model held moved away from its reference",
+                                "description": description, "runbook_url": "README.md#streammonpriorshift"}}
+    doc = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "group_eval_order": GROUPS,
+           "tests": [{"interval": "1m", "input_series": inputs,
+                      "alert_rule_test": [{"eval_time": "290m", "alertname": "StreammonPriorShift",
+                                           "exp_alerts": [held]}]}]}
+    (tmp_path / "test.yml").write_text(json.dumps(doc))  # JSON is YAML
+    result = subprocess.run([promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -76,6 +76,8 @@ class RuleSettings:
     min_samples_per_class: int = 30  # evidence for incompetence: every class present has this many
     shift_alpha: float = 0.01  # StreammonPriorShift: the significance level (the Policy's shift_alpha)
     shift_min_ratio: float = 1.5  # StreammonPriorShift: the least largest prior ratio (the Policy's shift_min_ratio)
+    shift_clear_alpha: float = 0.5  # once firing, it stays on at these looser levels (the Policy's clear levels)
+    shift_clear_ratio: float = 1.25
     cusum_replicas: int = 1  # replicas whose in-process CUSUM flags the class
     cusum_for: str = "1m"
     degradation_for: str = "10m"
@@ -108,7 +110,7 @@ class RuleSettings:
             if name in ("window", "baseline") and length == 0:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
-        for name in ("recall_drop", "shift_alpha", "label_coverage_fraction", "predicted_mix_tv",
+        for name in ("recall_drop", "shift_alpha", "shift_clear_alpha", "label_coverage_fraction", "predicted_mix_tv",
                      "label_shift_p_value", "expected_drop"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -116,6 +118,12 @@ class RuleSettings:
         ratio = self.shift_min_ratio
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 1 <= ratio < float("inf"):
             raise ValueError(f"shift_min_ratio must be a number >= 1, got {ratio!r}")
+        clear = self.shift_clear_ratio
+        if isinstance(clear, bool) or not isinstance(clear, (int, float)) or not 1 <= clear <= ratio:
+            raise ValueError(f"shift_clear_ratio must be a number in [1, shift_min_ratio = {ratio}], got {clear!r}")
+        if not self.shift_alpha <= self.shift_clear_alpha:
+            raise ValueError(f"shift_clear_alpha must be at least shift_alpha = {self.shift_alpha} (the off level is "
+                             f"looser), got {self.shift_clear_alpha!r}")
         for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas", "min_aged_predictions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

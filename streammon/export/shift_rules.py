@@ -46,6 +46,7 @@ D1, D2, D3 = 1.432788, 0.189269, 0.001308
 PRIOR = "streammon:reference_prior:ratio"
 BONFERRONI = "streammon:prior_shift_bonferroni:count"
 THRESHOLD = "streammon:prior_shift_z:threshold"
+CLEAR_THRESHOLD = "streammon:prior_shift_z:clear_threshold"
 
 
 def normal_quantile(q: float) -> float:
@@ -78,19 +79,32 @@ def prior_shift_rules(s: RuleSettings) -> list[dict[str, str]]:
         {"record": t, "expr": f"sqrt(-2 * ln({s.shift_alpha} / (2 * {BONFERRONI})))"},
         {"record": THRESHOLD,
          "expr": f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"},
+        {"record": CLEAR_THRESHOLD, "expr": _quantile(f"{s.shift_clear_alpha} / (2 * {BONFERRONI})")},
         {"record": f"streammon:prior_shift_z:max_{w}",
          "expr": (f"max by (model) ((abs({counts} - {expected}) - 0.5) / sqrt({expected} * (1 - {PRIOR}))"
                   f" or {new_class})")},
     ]
 
 
+def _quantile(q: str) -> str:
+    """PromQL for ``Φ⁻¹(1 − q)`` (``normal_quantile``), ``q`` an expression at most ½."""
+    t = f"sqrt(-2 * ln({q}))"
+    return f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"
+
+
 def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
-    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold."""
+    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold; once
+    firing, held while the ratio is at least ``shift_clear_ratio`` and the largest z above the clear threshold
+    (the process's hysteresis levels: the rule reads its own ``ALERTS`` series)."""
     w = s.window
+    firing = 'ALERTS{alertname="StreammonPriorShift", alertstate="firing"}'
     return {
         "alert": "StreammonPriorShift",
-        "expr": (f"streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
-                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD})"),
+        "expr": (f"(streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
+                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD}))"
+                 f" or (streammon:prior_ratio:max_{w} >= {s.shift_clear_ratio}"
+                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {CLEAR_THRESHOLD})"
+                 f" and on (model) {firing})"),
         "for": s.shift_for,
         "keep_firing_for": s.keep_firing_for,
         "labels": {"severity": "info"},

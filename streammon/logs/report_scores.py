@@ -68,7 +68,7 @@ def roc_auc_figure(fid: str, panel: Panel) -> Figure:
              "band: 95 % interval")
     return {"id": fid, "xs": panel.xs, "data": data,
             "layout": _layout(title, panel.axis, "ROC AUC (1 = perfect ranking)", shapes=shapes, annotations=notes,
-                              yaxis={"title": {"text": "ROC AUC (1 = perfect ranking)"}, "range": [0, 1.02]})}
+                              yaxis={"title": {"text": "ROC AUC (1 = perfect ranking)"}, "autorange": True})}
 
 
 def calibration_figure(fid: str, panel: Panel) -> Figure:
@@ -109,13 +109,13 @@ def reliability_figure(fid: str, window: str, tally: ScoreTally) -> Figure:
          "line": {"color": PALETTE[0], "width": 2}, "marker": {"size": 7, "color": PALETTE[0]}}]
     title = (f"Reliability diagram — window {plain(window)}, final snapshot ({n:,} scored samples); "
              f"ECE {ece:.4f}; numbers: samples per bin")
-    layout = _layout(title, _UNIT, "accuracy (share whose top class is right)",
+    layout = _layout(title, _UNIT, "accuracy in the bin",
                      xaxis={"title": {"text": "mean confidence (top-label probability) in the bin"},
                             "range": [0, 1.02]},
-                     yaxis={"title": {"text": "accuracy (share whose top class is right)"}, "range": [0, 1.08]},
+                     yaxis={"title": {"text": "accuracy in the bin"}, "range": [0, 1.08]},
                      yaxis2={"overlaying": "y", "side": "right", "range": [0, 1.08], "showgrid": False,
                              "title": {"text": "share of samples"}},
-                     hovermode="closest", bargap=0)
+                     hovermode="closest", bargap=0, margin={"l": 70, "r": 80, "t": 60, "b": 50})
     return {"id": fid, "data": data, "layout": layout}
 
 

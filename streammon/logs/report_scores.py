@@ -18,7 +18,6 @@ keeps (``ReplayResult.report``); the time figures read the timeline rows ``metri
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreTally
 from streammon.logs.report_figures import PALETTE, Figure, Panel, _bands, _layout, _line, _marks, plain
+from streammon.metrics import score_calibration
 
 OVER_TIME = ("roc_auc", "ece", "brier")  # the score metrics drawn over time (METRICS.md, "Scores")
 _COUNT, _CORRECT, _CONFIDENCE = range(3)  # score_bins.TOP
@@ -44,14 +44,6 @@ def reliability(top: npt.NDArray[np.float64]) -> tuple[list[int], list[float], l
     count = total[bins, _COUNT]
     return (bins, [float(f"{v:.4g}") for v in total[bins, _CONFIDENCE] / count],
             [float(f"{v:.4g}") for v in total[bins, _CORRECT] / count], [round(float(c)) for c in count])
-
-
-def expected_calibration_error(top: npt.NDArray[np.float64]) -> float:
-    """ECE of a ``top`` array: Σ_b |correct_b − Σconfidence_b| / n (``score_calibration.ece`` as read; NaN if
-    empty)."""
-    total = np.asarray(top, dtype=np.float64).sum(axis=0)
-    n = float(total[:, _COUNT].sum())
-    return float(np.abs(total[:, _CORRECT] - total[:, _CONFIDENCE]).sum()) / n if n > 0 else math.nan
 
 
 def roc_auc_figure(fid: str, panel: Panel) -> Figure:
@@ -94,7 +86,7 @@ def reliability_figure(fid: str, window: str, tally: ScoreTally) -> Figure:
     the bin's count; bars: the share of samples per bin, right axis), the diagonal, the ECE in the title."""
     bins, confidence, accuracy, counts = reliability(tally.top)
     n = sum(counts)
-    ece = expected_calibration_error(tally.top)
+    ece = score_calibration.ece((tally.hist, tally.sums, tally.top))  # the catalog's ECE, as read
     data = [
         {"type": "bar", "name": "share of samples in the bin (right axis)", "x": confidence,
          "y": [round(c / n, 4) for c in counts], "yaxis": "y2", "width": 1 / 15 * 0.8,

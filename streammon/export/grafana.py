@@ -138,6 +138,7 @@ def _panels() -> list[dict[str, Any]]:
                unit="percentunit", minmax=(0, 1)),
         *_label_panels(38),
         *_estimate_panels(54),
+        *_score_panels(SCORE_ROW),
     ]
 
 
@@ -197,6 +198,49 @@ def _estimate_panels(y: int) -> list[dict[str, Any]]:
                [(f"min by (model, window) (streammon_label_shift_p_value{{{SEL}}})", "{{model}} {{window}}")],
                minmax=(0, 1)),
     ]
+
+
+SCORE_ROW = 62  # the panels of a model's scores sit below the label-free estimate's
+CALIBRATION = "ece|brier"
+
+
+def _as_read(metric: str) -> str:
+    """A mix-sensitive score as read, from what the exporter sends by default: its value at the reference mix
+    plus its type-1 distortion (read − at reference), one line per window across the instances."""
+    return (_one(f'streammon_corrected_score{{{SEL},metric=~"{metric}"}}') + " + ignoring (type) "
+            + _one(f'streammon_distortion{{{SEL},metric=~"{metric}",type="type1"}}'))
+
+
+def _score_panels(y: int) -> list[dict[str, Any]]:
+    """A model's scores (``y_score=``; the score metrics of METRICS.md, "Scores"): ROC AUC, safe under prior
+    shift, with its interval; ECE and Brier score, and log loss, as read and at the reference mix. A model that
+    sends no scores has none of these series: the panels show no data (no fake zero line)."""
+    none = " Empty for a model that sends no scores (y_score)."
+    return [
+        _panel("timeseries", "ROC AUC of the scores (safe under prior shift)",
+               "Area under the ROC curve of the model's scores, with its 95 % DeLong interval: it depends only on "
+               "each class's score distribution (Condition 1), so a change of class mix cannot move it." + none,
+               (0, y, 8, 8),
+               [(_one(f'streammon_score{{{SEL},metric="roc_auc"}}'), "{{window}}"),
+                (_one(f'streammon_score_interval{{{SEL},metric="roc_auc"}}'), "{{bound}} {{window}}")]),
+        _panel("timeseries", "Calibration: ECE and Brier score, as read vs at the reference mix",
+               "Expected calibration error (15 top-label bins) and Brier score: means over samples, so the class "
+               "mix moves them; at the reference mix they move only with the model. Lower is better." + none,
+               (8, y, 8, 8),
+               [(_as_read(CALIBRATION), "as read {{window}} {{metric}}"),
+                (_one(f'streammon_corrected_score{{{SEL},metric=~"{CALIBRATION}"}}'),
+                 "at reference mix {{window}} {{metric}}")]),
+        _panel("timeseries", "Log loss, as read vs at the reference mix",
+               "Log loss of the scores (clipped to [1e-15, 1 - 1e-15]): as read, and at the reference mix." + none,
+               (16, y, 8, 8),
+               [(_as_read("log_loss"), "as read {{window}}"),
+                (_one(f'streammon_corrected_score{{{SEL},metric="log_loss"}}'), "at reference mix {{window}}")]),
+    ]
+
+
+def score_queries() -> set[str]:
+    """The dashboard's queries that read a model's scores (no data for a model that sends none)."""
+    return {expr for panel in _score_panels(SCORE_ROW) for expr in (t["expr"] for t in panel["targets"])}
 
 
 def dashboard() -> dict[str, Any]:

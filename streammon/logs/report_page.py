@@ -28,6 +28,7 @@ import numpy as np
 from streammon.atomic import write_atomically
 from streammon.counting.user_text import check_text
 from streammon.logs import report_figures as figures
+from streammon.logs import report_scores
 from streammon.logs.columns import utc_date
 from streammon.logs.report_episodes import Episode, episodes, first_window, with_evidence
 from streammon.logs.report_series import Axis, Replayed, axis_of, rounded, thin, window_series
@@ -124,11 +125,15 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
         cells = final.confusion.cells()
         counts = np.array([[cells.get((t, p), 0) for p in result.classes] for t in result.classes])
         made.append(figures.confusion_figure(f"{fid}-confusion", name, labels, counts))
-        specs += made
+        scored = _score_figures(fid, panel, final.score_tally) if report_scores.scored(final.score_tally) else []
+        if scored:
+            shown.update(dict.fromkeys(m for m in report_scores.OVER_TIME if m == "ece" or series.has(m)))
+        specs += made + scored
         divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
         why = _first_note(found[0]) if w == 0 and found else ""
         sections.append(f'<h2 id="window-{w}">Window {html.escape(name)}</h2>'
-                        f'<p class="note">{why}{_window_note(name, final.n)}</p>{divs}')
+                        f'<p class="note">{why}{_window_note(name, final.n)}</p>{divs}'
+                        + (_score_section(w, final.score_tally, scored) if scored else ""))
     axes = [rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
             for _ in result.windows]
     heading = title or f"streammon replay report — {_path_text(result.source)}"
@@ -144,6 +149,28 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
         ' · <a href="#facts">metric facts</a></p>',
         *sections, _facts(list(shown)),
         "<script>const {AXES, FIGURES} = ", data, ";", READY, "</script></body></html>\n"])
+
+
+def _score_figures(fid: str, panel: figures.Panel, tally: Any) -> list[dict[str, Any]]:
+    """A scored window's figures: ROC AUC and calibration over time (where the timeline has them), then the
+    final snapshot's reliability diagram."""
+    made = []
+    if panel.series.has("roc_auc"):
+        made.append(report_scores.roc_auc_figure(f"{fid}-roc-auc", panel))
+    if panel.series.has("ece") or panel.series.has("brier"):
+        made.append(report_scores.calibration_figure(f"{fid}-calibration", panel))
+    made.append(report_scores.reliability_figure(f"{fid}-reliability", panel.window, tally))
+    return made
+
+
+def _score_section(w: int, tally: Any, made: list[dict[str, Any]]) -> str:
+    """The scores' sub-section of a window: a heading, what it shows, the figures."""
+    divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
+    return (f'<h3 id="scores-{w}">Scores of the model</h3><p class="note">{tally.n_scored:,} scored samples in the '
+            "final window. ROC AUC depends only on how each class's scores are distributed (Condition 1); ECE and "
+            "the Brier score are means over samples, so the class mix moves them — compare them at the reference "
+            "mix. The reliability diagram groups the final window's samples into 15 equal-width bins of the "
+            "top-label probability: a calibrated model's points lie on the diagonal.</p>" + divs)
 
 
 def _path_text(path: str) -> str:
@@ -230,7 +257,7 @@ def _facts(metrics: list[str]) -> str:
     rows = "".join(
         f"<tr><td>{m}</td><td>{html.escape(s.title)}</td><td>{html.escape(s.formula)}</td><td>{fact(s.condition1)}"
         f"</td><td>{fact(s.condition2)}</td><td>{fact(s.condition3)}</td><td>{', '.join(s.seeds)}</td></tr>"
-        for m in metrics if (s := catalog().get(m)) is not None)
+        for m in metrics if (s := catalog().get(m) or catalog("scores").get(m)) is not None)
     return (f'<h2 id="facts">Metric facts (from the catalog)</h2><p class="note">{CONDITIONS} “—”: not established '
             "or not applicable.</p><table><tr><th>metric</th><th>name</th><th>formula</th><th>Condition 1 "
             "(mix-invariant)</th><th>Condition 2</th><th>Condition 3</th><th>seed papers</th></tr>"

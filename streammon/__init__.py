@@ -16,7 +16,7 @@ are loaded on first use (``streammon.client``, for workers, needs only the stand
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 # The logging HOWTO's rule for libraries: a NullHandler, so that streammon's records (alerts raised and cleared,
@@ -68,10 +68,13 @@ def replay(
     reference: Mapping[Any, Any] | None = None,
     baseline: Any = None,
     positive: Any = None,
+    detector: DetectorSettings | None = None,
+    policy: Policy | None = None,
     monitor: Monitor | None = None,
     on_snapshot: Callable[..., Any] | None = None,
     text_labels: bool = False,
     batch_rows: int = 1 << 20,
+    score: str | Sequence[str] | None = None,
 ) -> ReplayResult:
     """Replay a log of predictions and labels through a monitor: ``streammon.logs.replay`` (its docstring says what
     each option does), imported on first use (it needs the ``replay`` extra: pyarrow, pandas).
@@ -84,8 +87,9 @@ def replay(
     from streammon.logs.replayer import replay as run  # noqa: PLC0415 (imports no extra until used)
 
     return run(source, true=true, pred=pred, time=time, key=key, labels=labels, label_time=label_time, every=every,
-               windows=windows, reference=reference, baseline=baseline, positive=positive, monitor=monitor,
-               on_snapshot=on_snapshot, text_labels=text_labels, batch_rows=batch_rows)
+               windows=windows, reference=reference, baseline=baseline, positive=positive, detector=detector,
+               policy=policy, monitor=monitor, on_snapshot=on_snapshot, text_labels=text_labels,
+               batch_rows=batch_rows, score=score)
 
 
 def __getattr__(name: str) -> Any:

@@ -245,3 +245,16 @@ def test_streammon_replay_is_lazy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.stdout.strip() == "2"
+
+
+def test_the_top_level_replay_takes_every_option_of_the_replayer() -> None:
+    """``streammon.replay`` repeats ``streammon.logs.replayer.replay``'s signature (for IDEs and help()): the same
+    parameter names, kinds and defaults, so an option added there cannot be missing here."""
+    import inspect
+
+    import streammon
+    from streammon.logs.replayer import replay as replayer
+
+    top, inner = inspect.signature(streammon.replay).parameters, inspect.signature(replayer).parameters
+    assert list(top) == list(inner)
+    assert all(top[name].kind == inner[name].kind and top[name].default == inner[name].default for name in top)

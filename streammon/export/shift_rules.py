@@ -27,7 +27,7 @@ holds its alert at looser levels and for one turnover of its window (``Policy.al
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]
-['streammon:prior_shift_z:threshold', 'streammon:prior_shift_z:max_1h']
+['streammon:prior_shift_z:clear_threshold', 'streammon:prior_shift_z:max_1h']
 >>> round(normal_quantile(0.005), 3)  # Φ⁻¹(0.995) = 2.576
 2.576
 """

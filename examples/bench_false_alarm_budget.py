@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats
 
 from streammon import Cumulative, DetectorSettings, Monitor
-from streammon.detection.bank import Bank, learned_recall
+from streammon.detection.bank import FINAL_Z, Bank, learned_recall
 from streammon.detection.simulate import first_passages
 from streammon.detection.thresholds import thresholds
 
@@ -197,7 +197,7 @@ def sensitivity(paths: int, draws: int) -> list[str]:
     """Part 4, the diagnosis: each class's in-control run length at 10/s, at the thresholds the budget derives for
     its final baseline (32,000 samples, ``refine_until``), simulated at the true recall — the exact baseline's
     bank (does the threshold table give the run length asked?) against ``draws`` learned ones (binomial counts,
-    tuned half a standard error low as the detector does: how much does the baseline's noise add?)."""
+    tuned ``FINAL_Z`` standard errors low as the detector does: how much does the baseline's noise add?)."""
     rows, rng, n = [], np.random.default_rng(5), 32_000
     for mix in MIXES:
         for cls, share, p in ((0, 1 - mix[0], mix[2]), (1, mix[0], mix[1])):
@@ -207,7 +207,7 @@ def sensitivity(paths: int, draws: int) -> list[str]:
                                                    q=1 - p, arl=arl, paths=paths, seed=1)
             factors = []
             for d in range(draws):
-                learned = Bank.of(learned_recall(rng.binomial(n, p), n), n)
+                learned = Bank.of(learned_recall(rng.binomial(n, p), n, FINAL_Z), n)
                 run, _, _, _ = simulated_arl(np.array(learned.up), np.array(learned.down),
                                              thresholds(learned, arl=arl), q=1 - p, arl=arl, paths=paths, seed=2 + d)
                 factors.append(arl / run)

@@ -155,13 +155,13 @@ def test_false_alarms_of_a_stationary_stream_come_at_the_budgeted_rate() -> None
     assert p >= 0.01, (alarms, expected)
 
 
-def test_under_the_time_budget_a_learned_baseline_stays_half_a_standard_error_low() -> None:
-    """A learned baseline that is final (refine_until reached) is tuned ½ s.e. below its Jeffreys mean under the time
+def test_under_the_time_budget_a_final_learned_baseline_stays_one_standard_error_low() -> None:
+    """A learned baseline that is final (refine_until reached) is tuned 1 s.e. below its Jeffreys mean under the time
     budget, and at its Jeffreys mean under a fixed arl (the budget's long run lengths punish an overestimate)."""
     truth = ["legit"] * 150 + ["fraud"] * 50
     preds = ["legit"] * 80 + ["fraud"] * 20 + ["legit"] * 50 + ["fraud"] * 50
     mean = 80.5 / 101
-    for arl, expected in ((None, mean - 0.5 * math.sqrt(mean * (1 - mean) / 101)), (1e6, mean)):
+    for arl, expected in ((None, mean - 1.0 * math.sqrt(mean * (1 - mean) / 101)), (1e6, mean)):
         monitor = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1},
                           detector=DetectorSettings(arl=arl, baseline_samples=100, refine_until=100))
         monitor.update_many(truth, preds)

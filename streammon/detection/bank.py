@@ -49,6 +49,7 @@ MEMBERS = len(ODDS_RATIOS)
 MAX_ERROR = 0.99  # members whose post-change error rate would exceed this are left out
 MARGIN_Z = 2.9
 YOUNG_Z = 0.5
+FINAL_Z = 1.0  # a final learned baseline under the time budget (``watch``): its long run lengths punish a high one
 RECALL_LIMITS = (1e-3, 1 - 1e-4)  # a baseline recall is clipped into these (0 or 1 would make an LLR infinite)
 
 
@@ -98,15 +99,15 @@ def baseline_recall(right: float, total: float) -> float:
     return clip_recall((right + 0.5) / (total + 1.0))
 
 
-def learned_recall(right: float, total: float) -> float:
-    """The in-control recall of a learned baseline that is still being refined: ``YOUNG_Z`` standard errors below
-    its Jeffreys estimate (clipped).
+def learned_recall(right: float, total: float, z: float = YOUNG_Z) -> float:
+    """The in-control recall of a learned baseline that is still being refined: ``z`` (``YOUNG_Z``) standard errors
+    below its Jeffreys estimate (clipped); a final one under the time budget is tuned ``FINAL_Z`` below.
 
     >>> round(baseline_recall(400, 500), 4), round(learned_recall(400, 500), 4)
     (0.7994, 0.7905)
     """
     p = baseline_recall(right, total)
-    return clip_recall(p - YOUNG_Z * math.sqrt(p * (1 - p) / (total + 1.0)))
+    return clip_recall(p - z * math.sqrt(p * (1 - p) / (total + 1.0)))
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.detection import kernel
-from streammon.detection.bank import MEMBERS, Bank, baseline_recall, learned_recall
+from streammon.detection.bank import FINAL_Z, MEMBERS, Bank, baseline_recall, learned_recall
 from streammon.detection.baseline import DetectorSettings
 from streammon.detection.rates import Budget
 from streammon.detection.thresholds import thresholds
@@ -146,11 +146,14 @@ class DegradationWatch:
         the statistics (a refined baseline: the same members, re-tuned — evidence of a change under way stays)."""
         was_watching = cls in self.banks and self.banks[cls].watching
         self.baseline[cls], self.source[cls] = (correct, total), source
-        # (to be refined again; or for good under the time budget: at its long run lengths an overestimate of the
-        # recall by the baseline's own noise raises false alarms by a convex factor, 1.5× measured, and ½ s.e. below
-        # cancels it — examples/bench_false_alarm_budget.py)
-        young = source == "learned" and (total < self.settings.refine_until or self.settings.arl is None)
-        p0 = learned_recall(correct, total) if young else baseline_recall(correct, total)
+        # (to be refined again: ½ s.e. below; or for good under the time budget: 1 s.e. below — at its long run
+        # lengths an overestimate by the baseline's own noise raises false alarms by a convex factor with a heavy
+        # tail, one baseline in ~30 at 4–15×; at ½ s.e. 60 seeds × 60 days at 10/s ran at 1.5× the budget —
+        # examples/bench_false_alarm_budget.py part 4, docs/explanation/detection.md)
+        young = source == "learned" and total < self.settings.refine_until
+        final = source == "learned" and not young and self.settings.arl is None
+        p0 = (learned_recall(correct, total) if young else learned_recall(correct, total, FINAL_Z) if final
+              else baseline_recall(correct, total))
         bank = Bank.of(p0, total)
         self.banks[cls] = bank
         a = self._arrays

@@ -95,9 +95,11 @@ def _quantile(q: str) -> str:
 def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
     """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold; once
     firing, held while the ratio is at least ``shift_clear_ratio`` and the largest z above the clear threshold
-    (the process's hysteresis levels: the rule reads its own ``ALERTS`` series)."""
+    (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the window)."""
     w = s.window
-    firing = 'ALERTS{alertname="StreammonPriorShift", alertstate="firing"}'
+    # firing at some evaluation within the window: the previous evaluation's ALERTS sample is beyond the 5-minute
+    # lookback wherever rules are evaluated less often than every 5 minutes
+    firing = f'last_over_time(ALERTS{{alertname="StreammonPriorShift", alertstate="firing"}}[{w}])'
     return {
         "alert": "StreammonPriorShift",
         "expr": (f"(streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"

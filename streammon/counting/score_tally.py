@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, SUMS, TOP, ece_bins, score_bins
+from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
 
 Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
 
@@ -46,24 +46,8 @@ def sample_cells(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], ro
     rows_cols = (t[:, None] * columns + np.arange(columns)).ravel()
     flat = rows_cols * BINS + score_bins(s).ravel()
     cells, counts = np.unique(flat, return_counts=True)
-    clipped = np.clip(s, CLIP, 1.0 - CLIP)
-    width = rows * columns
-    sums = np.stack([np.bincount(rows_cols, weights=part.ravel(), minlength=width)
-                     for part in (s, s * s, np.log(clipped), np.log1p(-clipped))], axis=-1)
-    if columns == 1:
-        v = s[:, 0]
-        confidence = np.maximum(v, 1.0 - v)
-        chosen = np.where(v > 0.5, positive, 1 - positive)
-    else:
-        chosen = np.argmax(s, axis=1)
-        confidence = s[np.arange(len(s)), chosen]
-    where = t * ECE_BINS + ece_bins(confidence)
-    top = np.stack([np.bincount(where, minlength=rows * ECE_BINS).astype(np.float64),
-                    np.bincount(where, weights=(chosen == t).astype(np.float64), minlength=rows * ECE_BINS),
-                    np.bincount(where, weights=confidence, minlength=rows * ECE_BINS)], axis=-1)
-    return (cells.astype(np.int64), counts.astype(np.int64),
-            sums.reshape(rows, columns, len(SUMS)).astype(np.float64, copy=False),
-            top.reshape(rows, ECE_BINS, len(TOP)).astype(np.float64, copy=False))
+    sums, top = sums_and_top(t, s, rows, positive=positive)
+    return cells.astype(np.int64), counts.astype(np.int64), sums, top
 
 
 def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:

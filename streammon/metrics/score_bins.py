@@ -105,19 +105,30 @@ def tally(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *
     bins = score_bins(vector)  # (n, C)
     cell = (t[:, None] * columns + np.arange(columns)) * BINS + bins
     hist = np.bincount(cell.ravel(), minlength=k * columns * BINS).reshape(k, columns, BINS).astype(np.int64)
+    sums, top = sums_and_top(t, vector, k, positive=positive)
+    return hist, sums, top
+
+
+def sums_and_top(true: npt.NDArray[np.intp], vector: npt.NDArray[np.float64], k: int, *,
+                 positive: int = 1) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The exact parts of a batch's tally, ``sums`` (k, C, 4) and ``top`` (k, 15, 3) (layout above): ``vector``
+    is (n, C), C = 1 a binary score of class ``positive``; ``true`` holds class indices in ``[0, k)``."""
+    t = np.asarray(true, dtype=np.intp)
+    columns = vector.shape[1]
     clipped = np.clip(vector, CLIP, 1.0 - CLIP)
     rows = (t[:, None] * columns + np.arange(columns)).ravel()
     sums = np.stack([np.bincount(rows, weights=part.ravel(), minlength=k * columns)
                      for part in (vector, vector * vector, np.log(clipped), np.log1p(-clipped))], axis=-1)
-    if s.ndim == 1:
-        confidence = np.maximum(s, 1.0 - s)
-        chosen = np.where(s > 0.5, positive, 1 - positive)
+    if columns == 1:
+        v = vector[:, 0]
+        confidence = np.maximum(v, 1.0 - v)
+        chosen = np.where(v > 0.5, positive, 1 - positive)
     else:
-        chosen = np.argmax(s, axis=1)
-        confidence = s[np.arange(len(s)), chosen]
+        chosen = np.argmax(vector, axis=1)
+        confidence = vector[np.arange(len(vector)), chosen]
     where = t * ECE_BINS + ece_bins(confidence)
     top = np.stack([np.bincount(where, minlength=k * ECE_BINS).astype(np.float64),
                     np.bincount(where, weights=(chosen == t).astype(np.float64), minlength=k * ECE_BINS),
                     np.bincount(where, weights=confidence, minlength=k * ECE_BINS)], axis=-1)
-    return (hist, sums.reshape(k, columns, len(SUMS)).astype(np.float64),
+    return (sums.reshape(k, columns, len(SUMS)).astype(np.float64),
             top.reshape(k, ECE_BINS, len(TOP)).astype(np.float64))

@@ -16,7 +16,8 @@ the windows for:
 - **moments**: the bins plus each class's first two moments of the position within each bin (integer sums of
   the position on a 2¹⁶ grid: exact under add and evict); in a bin that holds the positive class and another,
   each class spreads as a normal of its mean and spread over 64 parts of the bin (a point mass when the
-  spread is 0: duplicates and ties stay exact), tied within a part;
+  spread is 0: duplicates and ties stay exact), tied within a part; **uniform**: the same with each class
+  spread evenly over mean ± √3·sd (the same variance; no normal distribution function, so NumPy alone);
 - the same for **tally** and **moments** at the reference mix (scikit-learn with ``sample_weight``).
 
 It ends with what each layout keeps per window (int64 per cell) at K = 2 and K = 10. Only ``tally`` is what
@@ -130,8 +131,10 @@ def _centroid_ap(n: np.ndarray, s1: np.ndarray, c: int, w: np.ndarray) -> float:
     return float(pos @ np.where(pos > 0, precision, 0.0)) / float(pos.sum())
 
 
-def _moments_ap(n: np.ndarray, s1: np.ndarray, s2: np.ndarray, c: int, w: np.ndarray) -> float:
-    """AP with the bins that hold class c and another class refined by the moments model (module docstring)."""
+def _moments_ap(n: np.ndarray, s1: np.ndarray, s2: np.ndarray, c: int, w: np.ndarray, *,
+                uniform: bool = False) -> float:
+    """AP with the bins that hold class c and another class refined by the moments model (module docstring);
+    ``uniform``: each class spread evenly over mean ± √3·sd (the same mean and variance, NumPy alone)."""
     k = len(n)
     fine = np.zeros((k, BINS, PARTS))
     fine[:, :, 0] = n
@@ -141,8 +144,9 @@ def _moments_ap(n: np.ndarray, s1: np.ndarray, s2: np.ndarray, c: int, w: np.nda
         mean = np.where(m > 0, a1 / np.maximum(m, 1), 0.0) / GRID
         spread = np.sqrt(np.maximum(np.where(m > 0, a2 / np.maximum(m, 1), 0.0) / GRID**2 - mean**2, 0.0))
         point = spread < 2.0 / GRID
-        cdf = norm.cdf((np.arange(PARTS + 1) / PARTS - mean[..., None]) / np.where(point, 1.0, spread)[..., None])
-        cdf[..., 0], cdf[..., -1] = 0.0, 1.0  # the normal cut to the bin
+        z = (np.arange(PARTS + 1) / PARTS - mean[..., None]) / np.where(point, 1.0, spread)[..., None]
+        cdf = np.clip((z + np.sqrt(3.0)) / (2.0 * np.sqrt(3.0)), 0.0, 1.0) if uniform else norm.cdf(z)
+        cdf[..., 0], cdf[..., -1] = 0.0, 1.0  # the spread cut to the bin
         mass = np.diff(cdf, axis=-1)
         at = np.minimum((mean * PARTS).astype(np.int64), PARTS - 1)
         mass = np.where(point[..., None], np.arange(PARTS) == at[..., None], mass)
@@ -168,7 +172,7 @@ def _share_mid(true_c: np.ndarray, s: np.ndarray) -> tuple[float, float]:
     return float(err[mid].sum()) / yy.sum(), float(err[~mid].sum()) / yy.sum()
 
 
-NAMES = ("tally", "random", "x4", "x8", "centroid", "moments", "tally@pi", "moments@pi")
+NAMES = ("tally", "random", "x4", "x8", "centroid", "moments", "uniform", "tally@pi", "moments@pi")
 
 
 def run_cell(x: np.ndarray, y: np.ndarray, make: Callable[[], object], count: int) -> tuple[dict[str, list[float]],
@@ -186,7 +190,7 @@ def run_cell(x: np.ndarray, y: np.ndarray, make: Callable[[], object], count: in
         exact_pi = skm.average_precision_score(onehot, scores, sample_weight=weights[yw])
         t = score_tally(yw, scores, k, positive=positive)
         ours = average_precision(t, positive=positive)
-        values: dict[str, list[float]] = {name: [] for name in (*NAMES[1:6], "moments@pi")}
+        values: dict[str, list[float]] = {name: [] for name in (*NAMES[1:7], "moments@pi")}
         mid = rest = 0.0
         for c in columns:
             yc = (yw == c).astype(np.int64)
@@ -198,6 +202,7 @@ def run_cell(x: np.ndarray, y: np.ndarray, make: Callable[[], object], count: in
             n, s1, s2 = _moments(yw, pw[:, c], k)
             values["centroid"].append(_centroid_ap(n, s1, c, np.ones(k)))
             values["moments"].append(_moments_ap(n, s1, s2, c, np.ones(k)))
+            values["uniform"].append(_moments_ap(n, s1, s2, c, np.ones(k), uniform=True))
             values["moments@pi"].append(_moments_ap(n, s1, s2, c, weights))
             a, b = _share_mid(yc, pw[:, c])
             mid, rest = mid + a / len(columns), rest + b / len(columns)
@@ -231,7 +236,7 @@ def main() -> None:
     print("\nworst over all cells ×1e-4:", "  ".join(f"{n} {v * 1e4:.2f}" for n, v in worst.items()))
     print("kept per window, int64 cells (K, C, bins): K = 2 (C = 1) / K = 10 (C = 10):")
     for name, arrays, bins in (("tally", 1, BINS), ("x4", 1, 4 * BINS), ("x8", 1, 8 * BINS), ("centroid", 2, BINS),
-                               ("moments", 3, BINS)):
+                               ("moments", 3, BINS), ("uniform", 3, BINS)):
         print(f"  {name:9} {arrays * 2 * bins * 8 / 1024:>8.0f} KiB / {arrays * 100 * bins * 8 / 1024 ** 2:>6.2f} MiB")
 
 

@@ -2,9 +2,9 @@
 
 - ``random``: per bin, Σ_i (T + i)/(T + F + i·(1 + Q/(P + 1))) over the bin's P positives, summed pair by pair
   here, not through the digamma identity the script uses;
-- ``moments``: a class whose samples in a bin share one score is a point mass, so bins whose classes each sit
-  at one score — exact duplicates, ties across classes — read scikit-learn's AP exactly (here the patterns
-  behind the benchmark's two largest errors), and at a class mix scikit-learn's weighted AP;
+- ``moments`` (normal or uniform spread): a class whose samples in a bin share one score is a point mass, so
+  bins whose classes each sit at one score — exact duplicates, ties across classes — read scikit-learn's AP
+  exactly (here the patterns behind the benchmark's two largest errors), and at a class mix its weighted AP;
 - ``x8``: on scores one per eighth of a bin apart it reads scikit-learn's AP exactly.
 """
 
@@ -43,12 +43,14 @@ def test_random_order_is_the_interpolated_sum(bench: dict[str, Any]) -> None:
     assert bench["_random_order"](pos, neg) == pytest.approx(total / pos.sum(), rel=1e-12)
 
 
-def _ap_moments(bench: dict[str, Any], y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None) -> float:
+def _ap_moments(bench: dict[str, Any], y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None, *,
+                uniform: bool = False) -> float:
     n, s1, s2 = bench["_moments"](y, s, 2)
-    return float(bench["_moments_ap"](n, s1, s2, 1, np.ones(2) if weights is None else weights))
+    return float(bench["_moments_ap"](n, s1, s2, 1, np.ones(2) if weights is None else weights, uniform=uniform))
 
 
-def test_moments_read_point_masses_exactly(bench: dict[str, Any]) -> None:
+@pytest.mark.parametrize("uniform", [False, True])
+def test_moments_read_point_masses_exactly(bench: dict[str, Any], uniform: bool) -> None:
     edges = bin_edges()
     b = int(score_bins(np.array([0.8525]))[0])
     lo, hi = edges[b], edges[b + 1]
@@ -62,9 +64,9 @@ def test_moments_read_point_masses_exactly(bench: dict[str, Any]) -> None:
     for scores, classes in cases:
         s = np.r_[scores, grid(0.9 + 0.1 * rng.random(100)), grid(0.3 * rng.random(300))]
         y = np.r_[classes, (rng.random(100) < 0.85).astype(int), (rng.random(300) < 0.1).astype(int)]
-        assert _ap_moments(bench, y, s) == pytest.approx(skm.average_precision_score(y, s), abs=1e-12)
+        assert _ap_moments(bench, y, s, uniform=uniform) == pytest.approx(skm.average_precision_score(y, s), abs=1e-12)
         w = np.array([0.3, 2.5])
-        assert _ap_moments(bench, y, s, w) == pytest.approx(
+        assert _ap_moments(bench, y, s, w, uniform=uniform) == pytest.approx(
             skm.average_precision_score(y, s, sample_weight=w[y]), abs=1e-12)
 
 

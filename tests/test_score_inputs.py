@@ -177,24 +177,42 @@ def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
 
 def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_accepts() -> None:
     """``update``'s lock-free path takes a list or tuple of K numbers only when ``as_score_row`` would take it too:
-    rows out of [0, 1], with NaN or inf anywhere, not summing to 1, or not numbers go to the checked path."""
-    from streammon.counting.score_input import as_score_row
-    from streammon.intake import _plain_score
+    rows out of [0, 1] (by one ulp too), with NaN or inf anywhere, not summing to 1 (within the tolerance, at its
+    edges too), or not numbers go to the checked path; the record it makes holds the row's values, and it takes
+    nearly every valid row of floats (else the buffer's record path would go unused)."""
+    from streammon.counting.score_input import SUM_TOLERANCE, as_score_row
+    from streammon.counting.score_records import ScoreRecords, packed_row
 
     rng = np.random.default_rng(21)
-    odd: list[object] = [np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9, 0.0, 1.0, "0.5", None, 2e-4]
-    for _ in range(2_000):
+    odd: list[object] = [np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9, 0.0, 1.0, "0.5", None, 2e-4, 1 + 2**-52, -0.0,
+                         -1e-300, 5e-324, 1.5, 2.0, 3, True, np.float32(0.25), np.float64(0.2), 10**400, [0.1]]
+    taken = plain_taken = plain_rows = 0
+    for _ in range(4_000):
         k = int(rng.integers(3, 6))
         row: list[object] = rng.dirichlet(np.ones(k)).tolist()
-        for _ in range(int(rng.integers(0, 3))):
-            at = int(rng.integers(1, k))
-            row[at] = odd[int(rng.integers(len(odd)))]
-            if type(row[at]) is float and math.isfinite(row[at]) and rng.random() < 0.5:  # the sum still 1
-                row[0] = 1.0 - sum(x for i, x in enumerate(row) if i and type(x) is float)
+        plain = rng.random() < 0.3
+        if not plain:
+            for _ in range(int(rng.integers(0, 3))):
+                at = int(rng.integers(1, k))
+                row[at] = odd[int(rng.integers(len(odd)))]
+                if type(row[at]) is float and math.isfinite(row[at]) and rng.random() < 0.5:  # the sum still 1
+                    row[0] = 1.0 - sum(x for i, x in enumerate(row) if i and type(x) is float)
+            if rng.random() < 0.3 and type(row[0]) is float:  # the sum at the tolerance's edges
+                row[0] += float(rng.choice([-1, 1])) * SUM_TOLERANCE * float(rng.choice([0.999, 1.0, 1.001]))
         try:
-            as_score_row(row, columns=k, positive=None)
+            expected = as_score_row(row, columns=k, positive=None)
             valid = True
         except (TypeError, ValueError):
             valid = False
-        if _plain_score(row, k) or _plain_score(tuple(row), k):
-            assert valid, row
+        records = ScoreRecords(k)
+        for given in (row, tuple(row)):
+            record = packed_row(records.pack, 7, given)
+            if record is not None:
+                assert valid, row
+                taken += 1
+                cells, scores = records.unpack([record])
+                assert cells.tolist() == [7] and scores[0].tolist() == list(expected)
+            if plain:
+                plain_rows += 1
+                plain_taken += record is not None
+    assert taken > 0 and plain_taken / plain_rows > 0.99, (taken, plain_taken, plain_rows)

@@ -60,6 +60,7 @@ class Intake:
         self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
         self._journal: Journal | None = None  # with one, every accepted call is committed to it first
+        self._packer: tuple[Callable[..., bytes], int] | None = None  # the score records' pack and columns
 
     @property
     def tally(self) -> Tally:
@@ -118,13 +119,15 @@ class Intake:
             except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
                 fast = False
             if fast and y_score is not None:  # a scored sample is buffered as one bytes record (score_records)
-                scoring = self._tally.scoring
+                packer = self._packer
+                if packer is None and self._tally.scoring is not None:  # the layout is set once, never changed
+                    packer = self._packer = (self._tally.scoring.records.pack, self._tally.scoring.columns)
                 item = None  # the first score sets the layout, and a score not proved valid is checked: locked
-                if scoring is not None:
-                    if scoring.columns > 1:
-                        item = packed_row(scoring.records.pack, cell, y_score)
+                if packer is not None:
+                    if packer[1] > 1:
+                        item = packed_row(packer[0], cell, y_score)
                     elif type(y_score) is float and 0.0 <= y_score <= 1.0:
-                        item = scoring.records.pack(cell, y_score)
+                        item = packer[0](cell, y_score)
                 fast = item is not None
             if fast:
                 if self._timed:

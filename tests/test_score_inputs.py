@@ -216,3 +216,39 @@ def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_a
                 plain_rows += 1
                 plain_taken += record is not None
     assert taken > 0 and plain_taken / plain_rows > 0.99, (taken, plain_taken, plain_rows)
+
+
+def test_lock_free_updates_mixing_scored_and_unscored_samples_keep_each_score_with_its_sample() -> None:
+    """``update`` without a time (the lock-free buffer) with K-class rows and binary floats, some samples without a
+    score and some rows refused in between: every window's tally is the recount of the scored samples it holds,
+    across buffer flushes (FLUSH_EVERY) and reads; a refused row raises and is not counted."""
+    from streammon.counting.score_tally import ScoreTally
+    from streammon.intake import FLUSH_EVERY
+
+    rng = np.random.default_rng(5)
+    for k in (2, 4):
+        labels = [f"c{i}" for i in range(k)]
+        m = Monitor([Cumulative(), Sliding(50)], reference={c: 10 * (i + 1) for i, c in enumerate(labels)})
+        held: list[tuple[int, tuple[float, ...] | None]] = []
+        for i in range(FLUSH_EVERY + 700):
+            true, pred = int(rng.integers(k)), int(rng.integers(k))
+            row = rng.dirichlet(np.ones(k))
+            given: object = None if rng.random() < 0.3 else (float(row[1]) if k == 2 else row.tolist())
+            if i % 97 == 5 and given is not None:  # a bad score: refused, nothing counted
+                with pytest.raises(ValueError, match="probabilit"):
+                    m.update(labels[true], labels[pred], y_score=[2.0, -1.0, 0.0, 0.0] if k == 4 else 1.5)
+            m.update(labels[true], labels[pred], y_score=given)
+            held.append((true, None if given is None else ((row[1],) if k == 2 else tuple(row))))
+            if i % 1000 == 999:
+                m.report()
+        report = m.report()
+        for name, kept in (("cumulative", held), ("sliding_50", held[-50:])):
+            scored = [(t, r) for t, r in kept if r is not None]
+            expected = ScoreTally.of(np.array([t for t, _ in scored]), np.array([r for _, r in scored]), k,
+                                     positive=0 if k == 2 else None)
+            got = report.windows[name].score_tally
+            assert got is not None and report.windows[name].n == len(kept)
+            np.testing.assert_array_equal(got.hist, expected.hist)
+            np.testing.assert_allclose(got.sums, expected.sums, rtol=1e-9, atol=1e-9)
+            np.testing.assert_array_equal(got.top[:, :, :2], expected.top[:, :, :2])  # counts: exact
+            np.testing.assert_allclose(got.top, expected.top, rtol=1e-9)

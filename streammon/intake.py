@@ -126,7 +126,7 @@ class Intake:
                 if packer is not None:
                     if packer[1] > 1:
                         item = packed_row(packer[0], cell, y_score)
-                    elif type(y_score) is float and 0.0 <= y_score <= 1.0:
+                    elif (type(y_score) is float or type(y_score) is np.float64) and 0.0 <= y_score <= 1.0:
                         item = packer[0](cell, y_score)
                 fast = item is not None
             if fast:

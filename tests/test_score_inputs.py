@@ -178,8 +178,9 @@ def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
 def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_accepts() -> None:
     """``update``'s lock-free path takes a list or tuple of K numbers only when ``as_score_row`` would take it too:
     rows out of [0, 1] (by one ulp too), with NaN or inf anywhere, not summing to 1 (within the tolerance, at its
-    edges too), or not numbers go to the checked path; the record it makes holds the row's values, and it takes
-    nearly every valid row of floats (else the buffer's record path would go unused)."""
+    edges too), or not numbers go to the checked path; the record it makes holds the values the checked path reads
+    (lists, tuples, 1-D arrays of any dtype), and it takes nearly every valid row (else the record path would go
+    unused)."""
     from streammon.counting.score_input import SUM_TOLERANCE, as_score_row
     from streammon.counting.score_records import ScoreRecords, packed_row
 
@@ -200,19 +201,23 @@ def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_a
             if rng.random() < 0.3 and type(row[0]) is float:  # the sum at the tolerance's edges
                 row[0] += float(rng.choice([-1, 1])) * SUM_TOLERANCE * float(rng.choice([0.999, 1.0, 1.001]))
         try:
-            expected = as_score_row(row, columns=k, positive=None)
+            as_score_row(row, columns=k, positive=None)
             valid = True
         except (TypeError, ValueError):
             valid = False
         records = ScoreRecords(k)
-        for given in (row, tuple(row)):
+        forms: list[object] = [row, tuple(row), np.array(row, dtype=object)]
+        if plain:  # numpy rows as predict_proba gives them, and a 2-D one (the checked path's to refuse)
+            forms += [np.array(row), np.array(row, dtype=np.float32), np.array([row])]
+        for given in forms:
             record = packed_row(records.pack, 7, given)
             if record is not None:
-                assert valid, row
+                assert valid and np.ndim(given) == 1, row
                 taken += 1
                 cells, scores = records.unpack([record])
-                assert cells.tolist() == [7] and scores[0].tolist() == list(expected)
-            if plain:
+                checked = as_score_row(given, columns=k, positive=None)
+                assert cells.tolist() == [7] and scores[0].tolist() == list(checked)
+            if plain and np.ndim(given) == 1:
                 plain_rows += 1
                 plain_taken += record is not None
     assert taken > 0 and plain_taken / plain_rows > 0.99, (taken, plain_taken, plain_rows)

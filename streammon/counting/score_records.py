@@ -81,11 +81,15 @@ class ScoreRecords:
 
 
 def packed_row(pack: Callable[..., bytes], cell: int, row: Any) -> bytes | None:
-    """The record of ``cell`` and a K-class ``row`` (a list or tuple of K numbers, K the record's columns) if the
-    row is valid, else None (see the module docstring: None also for some valid rows, which the checked path then
-    accepts). ``pack`` refuses a row of another length."""
+    """The record of ``cell`` and a K-class ``row`` (a list, tuple or 1-D array of K numbers, K the record's
+    columns) if the row is valid, else None (see the module docstring: None also for some valid rows, which the
+    checked path then accepts). ``pack`` refuses a row of another length."""
     kind = type(row)
-    if not (kind is list or kind is tuple):  # any other iterable (a set, a generator) is the checked path's
+    if kind is np.ndarray:  # a row of predict_proba: its values as Python numbers, as the checked path reads them
+        if row.ndim != 1:
+            return None
+        row = row.tolist()
+    elif not (kind is list or kind is tuple):  # any other iterable (a set, a generator) is the checked path's
         return None
     try:
         record = pack(cell, *row)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Hashable
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,8 @@ from streammon.counting.batch import Batch
 from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
-from streammon.counting.score_input import SUM_TOLERANCE, as_float_array, as_score_row, as_score_rows
+from streammon.counting.score_input import as_float_array, as_score_row, as_score_rows
+from streammon.counting.score_records import packed_row
 from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
@@ -54,12 +54,13 @@ class Intake:
         self._timed = any(isinstance(w, Timed) for w in tally.windows)
         self._lock = threading.Lock()
         self._ids = tally.index.ids  # the live label -> index dict (ClassIndex only ever adds to it)
-        self._cells: list[int] = []  # buffered samples as cell ids true * stride + pred
+        self._cells: list[int | bytes] = []  # buffered samples: cell ids true * stride + pred; scored ones as records
         self._last_t = -math.inf  # the latest sample time: written under the lock only, never decreases
         self._fast_t = -math.inf  # the clock time the lock-free path read last (see _catch_up)
         self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
         self._journal: Journal | None = None  # with one, every accepted call is committed to it first
+        self._packer: tuple[Callable[..., bytes], int] | None = None  # the score records' pack and columns
 
     @property
     def tally(self) -> Tally:
@@ -101,14 +102,15 @@ class Intake:
         the lock holder caps to the open bucket and never lets move back
         (``_catch_up``), so no thread switch can rewind time. New labels, bad labels,
         explicit times and bucket switches take the validating path, under the lock. A score of plain floats
-        (a binary model's float in [0, 1], or K floats in [0, 1] summing to 1) rides the same path once the
-        monitor's score layout is set, buffered with its sample as ``(cell, score)``; the first score, and any
-        other, are checked under the lock.
+        (a binary model's float in [0, 1], or a list or tuple of K numbers in [0, 1] summing to 1) rides the same
+        path once the monitor's score layout is set, its sample buffered as one bytes record
+        (``streammon.counting.score_records``); the first score, and any other, are checked under the lock.
         """
         if t is None:
             ids = self._ids
             try:
                 cell = ids[y_true] * self._stride + ids[y_pred]
+                item: int | bytes | None = cell
                 if self._timed:
                     now = self._clock()
                     fast = self._last_t <= now < self._open_until
@@ -116,19 +118,22 @@ class Intake:
                     fast = self._clock_driven
             except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
                 fast = False
-            if fast and y_score is not None:  # a scored sample is buffered as (cell, score): split at _flush
-                scoring = self._tally.scoring
-                if scoring is not None and scoring.columns == 1 and type(y_score) is float and 0.0 <= y_score <= 1.0:
-                    cell = (cell, y_score)  # type: ignore[assignment]
-                elif scoring is not None and _plain_score(y_score, scoring.columns):
-                    cell = (cell, tuple(y_score))  # type: ignore[assignment]
-                else:
-                    fast = False  # the first score, or one to check (and maybe refuse) under the lock
+            if fast and y_score is not None:  # a scored sample is buffered as one bytes record (score_records)
+                packer = self._packer
+                if packer is None and self._tally.scoring is not None:  # the layout is set once, never changed
+                    packer = self._packer = (self._tally.scoring.records.pack, self._tally.scoring.columns)
+                item = None  # the first score sets the layout, and a score not proved valid is checked: locked
+                if packer is not None:
+                    if packer[1] > 1:
+                        item = packed_row(packer[0], cell, y_score)
+                    elif (type(y_score) is float or type(y_score) is np.float64) and 0.0 <= y_score <= 1.0:
+                        item = packer[0](cell, y_score)
+                fast = item is not None
             if fast:
                 if self._timed:
                     self._fast_t = now  # a hint only: _last_t is written under the lock alone
                 cells = self._cells
-                cells.append(cell)
+                cells.append(item)  # type: ignore[arg-type]  # not None where fast
                 if len(cells) >= FLUSH_EVERY:
                     self.flush()
                 return
@@ -164,12 +169,15 @@ class Intake:
                 self._open_until = self._bucket_end(now)
             self._last_t = now
             cell = i * self._stride + j
-            if y_score is not None:  # a scored sample is buffered as (cell, score): a float if binary, else a row
-                self._cells.append((cell, score[0] if len(score) == 1 else score))  # type: ignore[arg-type]
-            else:
-                self._cells.append(cell)
+            self._cells.append(cell if y_score is None else self._record(cell, score))
             if len(self._cells) >= FLUSH_EVERY:
                 self._flush()
+
+    def _record(self, cell: int, score: float | tuple[float, ...]) -> bytes:
+        """A scored sample as the buffer holds it (``streammon.counting.score_records``): its score checked."""
+        scoring = self._tally.scoring
+        assert scoring is not None  # the score was taken: scoring started
+        return scoring.records.record(cell, score)
 
     def _bucket_end(self, t: float) -> float:
         """The earliest time after ``t`` that some timed window puts in a later bucket."""
@@ -297,7 +305,7 @@ class Intake:
         if self._tally.scoring is None:  # no score taken yet: the buffer holds cell ids only
             cells = np.fromiter(items, dtype=np.intp, count=n)
         else:
-            cells, scores = _split_scored(items, self._tally.scoring.columns)
+            cells, scores = self._tally.scoring.records.unpack(items)
         true_idx, pred_idx = np.divmod(cells, self._stride)
         self._tally.ingest(Batch(true_idx, pred_idx, self._last_t if self._timed else None, self._stride,
                                  scores=scores), now=now)
@@ -316,47 +324,6 @@ class Intake:
         if self._clock_driven:
             return self._clock_time()
         return None if self._last_t == -math.inf else self._last_t
-
-
-def _plain_score(y_score: Any, columns: int) -> bool:
-    """Whether ``y_score`` is a valid score of ``columns`` columns made of plain floats (the lock-free path's)."""
-    if columns == 1:
-        return type(y_score) is float and 0.0 <= y_score <= 1.0
-    kind = type(y_score)
-    if not ((kind is tuple or kind is list) and len(y_score) == columns):
-        return False
-    try:  # C loops, not a generator a value (3x faster at K = 10): sorted compares floats natively (faster than
-        # min and max); a NaN can leave it unsorted, but NaN and inf fail the sum's test
-        ordered = sorted(y_score)
-        return bool(ordered[0] >= 0.0 and ordered[-1] <= 1.0 and abs(sum(y_score) - 1.0) <= SUM_TOLERANCE)
-    except TypeError:  # what is not a real number: the checked path says what is wrong
-        return False
-
-
-def _split_scored(items: list[Any], columns: int) -> tuple[IndexArray, np.ndarray | None]:
-    """Buffered samples (cell ids, and ``(cell, score)`` pairs for scored ones) as cell ids and (n, C) scores
-    (NaN rows for samples without a score; None if none has one)."""
-    if type(items[0]) is tuple and type(items[-1]) is tuple:
-        try:  # every sample scored (a user who passes scores passes them all): two list comprehensions
-            cells_of = [cell for cell, _ in items]
-            rows_of = [row for _, row in items]
-        except TypeError:  # some sample without a score: an int among the pairs
-            pass
-        else:
-            cells = np.fromiter(cells_of, dtype=np.intp, count=len(items))
-            if columns == 1:
-                return cells, np.fromiter(rows_of, dtype=np.float64, count=len(items)).reshape(-1, 1)
-            flat = np.fromiter(chain.from_iterable(rows_of), dtype=np.float64, count=len(items) * columns)
-            return cells, flat.reshape(len(items), columns)
-    scored = [type(item) is tuple for item in items]
-    if not any(scored):
-        return np.fromiter(items, dtype=np.intp, count=len(items)), None
-    cells = np.fromiter((item[0] if s else item for item, s in zip(items, scored, strict=True)), dtype=np.intp,
-                        count=len(items))
-    where = np.flatnonzero(scored)
-    scores = np.full((len(items), columns), np.nan)
-    scores[where] = np.asarray([items[i][1] for i in where.tolist()], dtype=np.float64).reshape(len(where), columns)
-    return cells, scores
 
 
 class _Encoder:

@@ -292,7 +292,7 @@ class Labelling(Intake):
                     true = ids[y_true]
                 score = self._records.pop_score(found[0]) if self._records.scores else None
                 cell = true * self._stride + code
-                self._cells.append(cell if score is None else (cell, score))  # type: ignore[arg-type]
+                self._cells.append(cell if score is None else self._record(cell, score))
                 self._events.append(latency_bucket_of(now - found[2]))
                 self._moves.append(found)
             if len(self._events) >= FLUSH_EVERY or len(self._cells) >= FLUSH_EVERY:

@@ -177,24 +177,83 @@ def test_k_class_rows_one_at_a_time_match_the_batch() -> None:
 
 def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_accepts() -> None:
     """``update``'s lock-free path takes a list or tuple of K numbers only when ``as_score_row`` would take it too:
-    rows out of [0, 1], with NaN or inf anywhere, not summing to 1, or not numbers go to the checked path."""
-    from streammon.counting.score_input import as_score_row
-    from streammon.intake import _plain_score
+    rows out of [0, 1] (by one ulp too), with NaN or inf anywhere, not summing to 1 (within the tolerance, at its
+    edges too), or not numbers go to the checked path; the record it makes holds the values the checked path reads
+    (lists, tuples, 1-D arrays of any dtype), and it takes nearly every valid row (else the record path would go
+    unused)."""
+    from streammon.counting.score_input import SUM_TOLERANCE, as_score_row
+    from streammon.counting.score_records import ScoreRecords, packed_row
 
     rng = np.random.default_rng(21)
-    odd: list[object] = [np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9, 0.0, 1.0, "0.5", None, 2e-4]
-    for _ in range(2_000):
+    odd: list[object] = [np.nan, np.inf, -np.inf, -1e-9, 1 + 1e-9, 0.0, 1.0, "0.5", None, 2e-4, 1 + 2**-52, -0.0,
+                         -1e-300, 5e-324, 1.5, 2.0, 3, True, np.float32(0.25), np.float64(0.2), 10**400, [0.1]]
+    taken = plain_taken = plain_rows = 0
+    for _ in range(4_000):
         k = int(rng.integers(3, 6))
         row: list[object] = rng.dirichlet(np.ones(k)).tolist()
-        for _ in range(int(rng.integers(0, 3))):
-            at = int(rng.integers(1, k))
-            row[at] = odd[int(rng.integers(len(odd)))]
-            if type(row[at]) is float and math.isfinite(row[at]) and rng.random() < 0.5:  # the sum still 1
-                row[0] = 1.0 - sum(x for i, x in enumerate(row) if i and type(x) is float)
+        plain = rng.random() < 0.3
+        if not plain:
+            for _ in range(int(rng.integers(0, 3))):
+                at = int(rng.integers(1, k))
+                row[at] = odd[int(rng.integers(len(odd)))]
+                if type(row[at]) is float and math.isfinite(row[at]) and rng.random() < 0.5:  # the sum still 1
+                    row[0] = 1.0 - sum(x for i, x in enumerate(row) if i and type(x) is float)
+            if rng.random() < 0.3 and type(row[0]) is float:  # the sum at the tolerance's edges
+                row[0] += float(rng.choice([-1, 1])) * SUM_TOLERANCE * float(rng.choice([0.999, 1.0, 1.001]))
         try:
             as_score_row(row, columns=k, positive=None)
             valid = True
         except (TypeError, ValueError):
             valid = False
-        if _plain_score(row, k) or _plain_score(tuple(row), k):
-            assert valid, row
+        records = ScoreRecords(k)
+        forms: list[object] = [row, tuple(row), np.array(row, dtype=object)]
+        if plain:  # numpy rows as predict_proba gives them, and a 2-D one (the checked path's to refuse)
+            forms += [np.array(row), np.array(row, dtype=np.float32), np.array([row])]
+        for given in forms:
+            record = packed_row(records.pack, 7, given)
+            if record is not None:
+                assert valid and np.ndim(given) == 1, row
+                taken += 1
+                cells, scores = records.unpack([record])
+                checked = as_score_row(given, columns=k, positive=None)
+                assert cells.tolist() == [7] and scores[0].tolist() == list(checked)
+            if plain and np.ndim(given) == 1:
+                plain_rows += 1
+                plain_taken += record is not None
+    assert taken > 0 and plain_taken / plain_rows > 0.99, (taken, plain_taken, plain_rows)
+
+
+def test_lock_free_updates_mixing_scored_and_unscored_samples_keep_each_score_with_its_sample() -> None:
+    """``update`` without a time (the lock-free buffer) with K-class rows and binary floats, some samples without a
+    score and some rows refused in between: every window's tally is the recount of the scored samples it holds,
+    across buffer flushes (FLUSH_EVERY) and reads; a refused row raises and is not counted."""
+    from streammon.counting.score_tally import ScoreTally
+    from streammon.intake import FLUSH_EVERY
+
+    rng = np.random.default_rng(5)
+    for k in (2, 4):
+        labels = [f"c{i}" for i in range(k)]
+        m = Monitor([Cumulative(), Sliding(50)], reference={c: 10 * (i + 1) for i, c in enumerate(labels)})
+        held: list[tuple[int, tuple[float, ...] | None]] = []
+        for i in range(FLUSH_EVERY + 700):
+            true, pred = int(rng.integers(k)), int(rng.integers(k))
+            row = rng.dirichlet(np.ones(k))
+            given: object = None if rng.random() < 0.3 else (float(row[1]) if k == 2 else row.tolist())
+            if i % 97 == 5 and given is not None:  # a bad score: refused, nothing counted
+                with pytest.raises(ValueError, match="probabilit"):
+                    m.update(labels[true], labels[pred], y_score=[2.0, -1.0, 0.0, 0.0] if k == 4 else 1.5)
+            m.update(labels[true], labels[pred], y_score=given)
+            held.append((true, None if given is None else ((row[1],) if k == 2 else tuple(row))))
+            if i % 1000 == 999:
+                m.report()
+        report = m.report()
+        for name, kept in (("cumulative", held), ("sliding_50", held[-50:])):
+            scored = [(t, r) for t, r in kept if r is not None]
+            expected = ScoreTally.of(np.array([t for t, _ in scored]), np.array([r for _, r in scored]), k,
+                                     positive=0 if k == 2 else None)
+            got = report.windows[name].score_tally
+            assert got is not None and report.windows[name].n == len(kept)
+            np.testing.assert_array_equal(got.hist, expected.hist)
+            np.testing.assert_allclose(got.sums, expected.sums, rtol=1e-9, atol=1e-9)
+            np.testing.assert_array_equal(got.top[:, :, :2], expected.top[:, :, :2])  # counts: exact
+            np.testing.assert_allclose(got.top, expected.top, rtol=1e-9)

@@ -47,6 +47,9 @@ def as_float_array(y_score: Any) -> npt.NDArray[np.float64]:
             arr = arr.astype(np.float64)
         except (ValueError, TypeError):
             raise TypeError(f"y_score must hold numbers only, got {y_score!r:.80}") from None
+        except OverflowError:  # an int beyond float64
+            raise ValueError(f"y_score must be probabilities in [0, 1], got a number beyond float64 in "
+                             f"{y_score!r:.80}") from None
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"y_score must hold numbers, got dtype {arr.dtype}")
     return arr.astype(np.float64, copy=False)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.score_records import ScoreRecords
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, SlidingScores
@@ -40,11 +41,13 @@ MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
 
 
 class Scoring:
-    """The score layout (``columns``, ``positive``) and the score windows, allocated by ``attach``."""
+    """The score layout (``columns``, ``positive``), the records ``update`` buffers scored samples as
+    (``streammon.counting.score_records``) and the score windows, allocated by ``attach``."""
 
     def __init__(self, columns: int, positive: int) -> None:
         self.columns = columns
         self.positive = positive
+        self.records = ScoreRecords(columns)
         self.windows: list[ScoreWindow] = []
 
     @classmethod

@@ -48,7 +48,7 @@ def test_prior_shift_turns_on_at_alpha_and_min_ratio_and_holds_at_the_clear_leve
 def test_a_window_near_the_edge_raises_one_or_two_alerts_not_many(seed: int) -> None:
     """A sliding window of 2,000 samples read every 100 samples, its 1 % class at 2 % for 40,000 samples (p
     hovering about 0.01 at times): one prior-shift episode in the shift with the defaults (level hysteresis and
-    the hold of one window turnover, and the confirmation), at most two with the levels alone; without hysteresis
+    the hold of three window turnovers, and the confirmation), at most two with the levels alone; without hysteresis
     (clear levels = on levels, no hold, no confirmation) the alert flaps, three times as many at least."""
     rng = np.random.default_rng(seed)
     stream = np.concatenate([rng.random(6_000) < 0.01, rng.random(40_000) < 0.02])

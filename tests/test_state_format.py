@@ -70,7 +70,7 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
     a, b = loaded.report(), rebuilt.report()
     assert a.samples == b.samples == before + 61
     # the same alerts on, raised at different samples (see above), except those the file's alert_since held then and
-    # the loaded monitor holds still (one window turnover), which today's monitor had only pending confirmation
+    # the loaded monitor holds still (three window turnovers), which today's monitor had only pending confirmation
     on_a, on_b = ({(x.kind, x.window, x.subject) for x in r.alerts} for r in (a, b))
     assert on_b <= on_a and on_a - on_b <= {tuple(entry[:3]) for entry in old["alert_since"]}
     assert all(a.windows[w].confusion == b.windows[w].confusion for w in a.windows)

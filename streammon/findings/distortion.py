@@ -76,7 +76,7 @@ class Policy:
     shift_min_ratio: float = 1.5
     shift_clear_alpha: float = 0.5
     shift_clear_ratio: float = 1.25
-    alert_hold: float = 1.0
+    alert_hold: float = 3.0
     alert_confirm: float = 1.0
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)

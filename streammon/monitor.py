@@ -31,7 +31,7 @@ from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import Hold, active_since, held_alerts
+from streammon.findings.alerts import Hold, active_since, confirmed_alerts, held_alerts, raised_at_once
 from streammon.findings.assemble import (
     Assembled,
     Pending,
@@ -196,6 +196,9 @@ class Monitor(Labelling):
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
         # each window's hold (findings.alerts.held_alerts)
         self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
+        # alerts waiting for confirmation: when their condition first held (findings.alerts.confirmed_alerts)
+        self._alert_pending: dict[tuple[str, str, str], tuple[int, float]] = {}
+        self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         self._save_lock = threading.Lock()
@@ -295,6 +298,8 @@ class Monitor(Labelling):
                 "policy": self._policy.as_dict(),
                 "detector": asdict(self._tally.watch.settings),
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
+                "alert_pending": [[*key, *value] for key, value in self._alert_pending.items()],
+                "alert_clearing": [[*key, *value] for key, value in self._alert_clearing.items()],
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
                 "closed": self._tally.index.closed,
@@ -356,7 +361,9 @@ class Monitor(Labelling):
             monitor._tally.restore(body)
             monitor._last_t = -math.inf if body["last_t"] is None else float(body["last_t"])
             monitor._clock_driven = bool(body["clock_driven"])
-            monitor._alert_since = {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body["alert_since"]}
+            monitor._alert_since, monitor._alert_pending, monitor._alert_clearing = (
+                {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body.get(part, ())}
+                for part in ("alert_since", "alert_pending", "alert_clearing"))  # the last two: absent from older files
             monitor._restore_pending(saved)
             monitor._restore_prediction_scores(body.get("prediction_scores"))  # absent from older files
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
@@ -426,10 +433,15 @@ class Monitor(Labelling):
             conditions = conditions + extra + estimated
         with self._lock:
             stamp = self._last_t if view.now is None else view.now
+            strong = {c[:3] for c in conditions
+                      if c[1] in windows and raised_at_once(c, windows[c[1]], view.reference, self._policy)}
+            first = {**self._alert_pending, **self._alert_since}  # a confirmed alert is on since it first held
+            conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
+                                                               strong, view.samples, stamp, self._confirm)
             held, self._alert_clearing = held_alerts(self._alert_since, self._alert_clearing, conditions,
                                                      view.samples, stamp, self._turnover)
             conditions = conditions + held
-            self._alert_since = active_since(self._alert_since, conditions, view.samples, stamp)
+            self._alert_since = active_since(first, conditions, view.samples, stamp)
             since = dict(self._alert_since)
         report = assemble_report(view, windows, conditions, since)
         if lifetime_stats is not None:
@@ -453,8 +465,8 @@ class Monitor(Labelling):
 
 
 def _turnover(window: Window, turnovers: float) -> Hold:
-    """How long an alert of ``window`` is held after its condition fails: ``turnovers`` turnovers of the window
-    (``Policy.alert_hold``)."""
+    """``turnovers`` turnovers of ``window``: how long an alert is held after its condition fails
+    (``Policy.alert_hold``), or must hold before it is raised (``Policy.alert_confirm``)."""
     if isinstance(window, Sliding):
         return math.ceil(window.size * turnovers), 0.0
     if isinstance(window, Timed):

@@ -44,13 +44,14 @@ def test_a_prior_shift_alert_is_logged_once_when_raised_and_once_when_cleared(
     assert raised[0] == "WARNING"
     assert raised[1].startswith("alert raised: prior_shift in sliding_100 on class_mix since sample 200: class mix")
     caplog.clear()
-    monitor.update_many(*AT_REFERENCE)
-    monitor.report()
-    assert _logged(caplog) == []  # held for one turnover of the window (Policy.alert_hold) after the test clears
+    for _ in range(3):  # held for three turnovers of the window (Policy.alert_hold) after the test clears
+        monitor.update_many(*AT_REFERENCE)
+        monitor.report()
+        assert _logged(caplog) == []
     monitor.update_many(*AT_REFERENCE)
     monitor.report()
     assert _logged(caplog) == [
-        ("INFO", "alert cleared: prior_shift in sliding_100 on class_mix (raised at sample 200), at sample 400")
+        ("INFO", "alert cleared: prior_shift in sliding_100 on class_mix (raised at sample 200), at sample 600")
     ]
 
 
@@ -93,7 +94,7 @@ def test_alerts_are_logged_outside_the_monitor_lock() -> None:
     try:
         monitor.update_many(*HALF_HALF)
         monitor.report()
-        for _ in range(2):  # back at the reference for a whole turnover: the held alert clears
+        for _ in range(4):  # back at the reference for three turnovers: the held alert clears
             monitor.update_many(*AT_REFERENCE)
             monitor.report()
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import streammon
-from streammon import Cumulative, Monitor, Sliding
+from streammon import Cumulative, Monitor, Policy, Sliding
 from streammon.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +41,10 @@ def _one_line_failure(argv: list[str], capsys: pytest.CaptureFixture[str]) -> st
 
 @pytest.fixture
 def state_file(tmp_path: Path) -> Path:
-    """A saved monitor: 10 samples, 5 of each class, against a 9:1 reference."""
-    monitor = Monitor([Cumulative(), Sliding(4)], reference={"legit": 9, "fraud": 1}, clock=lambda: 100.0)
+    """A saved monitor: 10 samples, 5 of each class, against a 9:1 reference (its alerts raised at once, without
+    waiting for a window turnover to confirm them)."""
+    monitor = Monitor([Cumulative(), Sliding(4)], reference={"legit": 9, "fraud": 1}, clock=lambda: 100.0,
+                      policy=Policy(alert_confirm=0))
     monitor.update_many(["legit"] * 5 + ["fraud"] * 5, ["legit"] * 4 + ["fraud"] * 6)
     path = tmp_path / "monitor.json"
     monitor.save(path)

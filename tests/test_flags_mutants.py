@@ -25,15 +25,15 @@ def test_policy_defaults_are_the_documented_numbers() -> None:
     """Policy() holds the tolerances the module documents, and holder's p = 0.5."""
     policy = Policy()
     assert (policy.type1_tolerance, policy.collapse_recall, policy.shift_alpha, policy.shift_min_ratio,
-            policy.shift_clear_alpha, policy.shift_clear_ratio, policy.alert_hold, policy.confidence) == (
-        0.01, 0.05, 0.01, 1.5, 0.5, 1.25, 1.0, 0.95)
+            policy.shift_clear_alpha, policy.shift_clear_ratio, policy.alert_hold, policy.alert_confirm,
+            policy.confidence) == (0.01, 0.05, 0.01, 1.5, 0.5, 1.25, 3.0, 1.0, 0.95)
     assert dict(policy.params("holder")) == {"p": 0.5} and dict(DEFAULT_METRIC_PARAMS["holder"]) == {"p": 0.5}
     assert dict(policy.params("gmean")) == {}
     with pytest.raises(KeyError, match=r"no parameter 'p' here: there are none"):
         policy.params("gmean")["p"]
     assert policy.as_dict() == {"type1_tolerance": 0.01, "collapse_recall": 0.05, "shift_alpha": 0.01,
                                 "shift_min_ratio": 1.5, "shift_clear_alpha": 0.5, "shift_clear_ratio": 1.25,
-                                "alert_hold": 1.0, "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
+                                "alert_hold": 3.0, "alert_confirm": 1.0, "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
 
 
 SCORES = {"precision": 0.8, "accuracy": 0.6, "f1": 0.7, "mcc": 0.5, "recall": 0.9, "kappa": 0.4}

@@ -48,8 +48,8 @@ def test_prior_shift_turns_on_at_alpha_and_min_ratio_and_holds_at_the_clear_leve
 def test_a_window_near_the_edge_raises_one_or_two_alerts_not_many(seed: int) -> None:
     """A sliding window of 2,000 samples read every 100 samples, its 1 % class at 2 % for 40,000 samples (p
     hovering about 0.01 at times): one prior-shift episode in the shift with the defaults (level hysteresis and
-    the hold of one window turnover), at most two with the levels alone; without hysteresis (clear levels = on
-    levels, no hold) the alert flaps, three times as many at least."""
+    the hold of three window turnovers, and the confirmation), at most two with the levels alone; without hysteresis
+    (clear levels = on levels, no hold, no confirmation) the alert flaps, three times as many at least."""
     rng = np.random.default_rng(seed)
     stream = np.concatenate([rng.random(6_000) < 0.01, rng.random(40_000) < 0.02])
     labels = np.where(stream, "b", "a")
@@ -65,9 +65,9 @@ def test_a_window_near_the_edge_raises_one_or_two_alerts_not_many(seed: int) -> 
             on = now
         return count
 
-    levels_only = episodes(Policy(alert_hold=0))
+    levels_only = episodes(Policy(alert_hold=0, alert_confirm=0))
     held = episodes(Policy())
-    flapping = episodes(Policy(shift_clear_alpha=0.01, shift_clear_ratio=1.5, alert_hold=0))
+    flapping = episodes(Policy(shift_clear_alpha=0.01, shift_clear_ratio=1.5, alert_hold=0, alert_confirm=0))
     assert held <= 1 and levels_only <= 2 and flapping >= 3 * max(levels_only, 1), (held, levels_only, flapping)
 
 

@@ -56,8 +56,10 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
     old, new = _body(loaded), _body(rebuilt)
     # (the class rates of the time budget are newer than version 3: measured afresh; with arl fixed, unused)
     assert old["watch"].pop("budget")["span"] == 0.0 and new["watch"].pop("budget")["span"] > 0.0
-    # alert_since holds the alerts of the prior-shift criterion of its time (chi-square and JS): not compared
-    assert {**old, "alert_since": None} == {**new, "alert_since": None}
+    # alert_since holds the alerts of the prior-shift criterion of its time (chi-square and JS): not compared; nor
+    # the alerts waiting for confirmation, which that format did not have
+    ignored = {"alert_since": None, "alert_pending": None}
+    assert {**old, **ignored} == {**new, **ignored}
     assert "shift_min_js" not in old["policy"]
     before = rebuilt.samples
     assert json.loads(loaded.dumps())["version"] == VERSION
@@ -66,8 +68,11 @@ def test_a_version_3_file_written_by_the_previous_writer_loads_to_the_same_monit
         m.predict("late", "fraud", t=200.0)
         m.label("late", "fraud", t=201.0)
     a, b = loaded.report(), rebuilt.report()
-    assert a.samples == b.samples == before + 61  # the same alerts on, raised at different samples (see above)
-    assert {(x.kind, x.window, x.subject) for x in a.alerts} == {(x.kind, x.window, x.subject) for x in b.alerts}
+    assert a.samples == b.samples == before + 61
+    # the same alerts on, raised at different samples (see above), except those the file's alert_since held then and
+    # the loaded monitor holds still (three window turnovers), which today's monitor had only pending confirmation
+    on_a, on_b = ({(x.kind, x.window, x.subject) for x in r.alerts} for r in (a, b))
+    assert on_b <= on_a and on_a - on_b <= {tuple(entry[:3]) for entry in old["alert_since"]}
     assert all(a.windows[w].confusion == b.windows[w].confusion for w in a.windows)
 
 

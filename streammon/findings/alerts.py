@@ -111,6 +111,7 @@ def degradation_reason(label: Hashable, baseline: float, change_at: int, recall:
 
 
 HELD_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT)  # the window alerts a hold keeps on (see held_alerts)
+CONFIRMED_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE)  # the test-based window alerts (see confirmed_alerts)
 Hold = tuple[int, float]  # a window's turnover: samples (sliding by count) or seconds (sliding by time); 0: none
 
 
@@ -151,6 +152,64 @@ def held_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is ke
             held.append((kind, window, subject, f"no longer holds since sample {first_sample}; held until the window "
                                                 f"has turned over ({span}) so that one episode is one alert"))
     return held, still
+
+
+def raised_at_once(condition: Condition, w: WindowReport, reference: Reference | None, policy: Policy) -> bool:
+    """Whether a window condition's evidence alone raises its alert, without confirmation (``confirmed_alerts``):
+    evidence at level ``shift_alpha²`` — a prior-shift p-value below it, a class the reference lacks (chance
+    cannot bring one), a reference class lost where ``(1 − π)ⁿ`` is below it. Two disjoint windows each at level
+    ``shift_alpha`` are evidence at about that level too: that is what confirmation asks for the rest."""
+    kind, _, subject, _ = condition
+    strict = policy.shift_alpha ** 2
+    if kind == PRIOR_SHIFT:
+        return w.prior_shift is not None and w.prior_shift.p_value < strict
+    if kind == CLASS_SET_CHANGE and reference is not None:
+        priors = {str(c): p for c, p in reference.priors.items()}
+        parts = subject.split(",")
+        return any(part.startswith("+") or (1.0 - priors[part[1:]]) ** w.n < strict for part in parts)
+    return False
+
+
+def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
+    since: Collection[AlertKey],
+    pending: Mapping[AlertKey, tuple[int, float]],
+    conditions: list[Condition],
+    at_once: Collection[AlertKey],
+    sample: int,
+    time: float,
+    turnover: Mapping[str, Hold],
+) -> tuple[list[Condition], dict[AlertKey, tuple[int, float]]]:
+    """The conditions whose alert may be raised (or stay on) now, and the *pending* ones: a window alert that is
+    off is raised only when its condition has held at every read across one confirmation span of its window
+    (``turnover``: ``Policy.alert_confirm`` turnovers — samples of a sliding window, seconds of a timed one), so
+    that it rests on fresh samples as well as on those that first raised it (a Prometheus rule's ``for:``), unless
+    its evidence is strong enough alone (``at_once``: ``raised_at_once``). Hourly reads of a small window under no
+    shift are independent tests: at level α each, one false alarm every 1/α reads; confirmed, about one in 1/α².
+    The cumulative window (nothing turns over) and the alerts on now (``since``) pass unchanged. Returns the
+    conditions to raise or keep and, per pending alert, when its condition first held (``pending`` carries that
+    between reports; a read where the condition fails drops it).
+
+    >>> key = ("prior_shift", "sliding_100", "class_mix")
+    >>> c = [(*key, "class mix moved")]
+    >>> confirmed_alerts(set(), {}, c, set(), 100, 0.0, {"sliding_100": (100, 0.0)})
+    ([], {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0)})
+    >>> confirmed_alerts(set(), {key: (100, 0.0)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)})[0] == c
+    True
+    """
+    out: list[Condition] = []
+    still: dict[AlertKey, tuple[int, float]] = {}
+    for condition in conditions:
+        key = condition[:3]
+        samples, seconds = turnover.get(key[1], (0, 0.0))
+        if key in since or key[0] not in CONFIRMED_KINDS or key in at_once or not (samples or seconds):
+            out.append(condition)
+            continue
+        first_sample, first_time = pending.get(key, (sample, time))
+        if (samples and sample - first_sample >= samples) or (seconds and time - first_time >= seconds):
+            out.append(condition)
+        else:
+            still[key] = (first_sample, first_time)
+    return out, still
 
 
 def active_since(

@@ -59,6 +59,11 @@ class Policy:
     cumulative window holds nothing; 0: no hold), so that a window whose mix moves slowly across the test's
     level raises one alert, not one per crossing (``streammon.findings.alerts.held_alerts``).
 
+    ``alert_confirm``: such an alert that is off is raised only once its condition has held at every read across
+    this many turnovers of its window (0: at once) — confirmed on fresh samples, as a Prometheus rule's ``for:`` —
+    unless its evidence alone reaches level ``shift_alpha²`` (``streammon.findings.alerts.confirmed_alerts``).
+    Hourly reads of a small window are independent tests: at level α each they cry wolf every 1/α reads.
+
     >>> Policy(shift_clear_alpha=0.001)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -71,7 +76,8 @@ class Policy:
     shift_min_ratio: float = 1.5
     shift_clear_alpha: float = 0.5
     shift_clear_ratio: float = 1.25
-    alert_hold: float = 1.0
+    alert_hold: float = 3.0
+    alert_confirm: float = 1.0
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
 
@@ -86,6 +92,7 @@ class Policy:
                "(the off level is looser than the on level)")
         number("shift_min_ratio", 1.0, math.inf)
         number("alert_hold", 0.0, 1e6)
+        number("alert_confirm", 0.0, 1e6)
         number("shift_clear_ratio", 1.0, self.shift_min_ratio, f"[1, shift_min_ratio] = [1, "
                f"{self.shift_min_ratio:g}] (the off level is looser than the on level)")
 

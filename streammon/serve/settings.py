@@ -91,6 +91,9 @@ HELP: dict[str, Help] = {
     "Policy.shift_clear_ratio": Help("... and while the prior ratio is at least this (the ratio's off level)", "RATIO"),
     "Policy.alert_hold": Help("an alert whose condition fails stays on for this many turnovers of its window (0: "
                               "no hold)", "TURNOVERS"),
+    "Policy.alert_confirm": Help("a window alert that is off is raised only once its condition has held across "
+                                 "this many turnovers of its window, unless its p-value is below shift_alpha² (0: at "
+                                 "once)", "TURNOVERS"),
     "Policy.shift_min_js": Help("smallest Jensen-Shannon divergence (bits) that counts as a prior shift"),
     "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence)", "LEVEL"),
     "Policy.metric_params": Help("parameters per metric, as JSON text or a JSON file: '{\"holder\": {\"p\": 0.5}}'",

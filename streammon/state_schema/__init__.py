@@ -66,6 +66,7 @@ POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "confidence", "me
 # The prior-shift fields of the policy: the ratio and clear levels are absent from files written before them, the JS
 # gate ``shift_min_js`` present only in those (dropped on load: ``Policy.of_saved``).
 POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio", "alert_hold")
+POLICY_OPTIONAL = ("alert_confirm",)  # absent from files written before it (the default applies)
 POLICY_BEFORE_RATIO = ("shift_min_js",)
 ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT,
                NOT_PRIOR_SHIFT)  # (not_prior_shift was missing: a monitor holding it saved a file it could not load)
@@ -76,6 +77,9 @@ def check_optional(body: dict[str, Any]) -> None:
     check_prior_baseline(body.get("prior_baseline"))
     if type(body.get("closed", False)) is not bool:
         raise StateError(f"closed must be true or false, got {body['closed']!r:.60}")
+    for part in ("alert_pending", "alert_clearing"):  # the alerts' confirmations and holds in progress
+        if part in body:
+            _alert_times(body[part], part, body.get("ingested"))
 
 
 def check_body(body: Any) -> None:
@@ -84,7 +88,8 @@ def check_body(body: Any) -> None:
         # the label side is checked by streammon.pending.schema; prior_baseline is optional (older files)
         check_optional(body)
         body = {key: value for key, value in body.items()
-                if key not in ("pending", "prior_baseline", "closed", "scores", "prediction_scores")}
+                if key not in ("pending", "prior_baseline", "closed", "scores", "prediction_scores", "alert_pending",
+                               "alert_clearing")}
         # scores: checked by Tally.restore; prediction_scores by Labelling._restore_prediction_scores
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
@@ -117,15 +122,21 @@ def check_body(body: Any) -> None:
         raise StateError(f"clock_driven must be true or false, got {body['clock_driven']!r:.60}")
     _policy(body["policy"])
     check_watch(body["watch"], k, ingested, check_detector(body["detector"]))
-    for i, entry in enumerate(_list(body["alert_since"], "alert_since")):
-        kind, window, subject, since, time = _list(entry, f"alert_since[{i}]", 5)
+    _alert_times(body["alert_since"], "alert_since", ingested)
+
+
+def _alert_times(entries: Any, where: str, ingested: Any) -> None:
+    """A list of ``[kind, window, subject, sample, time]`` entries: alerts with a sample and time each."""
+    most = ingested if type(ingested) is int else MAX_COUNT
+    for i, entry in enumerate(_list(entries, where)):
+        kind, window, subject, since, time = _list(entry, f"{where}[{i}]", 5)
         if kind not in ALERT_KINDS:
-            raise StateError(f"alert_since[{i}] kind must be one of {ALERT_KINDS}, got {kind!r:.60}")
-        _str(window, f"alert_since[{i}] window")
-        _str(subject, f"alert_since[{i}] subject")
-        _int(since, f"alert_since[{i}] sample", 0, ingested)
+            raise StateError(f"{where}[{i}] kind must be one of {ALERT_KINDS}, got {kind!r:.60}")
+        _str(window, f"{where}[{i}] window")
+        _str(subject, f"{where}[{i}] subject")
+        _int(since, f"{where}[{i}] sample", 0, most)
         if time != -math.inf:  # a report before any sample time
-            _real(time, f"alert_since[{i}] time", -MAX_TIME, MAX_TIME, nan=True)
+            _real(time, f"{where}[{i}] time", -MAX_TIME, MAX_TIME, nan=True)
 
 
 def _window(item: Any, where: str, *, capacity: int, max_classes: int, ingested: int, last_t: float | None) -> str:
@@ -219,6 +230,7 @@ def _reference(reference: Any, labels: list[Hashable]) -> None:
 def _policy(policy: Any) -> None:
     keys = POLICY + (POLICY_SINCE_RATIO if isinstance(policy, dict) and "shift_min_js" not in policy
                      else POLICY_BEFORE_RATIO)
+    keys += tuple(key for key in POLICY_OPTIONAL if isinstance(policy, dict) and key in policy)
     policy = _fields(policy, "policy", keys)
     _real(policy["type1_tolerance"], "policy.type1_tolerance", 0.0, 1e300)
     _real(policy["collapse_recall"], "policy.collapse_recall", 0.0, 1.0)
@@ -230,6 +242,8 @@ def _policy(policy: Any) -> None:
         _real(policy["shift_min_ratio"], "policy.shift_min_ratio", 1.0, 1e300)
         _real(policy["shift_clear_ratio"], "policy.shift_clear_ratio", 1.0, policy["shift_min_ratio"])
         _real(policy["alert_hold"], "policy.alert_hold", 0.0, 1e6)
+    if "alert_confirm" in policy:
+        _real(policy["alert_confirm"], "policy.alert_confirm", 0.0, 1e6)
     _real(policy["confidence"], "policy.confidence", 0.0, 1.0 - 1e-16, open_low=True)
     params = policy["metric_params"]
     if not isinstance(params, dict):

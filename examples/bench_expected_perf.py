@@ -18,7 +18,8 @@ the realised value is the labels' own sampling noise, which no estimator can rem
 lowest ratio any estimator could reach on that cell; streammon's error with the mix known (``at the true mix``:
 what the EM estimate costs) and with the model's own probabilities instead of BCTS (what the calibration costs).
 The bundled data set's windows are 1,000 draws with replacement from the 285 held-out samples (each repeated
-about 3.5 times, the copies sharing one label), so no floor is given there.
+about 3.5 times, the copies sharing one label), so no floor is given there. ``bench_calibration.py`` compares the
+calibrations themselves (BCTS, CBPE's isotonic regression, the model's own) on held-out data.
 
 **The mix test.** Windows of 2,000 predictions at a Dirichlet(1) mix: the false-alarm rate at α = 0.05 of each
 test (pure label shift), then the same windows after the most prevalent class's recall drops by 0.2 — its

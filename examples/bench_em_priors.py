@@ -46,6 +46,9 @@ class Population:
     k: int
     draw: Callable[[np.random.Generator, np.ndarray], tuple[np.ndarray, np.ndarray]]  # counts → (y, proba)
     validation: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    # synthetic cells only: counts → (y, proba, the true P(y | x) at the mix given), for a noise floor
+    oracle: Callable[[np.random.Generator, np.ndarray, np.ndarray],
+                     tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
 
 def _from_data(name: str, x: np.ndarray, y: np.ndarray, model: object) -> Population:
@@ -82,7 +85,16 @@ def _gaussians(name: str, k: int, model: object, n_validation: int) -> Populatio
     def validation(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         return draw(rng, rng.multinomial(n_validation, prevalence))
 
-    return Population(name, k, draw, validation)
+    def oracle(rng: np.random.Generator, counts: np.ndarray,
+               mix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As ``draw``, with each sample's true posterior at ``mix`` (unit-variance Gaussians around the centres)."""
+        y = np.repeat(np.arange(k), counts)
+        x = centres[y] + rng.normal(size=(y.size, 5))
+        log = -0.5 * ((x[:, None, :] - centres[None]) ** 2).sum(axis=2) + np.log(np.maximum(mix, 1e-300))
+        e = np.exp(log - log.max(axis=1, keepdims=True))
+        return y, model.predict_proba(x), e / e.sum(axis=1, keepdims=True)  # type: ignore[attr-defined]
+
+    return Population(name, k, draw, validation, oracle)
 
 
 def populations(quick: bool) -> list[Population]:

@@ -11,6 +11,16 @@ reference, ``chunk_size`` = the window) estimates the same metrics without any m
 from the same process, so install it beside streammon (e.g. ``python -m venv --system-site-packages
 /work/venv-nannyml && /work/venv-nannyml/bin/pip install nannyml``); without it this part is skipped.
 
+Beside the ratio, to say where each error comes from: the signed mean error (bias) of each estimator; the **noise
+floor** (synthetic cells): the error of an oracle that knows the true posteriors at the generating mix and says
+the metric's expectation given the window's inputs (a mean over 200 labellings drawn from them) — its distance to
+the realised value is the labels' own sampling noise, which no estimator can remove, so ``floor / CBPE`` is the
+lowest ratio any estimator could reach on that cell; streammon's error with the mix known (``at the true mix``:
+what the EM estimate costs) and with the model's own probabilities instead of BCTS (what the calibration costs).
+The bundled data set's windows are 1,000 draws with replacement from the 285 held-out samples (each repeated
+about 3.5 times, the copies sharing one label), so no floor is given there. ``bench_calibration.py`` compares the
+calibrations themselves (BCTS, CBPE's isotonic regression, the model's own) on held-out data.
+
 **The mix test.** Windows of 2,000 predictions at a Dirichlet(1) mix: the false-alarm rate at α = 0.05 of each
 test (pure label shift), then the same windows after the most prevalent class's recall drops by 0.2 — its
 samples' log-probability of their own class lowered by the constant that takes its recall down by exactly 0.2
@@ -18,7 +28,8 @@ samples' log-probability of their own class lowered by the constant that takes i
 the decisions follow). The hard-label test (``metrics.estimate_priors``) reads the decisions, the scores' test the
 scores. 100 trials per cell.
 
-``--quick``: 3 cells, 30 windows (about 1 minute); the full run took 1,005 s on a shared, loaded 2-core machine.
+``--quick``: 3 cells, 30 windows (about 1.5 minutes); the full run took 234 s on the shared 2-core
+machine.
 (No intervals are read here, so the validation sets are made with ``bootstrap=0``.)
 """
 
@@ -45,6 +56,13 @@ from sklearn.naive_bayes import GaussianNB
 
 from streammon import Validation
 from streammon.metrics import estimate_priors
+from streammon.metrics.em_priors import mix_posteriors
+from streammon.metrics.expected_scores import (
+    expected_average_precision,
+    expected_confusion,
+    expected_metrics,
+    expected_roc_auc,
+)
 
 os.environ.setdefault("NML_DISABLE_USAGE_LOGGING", "1")  # NannyML would otherwise try to post usage statistics
 
@@ -95,14 +113,76 @@ def _cbpe(val_y: np.ndarray, val_p: np.ndarray, windows: list[np.ndarray], k: in
     return {name: result[(name, "value")].tolist() for name in names}
 
 
+def _oracle_expectation(posterior: np.ndarray, pred: np.ndarray, score: np.ndarray, k: int,
+                        rng: np.random.Generator, *, draws: int = 200) -> dict[str, float]:
+    """``E[realised | the window's inputs]``: each metric's mean over ``draws`` labellings drawn from the true
+    posteriors — what a perfect estimator would say; its distance to the realised value is label noise alone."""
+    n = posterior.shape[0]
+    y = np.minimum((rng.random((draws, n, 1)) > np.cumsum(posterior, axis=1)[None]).sum(axis=2), k - 1)
+    out = {"accuracy": (y == pred[None]).mean(axis=1)}
+    f1, auc = [], []
+    for c in range(1 if k == 2 else 0, k):
+        is_c, said_c = y == c, pred == c
+        tp, positives, predicted = (is_c & said_c[None]).sum(axis=1), is_c.sum(axis=1), said_c.sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f1.append(np.where(predicted + positives > 0, 2 * tp / (predicted + positives), np.nan))
+            ranks = np.argsort(np.argsort(score if k == 2 else score[:, c])) + 1.0  # continuous scores: no ties
+            auc.append(((is_c * ranks[None]).sum(axis=1) - positives * (positives + 1) / 2)
+                       / (positives * (n - positives)))
+            if k == 2:
+                out["precision"] = tp / predicted
+                out["recall"] = tp / positives
+                ordered = is_c[:, np.argsort(-score)]
+                hits = np.cumsum(ordered, axis=1)
+                out["average_precision"] = (ordered * hits / np.arange(1, n + 1)[None]).sum(axis=1) / positives
+    out["f1"] = np.nanmean(np.array(f1), axis=0)
+    out["roc_auc"] = np.nanmean(np.array(auc), axis=0)
+    return {m: float(np.nanmean(v)) for m, v in out.items()}
+
+
+def _own_probabilities(v: Validation, p: np.ndarray, pred: np.ndarray, mix: np.ndarray, k: int) -> dict[str, float]:
+    """streammon's estimate with the model's probabilities as they are (no BCTS) moved to the same EM mix: the
+    calibration's share of the error."""
+    adjusted = mix_posteriors(p, v.priors, mix)
+    cm = expected_confusion(adjusted, np.eye(k)[pred])
+    values = expected_metrics(cm, positive=1 if k == 2 else 0)
+    ranking = p[:, 1] if k == 2 else p
+    values["roc_auc"] = expected_roc_auc(ranking, adjusted, positive=1 if k == 2 else 0)
+    values["average_precision"] = expected_average_precision(ranking, adjusted, positive=1 if k == 2 else 0)
+    return values
+
+
+def _ours(values: object, name: str) -> float:
+    if name in ("roc_auc", "average_precision"):
+        return float(getattr(values, name)) if not isinstance(values, dict) else float(values[name])
+    scores = values if isinstance(values, dict) else values.scores  # type: ignore[attr-defined]
+    return float(scores[name])
+
+
+COLUMNS = ("ours", "cbpe", "oracle", "true_mix", "own")
+
+
+def ratio_interval(ours: np.ndarray, theirs: np.ndarray, blocks: int, seed: int = 0) -> tuple[float, float]:
+    """A 90 % bootstrap interval of the MAE ratio, resampling whole validation sets (``blocks`` consecutive groups
+    of windows): the windows of one validation share its calibration error, so they are not independent."""
+    rng = np.random.default_rng(seed)
+    a, b = np.abs(ours).reshape(blocks, -1), np.abs(theirs).reshape(blocks, -1)
+    picks = rng.integers(0, blocks, (2000, blocks))
+    ratios = np.nanmean(a[picks].reshape(2000, -1), axis=1) / np.nanmean(b[picks].reshape(2000, -1), axis=1)
+    low, high = np.nanquantile(ratios, [0.05, 0.95])
+    return float(low), float(high)
+
+
 def expected_cell(pop: Population, shift: bool, *, validations: int, windows: int, n: int, seed: int,
-                  with_cbpe: bool) -> dict[str, tuple[float, float]]:
-    """Mean |error| of streammon and CBPE per metric over ``validations × windows`` windows of one cell."""
+                  with_cbpe: bool) -> dict[str, dict[str, np.ndarray]]:
+    """Per metric, the signed errors (estimate − realised) over ``validations × windows`` windows of one cell:
+    streammon (``ours``), CBPE, the oracle (synthetic cells: the metric's expectation given the window's inputs
+    under the true posteriors at the generating mix — the noise floor), streammon at the generating mix
+    (``true_mix``: the mix estimate's share) and with the model's own probabilities (``own``: BCTS's share)."""
     rng = np.random.default_rng(seed)
     k = pop.k
     table = BINARY if k == 2 else MULTI
-    ours: dict[str, list[float]] = {m: [] for m in table}
-    theirs: dict[str, list[float]] = {m: [] for m in table}
+    errors: dict[str, dict[str, list[float]]] = {m: {c: [] for c in COLUMNS} for m in table}
     for _ in range(validations):
         val_y, val_p = pop.validation(rng)
         v = Validation(val_y, val_p.argmax(axis=1), val_p[:, 1] if k == 2 else val_p, classes=list(range(k)),
@@ -110,20 +190,33 @@ def expected_cell(pop: Population, shift: bool, *, validations: int, windows: in
         drawn, truth = [], []
         for _ in range(windows):
             mix = rng.dirichlet(np.ones(k)) if shift else np.bincount(val_y, minlength=k) / val_y.size
-            y, p = pop.draw(rng, rng.multinomial(n, mix))
+            counts = rng.multinomial(n, mix)
+            if pop.oracle is not None:
+                y, p, posterior = pop.oracle(rng, counts, mix)
+            else:
+                (y, p), posterior = pop.draw(rng, counts), None
+            pred = p.argmax(axis=1)
+            window = p[:, 1] if k == 2 else p
             drawn.append(p)
             truth.append({m: _realised(m, y, p, k) for m in table})
-            e = v.expected(p[:, 1] if k == 2 else p, p.argmax(axis=1))
-            for m, ours_name in table.items():
-                value = e.roc_auc if ours_name == "roc_auc" else (
-                    e.average_precision if ours_name == "average_precision" else e.scores[ours_name])
-                ours[m].append(abs(value - truth[-1][m]))
+            e = v.expected(window, pred)
+            at_mix = v.expected(window, pred, priors=mix)
+            own = _own_probabilities(v, p, pred, e.priors, k)
+            floor = (_oracle_expectation(posterior, pred, window, k, rng) if posterior is not None else None)
+            for m, name in table.items():
+                real = truth[-1][m]
+                errors[m]["ours"].append(_ours(e, name) - real)
+                errors[m]["true_mix"].append(_ours(at_mix, name) - real)
+                errors[m]["own"].append(_ours(own, name) - real)
+                errors[m]["oracle"].append(floor[m] - real if floor is not None else np.nan)
         if with_cbpe:
             estimates = _cbpe(val_y, val_p, drawn, k, n)
             for m in table:
-                theirs[m].extend(abs(est - t[m]) for est, t in zip(estimates[m], truth, strict=True))
-    return {m: (float(np.nanmean(ours[m])), float(np.nanmean(theirs[m])) if theirs[m] else float("nan"))
-            for m in table}
+                errors[m]["cbpe"].extend(est - t[m] for est, t in zip(estimates[m], truth, strict=True))
+        else:
+            for m in table:
+                errors[m]["cbpe"].extend([np.nan] * windows)
+    return {m: {c: np.array(v, dtype=float) for c, v in per.items()} for m, per in errors.items()}
 
 
 def _degrade(p: np.ndarray, y: np.ndarray, c: int) -> np.ndarray | None:
@@ -197,15 +290,23 @@ def main() -> None:
     validations, windows = (3, 10) if args.quick else (10, 10)
     print("## Expected performance without labels: mean |estimate − realised| over "
           f"{validations * windows} windows of 1,000 per cell\n")
-    print("| cell | condition | metric | streammon | CBPE | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| cell | condition | metric | streammon | CBPE | ratio | 90 % (validations) | bias: streammon | CBPE | "
+          "noise floor | floor / CBPE | streammon at the true mix | with the model's own probabilities |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for i, pop in enumerate(cells):
         for shift in (True, False):
             row = expected_cell(pop, shift, validations=validations, windows=windows, n=1000, seed=7 * i + shift,
                                 with_cbpe=with_cbpe)
-            for m, (ours, theirs) in row.items():
-                print(f"| {pop.name} | {'label shift' if shift else 'no shift'} | {m} | {ours:.4f} | {theirs:.4f} | "
-                      f"{ours / theirs:.2f} |", flush=True)
+            for m, err in row.items():
+                mae = {c: float(np.nanmean(np.abs(e))) if np.isfinite(e).any() else float("nan")
+                       for c, e in err.items()}
+                bias = {c: float(np.nanmean(e)) if np.isfinite(e).any() else float("nan") for c, e in err.items()}
+                low, high = ratio_interval(err["ours"], err["cbpe"], validations)
+                print(f"| {pop.name} | {'label shift' if shift else 'no shift'} | {m} | {mae['ours']:.4f} | "
+                      f"{mae['cbpe']:.4f} | {mae['ours'] / mae['cbpe']:.2f} | {low:.2f}–{high:.2f} | "
+                      f"{bias['ours']:+.4f} | "
+                      f"{bias['cbpe']:+.4f} | {mae['oracle']:.4f} | {mae['oracle'] / mae['cbpe']:.2f} | "
+                      f"{mae['true_mix']:.4f} | {mae['own']:.4f} |", flush=True)
     trials = 30 if args.quick else 100
     tests = list(cells[:3])
     if not args.quick:

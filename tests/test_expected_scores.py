@@ -74,20 +74,60 @@ def test_weighted_ranking_scores_equal_scikit_learn_with_sample_weights(ties: bo
 
 
 def test_expected_macro_ovr_is_the_mean_of_the_one_vs_rest_scores() -> None:
-    """At K > 2 the expected roc_auc/average_precision are the means over classes of scikit-learn's one-vs-rest
-    values with posterior weights (``weights`` scaling each row)."""
+    """At K > 2 the expected roc_auc is the mean over classes of scikit-learn's one-vs-rest values with posterior
+    weights (``weights`` scaling each row); with known labels (one-hot posteriors) the expected average_precision
+    is scikit-learn's macro average precision with ``weights`` as sample weights."""
     rng = np.random.default_rng(4)
     s = rng.dirichlet(np.ones(4), size=200)
     p = rng.dirichlet(np.ones(4), size=200)
     w = rng.integers(1, 5, 200).astype(float)
-    auc, ap = [], []
+    auc = []
     for c in range(4):
         y = np.r_[np.ones(200), np.zeros(200)]
         sw = np.r_[w * p[:, c], w * (1 - p[:, c])]
         auc.append(roc_auc_score(y, np.r_[s[:, c], s[:, c]], sample_weight=sw))
-        ap.append(average_precision_score(y, np.r_[s[:, c], s[:, c]], sample_weight=sw))
     assert expected_roc_auc(s, p, weights=w) == pytest.approx(np.mean(auc), abs=1e-12)
-    assert expected_average_precision(s, p, weights=w) == pytest.approx(np.mean(ap), abs=1e-12)
+    labels = rng.integers(0, 4, 200)
+    known = np.eye(4)[labels]
+    assert expected_average_precision(s, known, weights=w) == pytest.approx(
+        average_precision_score(known, s, average="macro", sample_weight=w), abs=1e-12)
+
+
+def _average_precisions(scores: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """scikit-learn's step-form AP of each row of ``labels`` ((B, m) positives per score row, ``counts`` samples
+    per row), ties grouped into one threshold — recounted with cumulative sums, B labellings at once."""
+    unique, inverse = np.unique(-scores, return_inverse=True)  # distinct scores, highest first
+    tp = np.stack([np.bincount(inverse, weights=row, minlength=unique.size) for row in labels])
+    seen = np.cumsum(np.bincount(inverse, weights=counts, minlength=unique.size))
+    out: np.ndarray = (tp * np.cumsum(tp, axis=1) / seen).sum(axis=1) / tp.sum(axis=1)
+    return out
+
+
+@pytest.mark.parametrize(("m", "ties", "binned"), [(60, False, False), (400, True, False), (300, True, True)])
+def test_expected_average_precision_is_the_mean_over_labellings_drawn_from_the_posteriors(
+        m: int, ties: bool, binned: bool) -> None:
+    """The expected average_precision equals the mean of scikit-learn's AP over 20,000 labellings drawn from the
+    posteriors (each row's ``weights`` samples drawn independently), within 4 Monte Carlo standard errors plus the
+    expansion's O(1/E[P]²); the plug-in AP of the expected weights misses that mean by more than 10 of them."""
+    rng = np.random.default_rng(m)
+    share = rng.beta(0.5, 1.5, m)
+    scores = share + 0.1 * rng.normal(size=m)
+    if ties:
+        scores = np.round(scores, 1)
+    counts = rng.integers(1, 6, m).astype(float) if binned else np.ones(m)
+    positives = rng.binomial(counts.astype(int), share, size=(20_000, m)).astype(float)
+    positives = positives[positives.sum(axis=1) > 0]
+    ap = _average_precisions(scores, positives, counts)
+    for row in positives[:20]:  # the recount is scikit-learn's AP on the samples the rows stand for
+        y = np.concatenate([np.r_[np.ones(int(k)), np.zeros(int(c - k))] for k, c in zip(row, counts, strict=True)])
+        expanded = np.repeat(scores, counts.astype(int))
+        assert _average_precisions(scores, row[None], counts)[0] == pytest.approx(
+            average_precision_score(y, expanded), abs=1e-12)
+    mean, error = float(ap.mean()), float(ap.std() / np.sqrt(ap.size))
+    posteriors = np.column_stack([1 - share, share])
+    assert expected_average_precision(scores, posteriors, weights=counts) == pytest.approx(mean, abs=4 * error + 1e-3)
+    plug_in = weighted_average_precision(scores, counts * share, counts * (1 - share))
+    assert abs(plug_in - mean) > 10 * error
 
 
 def test_one_class_weighing_nothing_leaves_roc_auc_undefined() -> None:

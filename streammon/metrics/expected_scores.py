@@ -10,9 +10,14 @@ Latinne & Decaestecker (2002) move them to the window's mix first.
 
 Score metrics read the expected class-conditional score distributions: sample ``i`` counts as a positive with
 weight ``p'ᵢ₊`` and as a negative with weight ``1 − p'ᵢ₊``, so ``roc_auc`` is the weighted Mann–Whitney statistic
-(ties count ½) and ``average_precision`` scikit-learn's step form ``Σₙ (Rₙ − Rₙ₋₁) Pₙ`` over the distinct scores
-with those weights (exactly ``sklearn.metrics.roc_auc_score`` / ``average_precision_score`` on the samples
-duplicated as a positive and a negative with those sample weights). K > 2: macro one-vs-rest over the classes.
+(ties count ½) — exactly ``sklearn.metrics.roc_auc_score`` on the samples duplicated as a positive and a negative
+with those sample weights. ``average_precision`` is a ratio whose terms are products of labels, so that plug-in
+(``weighted_average_precision``) is biased low: ``E[tpₛ·TP(≥ s)] = E[tpₛ]·E[TP(≥ s)] + Var(tpₛ)``, and the variance
+term is largest at the top of the ranking where few samples share a threshold (0.035 too low on 60 samples,
+0.003 on 1,000, against the mean over simulated labellings). ``expected_average_precision`` is the expectation
+over labels drawn independently from the posteriors: its numerator exactly, its division by the number of
+positives to second order (delta method), so its error is O(1/E[P]²) — within the Monte Carlo error of 20,000
+simulated labellings in the tests. K > 2: macro one-vs-rest over the classes.
 
 Inputs are per-sample arrays or a histogram: rows are samples or bin representatives, ``decided`` gives per row the
 decision (a class index) or, for a histogram, the count of each decision in that bin ((m, K) counts).
@@ -22,6 +27,8 @@ decision (a class index) or, for a histogram, the count of each decision in that
 [[0.9, 0.6], [0.1, 1.4]]
 >>> round(expected_roc_auc([0.1, 0.6, 0.8], p), 6)   # (0.6·0.9 + 0.8·1.3 + ½(0.09 + 0.24 + 0.16)) / (1.5·1.5)
 0.811111
+>>> round(expected_average_precision([0.1, 0.6, 0.8], [[0, 1], [1, 0], [0, 1]]), 6)   # labels known: plain AP
+0.833333
 """
 
 from __future__ import annotations
@@ -145,20 +152,63 @@ def _ranked(scores: Any, positive: Any, negative: Any) -> tuple[FloatArray, Floa
     return at_p, at_n
 
 
+def expected_ap(scores: Any, weights: Any, share: Any) -> float:
+    """``E[average_precision]`` when row ``i`` stands for ``weights[i]`` samples, each a positive independently with
+    probability ``share[i]`` (module docstring): with ``eₛ``, ``vₛ``, ``μ3ₛ`` the mean, variance and third central
+    moment of the positives at the distinct score ``s``, ``cₛ`` its samples, cumulated from the top (``E``, ``V``,
+    ``N``) and ``X = Σₛ tpₛ·TP(≥ s)/N(≥ s)``, ``P = Σₛ tpₛ``:
+    ``E[X] = Σₛ (eₛEₛ + vₛ)/Nₛ``, ``Cov(X, P) = Σₛ (eₛV₍ₛ₋₁₎ + μ3ₛ + 2eₛvₛ + E₍ₛ₋₁₎vₛ)/Nₛ`` (independent counts),
+    and ``E[X/P] ≈ E[X]/μ − Cov(X, P)/μ² + E[X]·Var(P)/μ³``, ``μ = E[P]``. NaN when no positive is expected.
+    Posteriors of 0 or 1 (known labels) give scikit-learn's ``average_precision_score`` exactly.
+
+    >>> round(expected_ap([0.9, 0.5, 0.2], [1, 2, 1], [1.0, 0.0, 1.0]), 6)   # known labels: (1·1 + 1·2/4) / 2
+    0.75
+    """
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    p = np.asarray(share, dtype=np.float64).ravel()
+    if not s.shape == w.shape == p.shape or not np.all(np.isfinite(s)):
+        raise ValueError(f"scores, weights and shares must be finite arrays of one length, got {s.shape}, {w.shape}, "
+                         f"{p.shape}")
+    unique, inverse = np.unique(s, return_inverse=True)
+
+    def at_score(values: FloatArray) -> FloatArray:  # per distinct score, from the highest down
+        out: FloatArray = np.bincount(inverse, weights=values, minlength=unique.size)[::-1].astype(np.float64)
+        return out
+
+    q = p * (1.0 - p)
+    e, v, m3, c = at_score(w * p), at_score(w * q), at_score(w * q * (1.0 - 2.0 * p)), at_score(w)
+    mu = float(e.sum())
+    if mu <= 0:
+        return math.nan
+    cum_e, cum_v, cum_n = np.cumsum(e), np.cumsum(v), np.cumsum(c)
+    inverse_n = np.divide(1.0, cum_n, out=np.zeros_like(cum_n), where=cum_n > 0)
+    x = float(np.sum((e * cum_e + v) * inverse_n))
+    cov = float(np.sum((e * (cum_v - v) + m3 + 2.0 * e * v + (cum_e - e) * v) * inverse_n))
+    return x / mu - cov / mu**2 + x * float(v.sum()) / mu**3
+
+
 def expected_roc_auc(scores: Any, posteriors: Any, *, weights: Any = None, positive: int = 1) -> float:
     """Expected ``roc_auc``: binary (``scores`` (m,), the positive class's) or macro one-vs-rest (``scores`` (m, K)),
     each row weighted by ``posteriors`` (adjusted, (m, K)) times ``weights`` (histogram counts; default 1)."""
-    return _one_vs_rest(weighted_roc_auc, scores, posteriors, weights, positive)
+    return _one_vs_rest(_plug_in_roc_auc, scores, posteriors, weights, positive)
 
 
 def expected_average_precision(scores: Any, posteriors: Any, *, weights: Any = None, positive: int = 1) -> float:
-    """Expected ``average_precision``, as ``expected_roc_auc`` reads its inputs (binary or macro one-vs-rest).
+    """Expected ``average_precision`` (``expected_ap``: the mean over labellings drawn from the posteriors), as
+    ``expected_roc_auc`` reads its inputs (binary or macro one-vs-rest).
 
     >>> p = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])
-    >>> round(expected_average_precision([0.1, 0.6, 0.8], p), 6)   # (0.8·0.8 + 0.6·0.7 + 0.1·0.5) / 1.5
+    >>> round(expected_average_precision([0.1, 0.6, 0.8], p), 3)   # the 7 labellings with a positive: 0.925
+    0.926
+    >>> round(weighted_average_precision([0.1, 0.6, 0.8], p[:, 1], p[:, 0]), 3)   # the plug-in, biased low
     0.74
     """
-    return _one_vs_rest(weighted_average_precision, scores, posteriors, weights, positive)
+    return _one_vs_rest(expected_ap, scores, posteriors, weights, positive)
+
+
+def _plug_in_roc_auc(scores: Any, weights: Any, share: Any) -> float:
+    return weighted_roc_auc(scores, weights * share, weights * (1.0 - share))
 
 
 def _one_vs_rest(metric: Any, scores: Any, posteriors: Any, weights: Any, positive: int) -> float:
@@ -170,8 +220,7 @@ def _one_vs_rest(metric: Any, scores: Any, posteriors: Any, weights: Any, positi
     if w.shape != (p.shape[0],) or np.any(w < 0):
         raise ValueError(f"weights must be {p.shape[0]} non-negative numbers, got {weights!r}")
     if s.ndim == 1:
-        share = p[:, positive]
-        return float(metric(s, w * share, w * (1.0 - share)))
-    values = [metric(s[:, c], w * p[:, c], w * (1.0 - p[:, c])) for c in range(p.shape[1])]
+        return float(metric(s, w, p[:, positive]))
+    values = [metric(s[:, c], w, p[:, c]) for c in range(p.shape[1])]
     finite = [v for v in values if not math.isnan(v)]
     return float(np.mean(finite)) if finite else math.nan

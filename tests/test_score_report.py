@@ -21,7 +21,7 @@ from streammon.export import MonitorCollector
 from streammon.findings.report import WindowReport
 from streammon.findings.score_window import ScoreCache
 from streammon.logs.timeline import Timeline
-from streammon.metrics import compute_scores
+from streammon.metrics import compute_scores, roc_auc_interval
 from streammon.metrics.score_bins import tally
 from streammon.metrics.window_scores import score_metrics_at
 
@@ -193,6 +193,9 @@ def test_roc_auc_interval_is_delong_of_the_window() -> None:
         assert low < report.windows[name].scores["roc_auc"] < high
     width = {n: np.subtract(*report.windows[n].intervals["roc_auc"][::-1]) for n in ("sliding_300", "cumulative")}
     assert width["cumulative"] < width["sliding_300"] / 2
+    for name, (y_w, s_w) in {"sliding_300": (y[-300:], s[-300:]), "cumulative": (y, s)}.items():
+        want = roc_auc_interval(tally(y_w, s_w, 2), positive=1)  # the report's, in one pass with the metrics
+        assert report.windows[name].intervals["roc_auc"] == pytest.approx(want, abs=1e-12)
 
 
 def test_scores_change_with_the_tally_and_are_kept_while_it_stays() -> None:

@@ -150,6 +150,11 @@ class ScoreWindow:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
         return self.counts.snapshot(k, positive)
 
+    def read_key(self, now: float | None) -> Any:
+        """What besides the samples ingested decides ``snapshot(now, ...)``: nothing here (a timed window: the
+        bucket of ``now``, past which buckets expire)."""
+        return None
+
     def state(self) -> dict[str, Any]:
         return {"tally": self.counts.state()}
 

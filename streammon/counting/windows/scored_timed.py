@@ -137,6 +137,9 @@ class TimedScores(ScoreWindow):
         whole.add(self._open.hist, self._open.sums, self._open.top)
         return whole
 
+    def read_key(self, now: float | None) -> Any:
+        return None if now is None else math.floor(now / self.window.width)
+
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         if now is not None:
             self._expire(math.floor(now / self.window.width))

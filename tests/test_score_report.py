@@ -352,3 +352,17 @@ def test_a_class_learned_after_the_scores_reads_nan() -> None:
     w = m.report().windows["cumulative"]
     assert all(math.isnan(w.scores[x]) for x in SCORE_METRICS)
     assert [math.isnan(v) for v in series(exposition(m), "streammon_score", metric="roc_auc")] == [True]
+
+
+def test_pair_numerators_in_integers_and_in_floats_are_the_formula() -> None:
+    """The compiled pair numerator Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) — in integers (counts whose product
+    cannot overflow) and in float64 (beyond) — equals the formula computed with numpy's cumulative sum."""
+    from streammon.metrics.window_score_loop import _pair_numerator
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        mine = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
+        other = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
+        want = float(mine @ (np.cumsum(other) - 0.5 * other))
+        assert _pair_numerator(mine, other, True) == want
+        assert _pair_numerator(mine, other, False) == want

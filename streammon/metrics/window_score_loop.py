@@ -154,58 +154,32 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive:
 
 
 @jit
-def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0912, PLR0915, PLR0917
-    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix in one pass over
-    each column's bins (only the bins the column holds samples in are kept for the AP's descending pass); then
-    ROC AUC (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
-    k, _, bins = hist.shape
+def _pair_numerator(mine: Any, other: Any, exact: bool) -> float:
+    """``Σ_b mine[b]·(Σ_{b' < b} other[b'] + ½ other[b])`` over one column's bins: twice it in integers where
+    that cannot overflow (``exact``: the product of the two classes' counts below 2⁶¹), else in float64."""
+    if exact:
+        run = 0
+        acc = 0
+        for b in range(mine.shape[0]):
+            h = other[b]
+            acc += mine[b] * (2 * run + h)
+            run += h
+        return acc * 0.5
+    runf = 0.0
+    accf = 0.0
+    for b in range(mine.shape[0]):
+        h = other[b]
+        accf += mine[b] * (runf + 0.5 * h)
+        runf += h
+    return accf
+
+
+@jit
+def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
+    """Each mix's ROC AUC (Hand & Till's mean over the present pairs, or the macro one-vs-rest mean) and macro AP
+    (over the present classes) from the pair numerators and the per-class APs."""
+    k = counts.shape[0]
     views = out.shape[0]
-    numer = np.zeros((k, k))
-    aps = np.full((views, k), math.nan)
-    run = np.zeros(k)
-    pos = np.empty((views, bins))
-    neg = np.empty((views, bins))
-    for i in range(k):
-        for j in range(k):
-            run[j] = 0.0
-        n_live = 0
-        for b in range(bins):
-            held = False
-            for j in range(k):
-                if hist[j, i, b]:
-                    held = True
-                    break
-            if not held:
-                continue
-            mine = hist[i, i, b]
-            for j in range(k):
-                h = hist[j, i, b]
-                if j != i and mine:
-                    numer[i, j] += mine * (run[j] + 0.5 * h)
-                run[j] += h
-            for v in range(views):
-                if not defined[v]:
-                    continue
-                total = 0.0
-                for j in range(k):
-                    if j != i and w[v, j] != 0.0:
-                        total += w[v, j] * hist[j, i, b]
-                pos[v, n_live] = w[v, i] * mine
-                neg[v, n_live] = total
-            n_live += 1
-        for v in range(views):
-            if not defined[v]:
-                continue
-            tp = 0.0
-            fp = 0.0
-            acc = 0.0
-            for x in range(n_live - 1, -1, -1):
-                p = pos[v, x]
-                tp += p
-                fp += neg[v, x]
-                if p > 0.0:
-                    acc += p * tp / (tp + fp)
-            aps[v, i] = acc / tp if tp > 0.0 else math.nan
     for v in range(views):
         if not defined[v]:
             continue
@@ -238,6 +212,46 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
                     auc_n += 1
         out[v, ROC_AUC] = auc_sum / auc_n if auc_n else math.nan
         out[v, AVERAGE_PRECISION] = ap_sum / ap_n if ap_n else math.nan
+
+
+@jit
+def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
+    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, reading each
+    column's rows of bins in order (contiguous: the bins of one true class and column are one row); then ROC AUC
+    (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
+    k, _, bins = hist.shape
+    views = out.shape[0]
+    numer = np.zeros((k, k))
+    aps = np.full((views, k), math.nan)
+    neg = np.empty((views, bins))
+    for i in range(k):
+        mine = hist[i, i]
+        neg[:] = 0.0
+        for j in range(k):
+            if j == i:
+                continue
+            row = hist[j, i]
+            numer[i, j] = _pair_numerator(mine, row, counts[i] * counts[j] < 2.0**61)
+            for v in range(views):  # the negatives of class i's column at each mix, classes added in order
+                wj = w[v, j]
+                if defined[v] and wj != 0.0:
+                    for b in range(bins):
+                        neg[v, b] += wj * row[b]
+        for v in range(views):
+            if not defined[v]:
+                continue
+            wi = w[v, i]
+            tp = 0.0
+            fp = 0.0
+            acc = 0.0
+            for b in range(bins - 1, -1, -1):
+                p = wi * mine[b]
+                tp += p
+                fp += neg[v, b]
+                if p > 0.0:
+                    acc += p * tp / (tp + fp)
+            aps[v, i] = acc / tp if tp > 0.0 else math.nan
+    _macro(w, defined, counts, numer, aps, ovo, out)
 
 
 @jit

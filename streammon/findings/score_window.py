@@ -69,12 +69,10 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     (K, in class order; None without a reference: corrected and distortion NaN), with ``policy``'s parameters
     and confidence. All five at both mixes, and DeLong's variance, in one compiled call
     (``metrics.window_scores.score_values``: the values of ``metrics.compute_scores``)."""
-    specs = catalog(SCORES)
     k = int(tally.hist.shape[0])
     readable = _fits(tally, priors) and tally.n_scored > 0
     positive = 1 if tally.positive is None else tally.positive
-    params = {name: specs[name].resolve_params(policy.params(name)) for name in specs}
-    multi_class = str(params["roc_auc"]["multi_class"])
+    multi_class, condition1 = _settings(policy, k)
     scores = corrected = np.full(len(NAMES), math.nan)
     variance = math.nan
     if readable:  # the bins read once for both mixes
@@ -83,7 +81,6 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
         scores = values[0]
         if priors is not None:
             corrected = values[1]
-    condition1 = {name: s.satisfies_condition1(params[name], k) for name, s in specs.items()}
     intervals: dict[str, tuple[float, float]] = {}
     if k == 2:
         intervals["roc_auc"] = delong_interval(float(scores[0]), variance, float(policy.confidence))
@@ -91,7 +88,24 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     return ScoreNumbers(FrozenMap(dict(zip(NAMES, read, strict=True)), noun="metric"),
                         FrozenMap(dict(zip(NAMES, at_mix, strict=True)), noun="metric"),
                         FrozenMap({m: a - b for m, a, b in zip(NAMES, read, at_mix, strict=True)}, noun="metric"),
-                        FrozenMap(intervals, noun="metric"), FrozenMap(condition1, noun="metric"))
+                        FrozenMap(intervals, noun="metric"), condition1)
+
+
+_SETTINGS: list[tuple[Policy, int, str, FrozenMap[str, bool]]] = []  # the last policy's, per K: one entry a K
+
+
+def _settings(policy: Policy, k: int) -> tuple[str, FrozenMap[str, bool]]:
+    """``roc_auc``'s ``multi_class`` under ``policy`` and whether each score metric keeps Condition 1 at K = k:
+    the same for every window of a report, so resolved once per policy and K (the policy is frozen)."""
+    for known, rows, multi_class, condition1 in tuple(_SETTINGS):
+        if known is policy and rows == k:
+            return multi_class, condition1
+    specs = catalog(SCORES)
+    params = {name: specs[name].resolve_params(policy.params(name)) for name in specs}
+    entry = (policy, k, str(params["roc_auc"]["multi_class"]),
+             FrozenMap({name: s.satisfies_condition1(params[name], k) for name, s in specs.items()}, noun="metric"))
+    _SETTINGS[:] = [*[e for e in _SETTINGS if e[0] is policy][-3:], entry]  # a few K of the current policy
+    return entry[2], entry[3]
 
 
 def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> WindowReport:

@@ -146,9 +146,8 @@ class TimedScores(ScoreWindow):
         if self._open_id is None:
             return super().snapshot(now, k, positive)
         if not self._closed:  # only the open bucket holds samples: no sum to make
-            return self._open.snapshot(k, positive)
-        return ScoreTally.frozen(self.counts.hist[:k] + self._open.hist[:k], self.counts.sums[:k] + self._open.sums[:k],
-                                 self.counts.top[:k] + self._open.top[:k], positive)
+            return self._frozen(k, positive, self._open)
+        return self._frozen(k, positive, self.counts, self._open)
 
     def state(self) -> dict[str, Any]:
         buckets = [bucket.item(bucket_id) for bucket_id, bucket in sorted(self._closed.items())]

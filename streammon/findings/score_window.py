@@ -108,11 +108,11 @@ def _settings(policy: Policy, k: int) -> tuple[str, FrozenMap[str, bool]]:
     return entry[2], entry[3]
 
 
-def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> WindowReport:
+def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy, **more: Any) -> WindowReport:
     """``w`` with the score metrics ``numbers`` added to its maps and their Type 1 flags to its flags: raised, as
     for the confusion metrics, when the window's mix differs from the reference beyond chance (the prior-shift
     test rejects at ``shift_alpha``) and a metric that violates Condition 1 here moved by more than the
-    tolerance."""
+    tolerance. ``more``: other fields to set in the same copy (``score_tally``)."""
     shift = w.prior_shift
     flags = w.flags
     if shift is not None and shift.p_value < policy.shift_alpha:
@@ -124,7 +124,8 @@ def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> Windo
                                       condition1=numbers.condition1))
     return replace(w, scores=Extended(w.scores, numbers.scores), corrected=Extended(w.corrected, numbers.corrected),
                    distortion=Extended(w.distortion, numbers.distortion),
-                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1)
+                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1,
+                   **more)
 
 
 def _same(a: ScoreTally, b: ScoreTally) -> bool:
@@ -148,7 +149,7 @@ class ScoreCache:
         entry = self._entries.get(w.name)
         if entry is not None and entry[0] is w and entry[2] is policy and _same(entry[1], tally):
             return entry[3]
-        out = replace(with_scores(w, score_numbers(tally, priors=priors, policy=policy), policy), score_tally=tally)
+        out = with_scores(w, score_numbers(tally, priors=priors, policy=policy), policy, score_tally=tally)
         self._entries[w.name] = (w, tally, policy, out)
         return out
 

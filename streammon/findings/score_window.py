@@ -66,7 +66,8 @@ def _fits(tally: ScoreTally, priors: FloatArray | None) -> bool:
 
 def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Policy) -> ScoreNumbers:
     """The score metrics of one window's ``tally`` (module docstring): as read, at the reference mix ``priors``
-    (K, in class order; None without a reference: corrected and distortion NaN), with ``policy``'s parameters
+    (K float64, in class order, summing to 1: not checked again; None without a reference: corrected and
+    distortion NaN), with ``policy``'s parameters
     and confidence. All five at both mixes, and DeLong's variance, in one compiled call
     (``metrics.window_scores.score_values``: the values of ``metrics.compute_scores``)."""
     k = int(tally.hist.shape[0])
@@ -77,7 +78,8 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     variance = math.nan
     if readable:  # the bins read once for both mixes
         values, variance = score_values(tally.hist, tally.sums, tally.top, (None,) if priors is None else
-                                        (None, priors), positive=positive, multi_class=multi_class)
+                                        (None, priors), positive=positive, multi_class=multi_class,
+                                        normalised=True)
         scores = values[0]
         if priors is not None:
             corrected = values[1]

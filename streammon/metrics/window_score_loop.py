@@ -256,12 +256,15 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
 
 @jit
 def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
-                out: Any, delong: Any, w: Any, defined: Any, counts: Any) -> None:
+                out: Any, delong: Any) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) int64,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
-    variance into ``delong[0]``. ``out`` comes filled with NaN; ``w``, ``defined``, ``counts`` are scratch."""
+    variance into ``delong[0]``. ``out`` comes filled with NaN."""
     k = hist.shape[0]
+    w = np.empty((out.shape[0], k))
+    defined = np.empty(out.shape[0], np.bool_)
+    counts = np.empty(k)
     _weights(hist, mixes, as_read, w, defined, counts)
     binary = k == 2
     column = 0 if hist.shape[1] == 1 else positive

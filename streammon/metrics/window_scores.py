@@ -73,11 +73,12 @@ def _loop() -> ModuleType:
 
 
 def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positive: int = 1,
-                 multi_class: str = "ovo") -> tuple[FloatArray, float]:
+                 multi_class: str = "ovo", normalised: bool = False) -> tuple[FloatArray, float]:
     """The five metrics (columns in the order of ``NAMES``) of one window's tally at each of ``mixes`` (rows;
     None: as read), and — binary — DeLong's variance of the ROC AUC as read (NaN with fewer than 2 samples of a
     class, and at K > 2). The tally is the monitor's own (not checked again); a mix is checked and normalised by
-    ``normalise_priors``.
+    ``normalise_priors`` unless the caller says it is (``normalised``: K float64 priors summing to 1, as a
+    report's reference mix).
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -92,13 +93,12 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     as_read = np.array([mix is None for mix in mixes], dtype=np.bool_)
     for v, mix in enumerate(mixes):
         if mix is not None:
-            rows[v] = normalise_priors(mix, k)
+            rows[v] = mix if normalised else normalise_priors(mix, k)
     out = np.full((len(mixes), len(NAMES)), math.nan)
     delong = np.full(1, math.nan)
     _loop().window_loop(hist, np.ascontiguousarray(sums, dtype=np.float64),
                         np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
-                        multi_class != "ovr", out, delong, np.empty((len(mixes), k)),
-                        np.empty(len(mixes), dtype=np.bool_), np.empty(k))
+                        multi_class != "ovr", out, delong)
     return out, float(delong[0])
 
 

@@ -10,6 +10,10 @@ checks that the scored report holds every score metric in every window.
 
     python examples/bench_score_report.py [--quick]     # full: ~1.5 min of CPU; --quick: ~30 s of CPU
 
+Each cell is printed twice: wall time (``time.perf_counter``) and the reading thread's CPU time
+(``time.thread_time``). On a shared machine the wall-time ratio swings with the load (at a load average of ~14
+on 2 cores a 2 ms read is descheduled far more often than a 1 ms one); the CPU-time ratio is what a read costs.
+
 (On this shared 2-core machine at a load average of ~10 the full run took 8 minutes of wall time.)
 """
 
@@ -50,13 +54,16 @@ def fresh(labels: list[str]) -> Monitor:
 
 def timed_reads(k: int, batch: int, reads: int, read: Callable[[Monitor, bool], object]) -> dict[str, float]:
     """Median seconds of ``read(monitor, scored)`` after each new batch, and of a read with nothing new, for a
-    plain and a scored monitor fed the same batches (warmed with 20,000 samples first)."""
+    plain and a scored monitor fed the same batches (warmed with 20,000 samples first): wall time, and the
+    reading thread's CPU time (``cpu …`` keys: on a loaded machine a longer read is descheduled more often, so
+    wall-time ratios swing with the load; the CPU time is what the read costs)."""
     true, pred, scores, labels = data(20_000 + batch * reads, k)
     plain, scored = fresh(labels), fresh(labels)
     plain.update_many(true[:20_000], pred[:20_000])
     scored.update_many(true[:20_000], pred[:20_000], y_score=scores[:20_000])
     read(plain, False), read(scored, True)  # first reads: compile, cache the settings
-    times: dict[str, list[float]] = {"plain": [], "scored": [], "plain unchanged": [], "scored unchanged": []}
+    keys = ("plain", "scored", "plain unchanged", "scored unchanged")
+    times: dict[str, list[float]] = {name: [] for where in ("", "cpu ") for name in (where + key for key in keys)}
     for i in range(reads):
         s = slice(20_000 + i * batch, 20_000 + (i + 1) * batch)
         plain.update_many(true[s], pred[s])
@@ -64,9 +71,10 @@ def timed_reads(k: int, batch: int, reads: int, read: Callable[[Monitor, bool], 
         for name, m in (("plain", plain), ("scored", scored)):
             for key in (name, f"{name} unchanged"):
                 gc.collect()
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 read(m, name == "scored")
                 times[key].append(time.perf_counter() - start)
+                times[f"cpu {key}"].append(time.thread_time() - cpu)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
@@ -104,9 +112,11 @@ def main() -> None:
     for what, read in (("report()", report), ("scrape", scrape)):
         for k in (2, 3, 10):
             t = timed_reads(k, 1_000, reads, read)
-            print(f"  {what:<8} K={k:<3} without {t['plain'] * 1e3:7.2f} ms, with scores {t['scored'] * 1e3:7.2f} ms "
-                  f"-> {t['scored'] / t['plain']:.2f}x; unchanged: without {t['plain unchanged'] * 1e3:6.3f} ms, "
-                  f"with {t['scored unchanged'] * 1e3:6.3f} ms")
+            for clock in ("wall", "cpu"):
+                c = "" if clock == "wall" else "cpu "
+                print(f"  {what:<8} K={k:<3} {clock:<4} without {t[c + 'plain'] * 1e3:7.2f} ms, with scores "
+                      f"{t[c + 'scored'] * 1e3:7.2f} ms -> {t[c + 'scored'] / t[c + 'plain']:.2f}x; unchanged: without "
+                      f"{t[c + 'plain unchanged'] * 1e3:6.3f} ms, with {t[c + 'scored unchanged'] * 1e3:6.3f} ms")
 
 
 if __name__ == "__main__":

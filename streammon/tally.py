@@ -156,7 +156,7 @@ class Tally:
                       for c, i in self.watch.incidents().items()},
             baseline={labels[c]: p0 for c, p0 in self.watch.baselines().items()},
             now=now,
-            scores=None if self.scoring is None else self.scoring.view(now, k),
+            scores=None if self.scoring is None else self.scoring.view(now, k, self.ingested),
             budget={labels[c]: values for c, values in self.watch.budgets().items()},
         )
 

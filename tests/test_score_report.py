@@ -21,7 +21,7 @@ from streammon.export import MonitorCollector
 from streammon.findings.report import WindowReport
 from streammon.findings.score_window import ScoreCache
 from streammon.logs.timeline import Timeline
-from streammon.metrics import compute_scores
+from streammon.metrics import compute_scores, roc_auc_interval
 from streammon.metrics.score_bins import tally
 from streammon.metrics.window_scores import score_metrics_at
 
@@ -193,6 +193,9 @@ def test_roc_auc_interval_is_delong_of_the_window() -> None:
         assert low < report.windows[name].scores["roc_auc"] < high
     width = {n: np.subtract(*report.windows[n].intervals["roc_auc"][::-1]) for n in ("sliding_300", "cumulative")}
     assert width["cumulative"] < width["sliding_300"] / 2
+    for name, (y_w, s_w) in {"sliding_300": (y[-300:], s[-300:]), "cumulative": (y, s)}.items():
+        want = roc_auc_interval(tally(y_w, s_w, 2), positive=1)  # the report's, in one pass with the metrics
+        assert report.windows[name].intervals["roc_auc"] == pytest.approx(want, abs=1e-12)
 
 
 def test_scores_change_with_the_tally_and_are_kept_while_it_stays() -> None:
@@ -349,3 +352,17 @@ def test_a_class_learned_after_the_scores_reads_nan() -> None:
     w = m.report().windows["cumulative"]
     assert all(math.isnan(w.scores[x]) for x in SCORE_METRICS)
     assert [math.isnan(v) for v in series(exposition(m), "streammon_score", metric="roc_auc")] == [True]
+
+
+def test_pair_numerators_in_integers_and_in_floats_are_the_formula() -> None:
+    """The compiled pair numerator Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) — in integers (counts whose product
+    cannot overflow) and in float64 (beyond) — equals the formula computed with numpy's cumulative sum."""
+    from streammon.metrics.window_score_loop import _pair_numerator
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        mine = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
+        other = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
+        want = float(mine @ (np.cumsum(other) - 0.5 * other))
+        assert _pair_numerator(mine, other, True) == want
+        assert _pair_numerator(mine, other, False) == want

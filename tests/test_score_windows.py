@@ -393,3 +393,70 @@ def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
             assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
     last = [(a, r) for a, r in held[-size:] if r is not None]
     assert window.snapshot(None, 3, None).n_scored == len(last)
+
+
+def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fresh_one() -> None:
+    """Read twice with nothing new, every window returns the same read-only snapshot (its histogram is not copied
+    again); after a scored batch, an unscored one, or — timed — a clock past the window's oldest bucket, each
+    window's tally is the recount of the scored samples it holds."""
+    now = [0.0]
+    m = Monitor([Cumulative(), Sliding(5), Timed(10, buckets=5)], reference={0: 3, 1: 1}, detector=None,
+                clock=lambda: now[0])
+    held: list[tuple[float, int, tuple[float, ...] | None]] = []
+    rng = np.random.default_rng(7)
+
+    def check() -> dict[str, ScoreTally]:
+        first, again = m._tally.view(now[0]).scores, m._tally.view(now[0]).scores  # what a report copies
+        assert first is not None and again is not None
+        assert all(a is b for a, b in zip(first, again, strict=True))
+        tallies = dict(zip(m.window_names, first, strict=True))
+        assert all(m.report().windows[name].score_tally is not None for name in tallies)
+        scored = [(true, row) for _, true, row in held if row is not None]
+        assert_tally(tallies["cumulative"], scored, 2, 1)
+        assert_tally(tallies["sliding_5"], [(t, r) for _, t, r in held[-5:] if r is not None], 2, 1)
+        recent = [(t, r) for when, t, r in held if math.floor(when / 2.0) > math.floor(now[0] / 2.0) - 5]
+        assert_tally(tallies["timed_10s"], [(t, r) for t, r in recent if r is not None], 2, 1)
+        return tallies
+
+    for step in range(12):
+        now[0] += 1.5
+        true = rng.integers(2, size=3)
+        scores = rng.random(3)
+        if step % 3 == 2:  # no scores: only the sliding window's and the timed window's holdings change
+            m.update_many(true.tolist(), true.tolist())
+            held += [(now[0], int(t), None) for t in true]
+        else:
+            m.update_many(true.tolist(), true.tolist(), y_score=scores)
+            held += [(now[0], int(t), (float(s),)) for t, s in zip(true, scores, strict=True)]
+        before = check()
+        after = check()
+        assert all(after[name] is before[name] for name in before)
+    now[0] += 6.0  # two buckets on, nothing new: the timed window drops its oldest samples
+    expired = check()
+    assert expired["cumulative"] is before["cumulative"] and expired["timed_10s"] is not before["timed_10s"]
+
+
+def test_a_snapshot_still_held_is_never_overwritten_and_a_dropped_one_is_reused() -> None:
+    """Reports read after each batch reuse the histogram arrays of reports dropped before (no fresh 1.6 MB a window
+    at K = 10), yet a report, or a view of a tally's histogram, that someone still holds keeps its counts: each
+    equals the recount of its window's samples at its time."""
+    k = 4
+    m = Monitor([Cumulative(), Sliding(20)], reference={i: i + 1 for i in range(k)}, detector=None)
+    rng = np.random.default_rng(11)
+    held: list[tuple[int, tuple[float, ...]]] = []
+    kept: list[tuple[ScoreTally, np.ndarray, list[tuple[int, tuple[float, ...]]]]] = []
+    arrays: set[int] = set()
+    for step in range(30):
+        true = rng.integers(k, size=7)
+        p = rng.dirichlet(np.ones(k), size=7)
+        m.update_many(true.tolist(), p.argmax(axis=1).tolist(), y_score=p)
+        held += [(int(t), tuple(row)) for t, row in zip(true, p.tolist(), strict=True)]
+        windows = m.report().windows
+        arrays.add(id(windows["sliding_20"].score_tally.hist))  # type: ignore[union-attr]
+        if step % 10 == 0:  # kept: a whole tally, and a view of another's histogram
+            kept.append((windows["cumulative"].score_tally, windows["sliding_20"].score_tally.hist[:, 0],  # type: ignore[union-attr]
+                         list(held)))
+    for tally_then, view_then, samples in kept:
+        assert_tally(tally_then, samples, k, 0)
+        np.testing.assert_array_equal(view_then, recount(samples[-20:], k, 0)[0][:, 0])
+    assert len(arrays) < 30 // 2  # dropped reports' arrays were written again

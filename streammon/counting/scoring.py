@@ -49,6 +49,7 @@ class Scoring:
         self.positive = positive
         self.records = ScoreRecords(columns)
         self.windows: list[ScoreWindow] = []
+        self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
 
     @classmethod
     def of_first(cls, *, declared: int, labels: int, positive: int | None, ndim: int,
@@ -78,6 +79,7 @@ class Scoring:
         """One score window per window, ``rows`` true classes wide."""
         self.windows = [score_window(w, rows=rows, columns=self.columns, positive=max(self.positive, 0))
                         for w in windows]
+        self._views.clear()
 
     def grow(self, rows: int) -> None:
         for w in self.windows:
@@ -95,9 +97,24 @@ class Scoring:
         for w in self.windows:
             w.ingest(batch)
 
-    def view(self, now: float | None, k: int) -> tuple[ScoreTally, ...]:
+    def view(self, now: float | None, k: int, stamp: int | None = None) -> tuple[ScoreTally, ...]:
+        """Each window's tally as of ``now`` (its first ``k`` classes). ``stamp`` (the count of samples ingested,
+        say) changes whenever a batch came: a window read again at the same stamp, ``k`` and — timed — bucket of
+        ``now`` holds the same samples, so it returns the same read-only snapshot instead of copying its
+        histogram again (K × C × 2,048 counts: 1.6 MB at K = 10)."""
         positive = None if self.positive < 0 else self.positive
-        return tuple(w.snapshot(now, k, positive) for w in self.windows)
+        out = []
+        for i, w in enumerate(self.windows):
+            key = None if stamp is None else (stamp, k, w.read_key(now))
+            last = self._views.get(i)
+            if key is not None and last is not None and last[0] == key:
+                out.append(last[1])
+                continue
+            tally = w.snapshot(now, k, positive)
+            if key is not None:
+                self._views[i] = (key, tally)
+            out.append(tally)
+        return tuple(out)
 
     def state(self) -> dict[str, Any]:
         return {"columns": self.columns, "positive": self.positive, "windows": [w.state() for w in self.windows]}

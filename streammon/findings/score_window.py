@@ -39,10 +39,10 @@ from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.findings.report import WindowReport
 from streammon.findings.window_table import Extended
-from streammon.metrics import catalog, roc_auc_interval
+from streammon.metrics import catalog
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.specs import SCORES
-from streammon.metrics.window_scores import score_metrics_at
+from streammon.metrics.window_scores import NAMES, delong_interval, score_values
 
 
 @dataclass(frozen=True)
@@ -66,38 +66,55 @@ def _fits(tally: ScoreTally, priors: FloatArray | None) -> bool:
 
 def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Policy) -> ScoreNumbers:
     """The score metrics of one window's ``tally`` (module docstring): as read, at the reference mix ``priors``
-    (K, in class order; None without a reference: corrected and distortion NaN), with ``policy``'s parameters
-    and confidence. All five at once from the bins (``metrics.window_scores``: the values of
-    ``metrics.compute_scores``, ~50x faster at K = 10)."""
-    specs = catalog(SCORES)
+    (K float64, in class order, summing to 1: not checked again; None without a reference: corrected and
+    distortion NaN), with ``policy``'s parameters
+    and confidence. All five at both mixes, and DeLong's variance, in one compiled call
+    (``metrics.window_scores.score_values``: the values of ``metrics.compute_scores``)."""
     k = int(tally.hist.shape[0])
     readable = _fits(tally, priors) and tally.n_scored > 0
-    parts = (tally.hist, tally.sums, tally.top)
     positive = 1 if tally.positive is None else tally.positive
-    params = {name: specs[name].resolve_params(policy.params(name)) for name in specs}
-    multi_class = str(params["roc_auc"]["multi_class"])
-    nothing = dict.fromkeys(specs, math.nan)
-    scores, corrected = nothing, nothing
-    if readable and priors is None:
-        scores = score_metrics_at(*parts, (None,), positive=positive, multi_class=multi_class)[0]
-    elif readable:  # the bins read once for both mixes
-        scores, corrected = score_metrics_at(*parts, (None, priors), positive=positive, multi_class=multi_class)
-    condition1 = {name: s.satisfies_condition1(params[name], k) for name, s in specs.items()}
+    multi_class, condition1 = _settings(policy, k)
+    scores = corrected = np.full(len(NAMES), math.nan)
+    variance = math.nan
+    if readable:  # the bins read once for both mixes
+        values, variance = score_values(tally.hist, tally.sums, tally.top, (None,) if priors is None else
+                                        (None, priors), positive=positive, multi_class=multi_class,
+                                        normalised=True)
+        scores = values[0]
+        if priors is not None:
+            corrected = values[1]
     intervals: dict[str, tuple[float, float]] = {}
     if k == 2:
-        intervals["roc_auc"] = (roc_auc_interval(parts, positive=positive, confidence=float(policy.confidence))
-                                if readable else (math.nan, math.nan))
-    return ScoreNumbers(FrozenMap({m: scores[m] for m in specs}, noun="metric"),
-                        FrozenMap({m: corrected[m] for m in specs}, noun="metric"),
-                        FrozenMap({m: scores[m] - corrected[m] for m in specs}, noun="metric"),
-                        FrozenMap(intervals, noun="metric"), FrozenMap(condition1, noun="metric"))
+        intervals["roc_auc"] = delong_interval(float(scores[0]), variance, float(policy.confidence))
+    read, at_mix = scores.tolist(), corrected.tolist()
+    return ScoreNumbers(FrozenMap(dict(zip(NAMES, read, strict=True)), noun="metric"),
+                        FrozenMap(dict(zip(NAMES, at_mix, strict=True)), noun="metric"),
+                        FrozenMap({m: a - b for m, a, b in zip(NAMES, read, at_mix, strict=True)}, noun="metric"),
+                        FrozenMap(intervals, noun="metric"), condition1)
 
 
-def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> WindowReport:
+_SETTINGS: list[tuple[Policy, int, str, FrozenMap[str, bool]]] = []  # the last policy's, per K: one entry a K
+
+
+def _settings(policy: Policy, k: int) -> tuple[str, FrozenMap[str, bool]]:
+    """``roc_auc``'s ``multi_class`` under ``policy`` and whether each score metric keeps Condition 1 at K = k:
+    the same for every window of a report, so resolved once per policy and K (the policy is frozen)."""
+    for known, rows, multi_class, condition1 in tuple(_SETTINGS):
+        if known is policy and rows == k:
+            return multi_class, condition1
+    specs = catalog(SCORES)
+    params = {name: specs[name].resolve_params(policy.params(name)) for name in specs}
+    entry = (policy, k, str(params["roc_auc"]["multi_class"]),
+             FrozenMap({name: s.satisfies_condition1(params[name], k) for name, s in specs.items()}, noun="metric"))
+    _SETTINGS[:] = [*[e for e in _SETTINGS if e[0] is policy][-3:], entry]  # a few K of the current policy
+    return entry[2], entry[3]
+
+
+def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy, **more: Any) -> WindowReport:
     """``w`` with the score metrics ``numbers`` added to its maps and their Type 1 flags to its flags: raised, as
     for the confusion metrics, when the window's mix differs from the reference beyond chance (the prior-shift
     test rejects at ``shift_alpha``) and a metric that violates Condition 1 here moved by more than the
-    tolerance."""
+    tolerance. ``more``: other fields to set in the same copy (``score_tally``)."""
     shift = w.prior_shift
     flags = w.flags
     if shift is not None and shift.p_value < policy.shift_alpha:
@@ -109,7 +126,8 @@ def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy) -> Windo
                                       condition1=numbers.condition1))
     return replace(w, scores=Extended(w.scores, numbers.scores), corrected=Extended(w.corrected, numbers.corrected),
                    distortion=Extended(w.distortion, numbers.distortion),
-                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1)
+                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1,
+                   **more)
 
 
 def _same(a: ScoreTally, b: ScoreTally) -> bool:
@@ -133,7 +151,7 @@ class ScoreCache:
         entry = self._entries.get(w.name)
         if entry is not None and entry[0] is w and entry[2] is policy and _same(entry[1], tally):
             return entry[3]
-        out = replace(with_scores(w, score_numbers(tally, priors=priors, policy=policy), policy), score_tally=tally)
+        out = with_scores(w, score_numbers(tally, priors=priors, policy=policy), policy, score_tally=tally)
         self._entries[w.name] = (w, tally, policy, out)
         return out
 

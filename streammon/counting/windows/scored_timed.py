@@ -137,15 +137,17 @@ class TimedScores(ScoreWindow):
         whole.add(self._open.hist, self._open.sums, self._open.top)
         return whole
 
+    def read_key(self, now: float | None) -> Any:
+        return None if now is None else math.floor(now / self.window.width)
+
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         if now is not None:
             self._expire(math.floor(now / self.window.width))
         if self._open_id is None:
             return super().snapshot(now, k, positive)
         if not self._closed:  # only the open bucket holds samples: no sum to make
-            return self._open.snapshot(k, positive)
-        return ScoreTally.frozen(self.counts.hist[:k] + self._open.hist[:k], self.counts.sums[:k] + self._open.sums[:k],
-                                 self.counts.top[:k] + self._open.top[:k], positive)
+            return self._frozen(k, positive, self._open)
+        return self._frozen(k, positive, self.counts, self._open)
 
     def state(self) -> dict[str, Any]:
         buckets = [bucket.item(bucket_id) for bucket_id, bucket in sorted(self._closed.items())]

@@ -1,0 +1,277 @@
+"""The compiled loop of ``streammon.metrics.window_scores``: all five score metrics of one window's tally, at every
+mix asked, in one call (pure).
+
+A report reads the five metrics of each window at two mixes. Done with numpy, that is some forty small array
+operations a window (~5 µs each, whatever the size), more than the arithmetic itself at K = 2; at K = 10 the
+bins are K × K × 2,048 cells. This loop reads each histogram cell once (twice for the bins a column holds
+samples in, while they are in cache), and makes every pair's AUC numerator, every class's average precision
+at every mix, the Brier score, the log loss, the ECE and — binary — DeLong's variance of the AUC, with no
+array made per metric.
+
+Exactness: the AUC numerators are sums of products of integer counts and half-integers, exact in float64 (below
+2⁵²) whatever the order; the average precisions add the same terms in the same order as ``window_scores``'s
+first compiled loop did (descending bins, the negatives summed over classes in class order); the means over
+classes and pairs are plain sums of at most K(K − 1)/2 terms (``math.fsum`` before: a difference of a few ulps).
+``tests/test_score_report.py`` checks every value against the per-metric functions (each checked against
+scikit-learn) to 1e-12.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from streammon.metrics.jitting import compiled
+
+ROC_AUC, AVERAGE_PRECISION, BRIER, LOG_LOSS, ECE = range(5)  # the columns of the output (``window_scores.NAMES``)
+_SUM, _SUM_SQ, _SUM_LOG, _SUM_LOG1M = range(4)  # score_bins.SUMS
+_COUNT, _CORRECT, _CONFIDENCE = range(3)  # score_bins.TOP
+
+
+def jit(function: Any) -> Any:
+    """A loop of this module compiled (``streammon.metrics.jitting``; this module is imported on first use). The
+    loops take their arrays positionally (PLR0917): numba compiles no keyword-only parameters."""
+    return compiled(function, error_model="numpy")
+
+
+@jit
+def _weights(hist: Any, mixes: Any, as_read: Any, w: Any, defined: Any, counts: Any) -> None:  # noqa: PLR0917
+    """Each class's sample count into ``counts`` and, per mix row v, each class's weight into ``w[v]`` (1 as
+    read; ``π_c·n/n_c``, 0 for a class the mix lacks, NaN for one the mix needs but the window lacks) and whether
+    the row reads anything (``defined[v]``: every weight finite, some weighted sample)."""
+    k, _, bins = hist.shape
+    n = 0.0
+    for c in range(k):
+        total = 0
+        for b in range(bins):
+            total += hist[c, 0, b]
+        counts[c] = total
+        n += total
+    for v in range(mixes.shape[0]):
+        ok = True
+        mass = 0.0
+        for c in range(k):
+            if as_read[v]:
+                w[v, c] = 1.0
+            elif counts[c] > 0:
+                w[v, c] = mixes[v, c] * n / counts[c]
+            elif mixes[v, c] > 0:
+                w[v, c] = math.nan
+                ok = False
+            else:
+                w[v, c] = 0.0
+            mass += w[v, c] * counts[c]
+        defined[v] = ok and mass > 0
+
+
+@jit
+def _calibration(sums: Any, top: Any, w: Any, counts: Any, v: int, column: int, positive: int,  # noqa: PLR0917
+                 binary: bool, out: Any) -> None:
+    """Brier score, log loss and ECE of mix row v from the exact sums and the confidence bins."""
+    k = counts.shape[0]
+    total = 0.0
+    squared = 0.0
+    logs = 0.0
+    for c in range(k):
+        total += w[v, c] * counts[c]
+        if binary:
+            sq = sums[c, column, _SUM_SQ]
+            if c == positive:
+                sq += counts[c] - 2.0 * sums[c, column, _SUM]
+                lg = sums[c, column, _SUM_LOG]
+            else:
+                lg = sums[c, column, _SUM_LOG1M]
+        else:
+            sq = 0.0
+            for col in range(sums.shape[1]):
+                sq += sums[c, col, _SUM_SQ]
+            sq += counts[c] - 2.0 * sums[c, c, _SUM]
+            lg = sums[c, c, _SUM_LOG]
+        squared += w[v, c] * sq
+        logs += w[v, c] * lg
+    gaps = 0.0
+    for b in range(top.shape[1]):
+        gap = 0.0
+        for c in range(k):
+            gap += w[v, c] * (top[c, b, _CORRECT] - top[c, b, _CONFIDENCE])
+        gaps += abs(gap)
+    out[v, BRIER] = squared / total
+    out[v, LOG_LOSS] = -logs / total
+    out[v, ECE] = gaps / total
+
+
+@jit
+def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive: int, out: Any,  # noqa: PLR0917
+            delong: Any) -> None:
+    """ROC AUC (the same at every mix: the weights cancel), each mix's average precision and, into ``delong[0]``,
+    DeLong's variance of the AUC as read (NaN with fewer than 2 samples of a class)."""
+    bins = hist.shape[2]
+    negative = 1 - positive
+    npos, nneg = counts[positive], counts[negative]
+    below = 0.0
+    numer = 0.0
+    for b in range(bins):
+        p, q = hist[positive, column, b], hist[negative, column, b]
+        if p:
+            numer += p * (below + 0.5 * q)
+        below += q
+    auc = numer / (npos * nneg) if npos > 0 and nneg > 0 else math.nan
+    for v in range(out.shape[0]):
+        if not defined[v]:
+            continue
+        out[v, ROC_AUC] = auc
+        wp, wn = w[v, positive], w[v, negative]
+        tp = 0.0
+        fp = 0.0
+        acc = 0.0
+        for b in range(bins - 1, -1, -1):
+            p = wp * hist[positive, column, b]
+            tp += p
+            fp += wn * hist[negative, column, b]
+            if p > 0.0:
+                acc += p * tp / (tp + fp)
+        out[v, AVERAGE_PRECISION] = acc / tp if tp > 0.0 else math.nan
+    if npos < 2 or nneg < 2:
+        delong[0] = math.nan
+        return
+    seen_neg = 0.0
+    seen_pos = 0.0
+    spread_pos = 0.0
+    spread_neg = 0.0
+    for b in range(bins):
+        p, q = hist[positive, column, b], hist[negative, column, b]
+        if not (p or q):
+            continue
+        seen_neg += q
+        seen_pos += p
+        v10 = (seen_neg - 0.5 * q) / nneg  # a positive's share of negatives below (ties ½)
+        v01 = (npos - seen_pos + 0.5 * p) / npos  # a negative's share of positives above (ties ½)
+        spread_pos += p * (v10 - auc) ** 2
+        spread_neg += q * (v01 - auc) ** 2
+    delong[0] = spread_pos / (npos - 1) / npos + spread_neg / (nneg - 1) / nneg
+
+
+@jit
+def _pair_numerator(mine: Any, other: Any, exact: bool) -> float:
+    """``Σ_b mine[b]·(Σ_{b' < b} other[b'] + ½ other[b])`` over one column's bins: twice it in integers where
+    that cannot overflow (``exact``: the product of the two classes' counts below 2⁶¹), else in float64."""
+    if exact:
+        run = 0
+        acc = 0
+        for b in range(mine.shape[0]):
+            h = other[b]
+            acc += mine[b] * (2 * run + h)
+            run += h
+        return acc * 0.5
+    runf = 0.0
+    accf = 0.0
+    for b in range(mine.shape[0]):
+        h = other[b]
+        accf += mine[b] * (runf + 0.5 * h)
+        runf += h
+    return accf
+
+
+@jit
+def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
+    """Each mix's ROC AUC (Hand & Till's mean over the present pairs, or the macro one-vs-rest mean) and macro AP
+    (over the present classes) from the pair numerators and the per-class APs."""
+    k = counts.shape[0]
+    views = out.shape[0]
+    for v in range(views):
+        if not defined[v]:
+            continue
+        auc_sum = 0.0
+        auc_n = 0
+        ap_sum = 0.0
+        ap_n = 0
+        for c in range(k):
+            if not w[v, c] * counts[c] > 0:
+                continue
+            if not math.isnan(aps[v, c]):
+                ap_sum += aps[v, c]
+                ap_n += 1
+            if ovo:
+                for j in range(c + 1, k):
+                    if w[v, j] * counts[j] > 0:
+                        pair = counts[c] * counts[j]
+                        auc_sum += (numer[c, j] / pair + numer[j, c] / pair) / 2
+                        auc_n += 1
+            else:  # the pooled negatives' AUC: the weighted mean of the pairwise ones
+                weight = 0.0
+                acc = 0.0
+                for j in range(k):
+                    other = w[v, j] * counts[j]
+                    if j != c and other > 0:
+                        weight += other
+                        acc += numer[c, j] / (counts[c] * counts[j]) * other
+                if weight > 0:
+                    auc_sum += acc / weight
+                    auc_n += 1
+        out[v, ROC_AUC] = auc_sum / auc_n if auc_n else math.nan
+        out[v, AVERAGE_PRECISION] = ap_sum / ap_n if ap_n else math.nan
+
+
+@jit
+def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
+    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, reading each
+    column's rows of bins in order (contiguous: the bins of one true class and column are one row); then ROC AUC
+    (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
+    k, _, bins = hist.shape
+    views = out.shape[0]
+    numer = np.zeros((k, k))
+    aps = np.full((views, k), math.nan)
+    neg = np.empty((views, bins))
+    for i in range(k):
+        mine = hist[i, i]
+        neg[:] = 0.0
+        for j in range(k):
+            if j == i:
+                continue
+            row = hist[j, i]
+            numer[i, j] = _pair_numerator(mine, row, counts[i] * counts[j] < 2.0**61)
+            for v in range(views):  # the negatives of class i's column at each mix, classes added in order
+                wj = w[v, j]
+                if defined[v] and wj != 0.0:
+                    for b in range(bins):
+                        neg[v, b] += wj * row[b]
+        for v in range(views):
+            if not defined[v]:
+                continue
+            wi = w[v, i]
+            tp = 0.0
+            fp = 0.0
+            acc = 0.0
+            for b in range(bins - 1, -1, -1):
+                p = wi * mine[b]
+                tp += p
+                fp += neg[v, b]
+                if p > 0.0:
+                    acc += p * tp / (tp + fp)
+            aps[v, i] = acc / tp if tp > 0.0 else math.nan
+    _macro(w, defined, counts, numer, aps, ovo, out)
+
+
+@jit
+def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
+                out: Any, delong: Any) -> None:
+    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) int64,
+    ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
+    weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
+    variance into ``delong[0]``. ``out`` comes filled with NaN."""
+    k = hist.shape[0]
+    w = np.empty((out.shape[0], k))
+    defined = np.empty(out.shape[0], np.bool_)
+    counts = np.empty(k)
+    _weights(hist, mixes, as_read, w, defined, counts)
+    binary = k == 2
+    column = 0 if hist.shape[1] == 1 else positive
+    for v in range(out.shape[0]):
+        if defined[v]:
+            _calibration(sums, top, w, counts, v, column, positive, binary, out)
+    if binary:
+        _binary(hist, w, defined, counts, column, positive, out, delong)
+    else:
+        _multiclass(hist, w, defined, counts, ovo, out)

@@ -14,10 +14,10 @@ def ref(model, priors):
     for c, p in priors.items():
         inputs.append({"series": f'streammon_reference_prior{{model="{model}",class="{c}"}}', "values": f"{p}+0x1500"})
 cls("m", "a", "0+10x1500", "0+9x1500"); cls("m", "b", "0+10x1500", "0+9x1380 12423+3x119"); ref("m", {"a": 0.5, "b": 0.5})
-cls("p", "a", "0+10x1440 14490+90x59", "0+9x1440 13041+81x59"); cls("p", "b", "0+10x1500", "0+9x1500"); ref("p", {"a": 0.5, "b": 0.5})
+cls("p", "a", "0+10x1420 14290+90x79", "0+9x1420 12861+81x79"); cls("p", "b", "0+10x1500", "0+9x1500"); ref("p", {"a": 0.5, "b": 0.5})
 cls("i", "a", "0+10x1500", "0+9x1500"); cls("i", "b", "0+10x1500", "0+2x1500"); ref("i", {"a": 0.5, "b": 0.5})
 cls("e", "a", "0+10x1500", "0+9x1500"); cls("e", "b", "0+0.25x1500", "0+0.25x1380 345+0x119"); ref("e", {"a": 0.975609756097561, "b": 0.024390243902439025})
-cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1440 5+5x59", "0+0x1440 4+4x59"); ref("n", {"a": 0.5, "b": 0.5})
+cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1420 5+5x79", "0+0x1420 4+4x79"); ref("n", {"a": 0.5, "b": 0.5})
 def baseline(model, c, instance, values):
     inputs.append({"series": f'streammon_baseline_recall{{model="{model}",class="{c}",instance="{instance}"}}', "values": values})
 def replica_alert(model, instance, window, kind, subject, values):
@@ -91,6 +91,52 @@ def expr_test(expr, selector, samples):
     """Each expected value within 1e-12 (Prometheus sums in no fixed order): abs(x - v) < bool 1e-12 is 1."""
     checks = " or ".join(f"abs({expr}{{{labels}}} - {value!r}) < bool 1e-12" for labels, value in samples)
     return {"expr": checks, "eval_time": at, "exp_samples": [{"labels": f"{{{labels}}}", "value": 1} for labels, _ in samples]}
+# Hysteresis (a second test, 300 minutes): each alert turns on at its level and, once firing, stays on at a looser
+# one read from its own ALERTS series over the window; each case is checked 70-80 minutes after the on-level ended,
+# beyond keep_firing_for (1h), so only the hold keeps it on. Counters grow piecewise: (minutes, per minute).
+held_inputs = []
+
+
+def piecewise(segments):
+    """promtool values of a counter growing at each segment's rate for its minutes, from 0 at minute 0."""
+    out, value, first = [], 0.0, True
+    for minutes, rate in segments:
+        out.append(f"{value!r}+{rate!r}x{minutes}" if first else f"{value + rate!r}+{rate!r}x{minutes - 1}")
+        value, first = value + rate * minutes, False
+    return " ".join(out)
+
+
+def held_class(model, c, segments):
+    """segments: (minutes, samples per minute, recall); the class's exported baseline recall is 0.9."""
+    samples = piecewise([(m, n) for m, n, _ in segments])
+    correct = piecewise([(m, n * r) for m, n, r in segments])
+    held_inputs.append(series(model, c, "streammon_class_samples_total", samples))
+    held_inputs.append(series(model, c, "streammon_class_correct_total", correct))
+    where = f'model="{model}",class="{c}",instance="r1"'
+    held_inputs.append({"series": f"streammon_baseline_recall{{{where}}}", "values": "0.9+0x300"})
+
+
+# gate: class b's recall drops to 0.6 at 120 min (2 a minute, 120 an hour: the on-level's 100 samples), its traffic
+# to 1.5 a minute at 180 (90 an hour): the on-level ends at 220, the hold (50 samples) keeps it. level: recall 0.6,
+# then 0.8 from 180 (above baseline - 0.15 = 0.75, below baseline - 0.075): the on-level ends at 225. never: 90 an
+# hour at recall 0.6 from the start: the hold never starts an alert. inc: class b's recall 0.2 (below 1/K = 1/2) from
+# 120 at 1 a minute, then 0.4 a minute (24 an hour: below the on-level's 30, above the hold's 15) from 180.
+for model, b in (("gate", [(120, 2, 0.9), (60, 2, 0.6), (120, 1.5, 0.6)]),
+                 ("level", [(120, 2, 0.9), (60, 2, 0.6), (120, 2, 0.8)]),
+                 ("never", [(300, 1.5, 0.6)]),
+                 ("inc", [(120, 1, 0.9), (60, 1, 0.2), (120, 0.4, 0.2)])):
+    held_class(model, "a", [(300, 10, 0.9)])
+    held_class(model, "b", b)
+# brief: the 1 % class at 2.5 % for 30 minutes (120-150): its 1h window is over the on-level (ratio 1.5) for 50
+# minutes, short of for: 1h (a confirmation on fresh samples); long: the same for 150 minutes fires.
+for model, minutes in (("brief", 30), ("long", 150)):
+    fraud = [(120, 1), (minutes, 2.5), (180 - minutes, 1)]
+    for c, prior, segments in (("legit", 0.99, [(300, 99)]), ("fraud", 0.01, fraud)):
+        held_inputs.append(series(model, c, "streammon_class_samples_total", piecewise(segments)))
+        where = f'model="{model}",class="{c}"'
+        held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
+long_ratio = 150 / (150 + 5940) / 0.01  # the 1h window at 240 min: 2.5 and 99 a minute
+RECALL = "StreammonClassRecallDegraded"
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
@@ -137,6 +183,20 @@ doc = {
       {"eval_time": at, "alertname": "StreammonNotPriorShift", "exp_alerts": [alert("StreammonNotPriorShift", {"severity": "warning", "model": "E", "window": "cumulative"}, 0.02), alert("StreammonNotPriorShift", {"severity": "warning", "model": "F", "window": "timed_3600s"}, 0.004)]},
       {"eval_time": "1380m", "alertname": "StreammonNotPriorShift", "exp_alerts": []},
     ],
+  }, {
+    "interval": "1m",
+    "input_series": held_inputs,
+    "alert_rule_test": [
+      {"eval_time": "170m", "alertname": RECALL,
+       "exp_alerts": [alert(RECALL, {"severity": "warning", "model": m, "class": "b"}, 0.65) for m in ("gate", "level")]},
+      {"eval_time": "300m", "alertname": RECALL,
+       "exp_alerts": [alert(RECALL, {"severity": "warning", "model": "gate", "class": "b"}, 0.6),
+                      alert(RECALL, {"severity": "warning", "model": "level", "class": "b"}, 0.8)]},
+      {"eval_time": "300m", "alertname": "StreammonIncompetent",
+       "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "inc"}, 0.2)]},
+      {"eval_time": "240m", "alertname": "StreammonPriorShift",
+       "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "long"}, long_ratio)]},
+    ],
   }],
 }
 head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a real degradation of class b;\n"
@@ -144,5 +204,6 @@ head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a
         "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
         "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
         "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"
-        "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n")
+        "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n"
+        "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from streammon.export.hysteresis import held
+
 if TYPE_CHECKING:
     from streammon.export.rules import RuleSettings
 
@@ -97,16 +99,13 @@ def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
     firing, held while the ratio is at least ``shift_clear_ratio`` and the largest z above the clear threshold
     (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the window)."""
     w = s.window
-    # firing at some evaluation within the window: the previous evaluation's ALERTS sample is beyond the 5-minute
-    # lookback wherever rules are evaluated less often than every 5 minutes
-    firing = f'last_over_time(ALERTS{{alertname="StreammonPriorShift", alertstate="firing"}}[{w}])'
+    on = (f"streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
+          f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD})")
+    hold = (f"streammon:prior_ratio:max_{w} >= {s.shift_clear_ratio}"
+            f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {CLEAR_THRESHOLD})")
     return {
         "alert": "StreammonPriorShift",
-        "expr": (f"(streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
-                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD}))"
-                 f" or (streammon:prior_ratio:max_{w} >= {s.shift_clear_ratio}"
-                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {CLEAR_THRESHOLD})"
-                 f" and on (model) {firing})"),
+        "expr": held(on, hold, "StreammonPriorShift", w, "model"),
         "for": s.shift_for,
         "keep_firing_for": s.keep_firing_for,
         "labels": {"severity": "info"},

@@ -14,14 +14,16 @@ flags a class, counted once per replica (``StreammonClassDegraded``); a class's
 windowed recall, summed over replicas, fell well below the baseline the exporters
 report (``streammon_baseline_recall``, so it works from the first scrape; the long
 ``baseline`` window only where no exporter has one) with enough labelled evidence
-(``StreammonClassRecallDegraded``). Both are class-conditional only, so a pure prior
-shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
+(``StreammonClassRecallDegraded``; once firing, held at half the drop and half the evidence, so that a gate near
+the class's expected count per window does not split one drop into many alerts). Both are class-conditional only,
+so a pure prior shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
 seed 001: some class is recalled worse than the uniformly random classifier); the
 class set changed; the class mix shifted by the process's own criterion — the largest per-class prior ratio,
-and a per-class significance test (``StreammonPriorShift``, informational, held by ``keep_firing_for``); late labels
-stopped arriving or the predicted mix moved (``streammon.export.label_rules``); the predictions
-moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every
-alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
+and a per-class significance test (``StreammonPriorShift``, informational, confirmed for one window and held
+at the clear levels); late labels stopped arriving or the predicted mix moved (``streammon.export.label_rules``);
+the predictions moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every alert
+has ``summary``, ``description`` (what to do) and ``runbook_url``; the held ones (``streammon.export.hysteresis``)
+turn on at one level and off at a looser one.
 
 ``streammon rules`` prints the YAML (its flags set windows, thresholds and ``for:``;
 ``--profile demo`` suits ``streammon demo``); ``grafana/rules/streammon.rules.yml``

@@ -21,9 +21,13 @@ of a rare class can never reach z* (fewer than z*² expected samples: the rule c
 below ~700 samples, where the process's exact test can). Keep the rule's ``window`` long enough for the
 expected counts of the rarest class to reach 10 or more.
 
-Hysteresis: ``keep_firing_for`` (``RuleSettings.keep_firing_for``, one hour — the rules' window — by default,
-as on every generated alert) keeps one episode one alert when the window hovers at the edge; the process instead
-holds its alert at looser levels and for one turnover of its window (``Policy.alert_hold``).
+Hysteresis, so that one episode is one alert: ``for:`` (``RuleSettings.shift_for``) is the window, one hour, so
+the on-level must hold on the window's samples at t and on the disjoint ones at t + 1h — a confirmation on fresh
+samples, where a 15-minute ``for:`` confirmed on windows three-quarters shared (on the 90-day scenario, two false
+alerts in the 14 days before the mix moved); once firing, the alert is held at the process's clear levels
+(``shift_clear_ratio``, ``shift_clear_alpha``) read from its own ``ALERTS`` series (``streammon.export.hysteresis``);
+and ``keep_firing_for`` (one hour, as on every generated alert) outlasts a short gap. The process holds its alert
+at the same levels and for one turnover of its window (``Policy.alert_hold``).
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]
@@ -95,9 +99,10 @@ def _quantile(q: str) -> str:
 
 
 def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
-    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold; once
-    firing, held while the ratio is at least ``shift_clear_ratio`` and the largest z above the clear threshold
-    (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the window)."""
+    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold for
+    ``shift_for`` (the window); once firing, held while the ratio is at least ``shift_clear_ratio`` and the largest
+    z above the clear threshold (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the
+    window)."""
     w = s.window
     on = (f"streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
           f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD})")

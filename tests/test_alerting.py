@@ -69,6 +69,7 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
                  "--min-class-samples", "50", "--min-samples-per-class", "40", "--shift-min-ratio", "2.5",
                  "--recall-clear-drop", "0.1", "--hold-class-samples", "20", "--hold-samples-per-class", "10",
+                 "--incompetent-confidence", "0.9",
                  "--shift-alpha", "0.002", "--keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
@@ -84,6 +85,7 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert "(streammon:class_recall:baseline - 0.1) and on (model, class) streammon:class_samples:increase_30m >= 20" \
         in recall and 'alertname=\\"StreammonClassRecallDegraded\\", alertstate=\\"firing\\"}[30m]' in recall
     assert "(streammon:class_samples:increase_30m > 0) >= 10" in rules["StreammonIncompetent"]
+    assert "ln(0.05 / streammon:classes_present:count_30m)" in rules["streammon:min_recall_z:threshold_30m"]
     assert "streammon:class_recall:ratio_6h" in rules["streammon:class_recall:baseline"]
     assert ">= 40" in rules["StreammonIncompetent"] and 'for: "8m"' in rules["StreammonIncompetent"]
     assert 'for: "9m"' in rules["StreammonClassSetChanged"]
@@ -134,7 +136,7 @@ def test_rule_settings_reject_bad_values_with_value_error() -> None:
     (hysteresis) stricter than their on levels."""
     for bad in ({"shift_for": "15 m"}, {"shift_alpha": 0}, {"recall_drop": True}, {"min_class_samples": 2.5},
                 {"baseline": "1h"}, {"recall_clear_drop": 0.2}, {"hold_class_samples": 101},
-                {"hold_samples_per_class": 31}, {"hold_samples_per_class": 0}):
+                {"hold_samples_per_class": 31}, {"hold_samples_per_class": 0}, {"incompetent_confidence": 1.0}):
         with pytest.raises(ValueError, match=re.escape(repr(next(iter(bad.values()))))):
             RuleSettings(**bad)  # type: ignore[arg-type]
 

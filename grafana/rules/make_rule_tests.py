@@ -2,6 +2,8 @@ import math
 from streammon.export.estimate_rules import estimate_alerting_rules
 from streammon.export.label_rules import label_alerting_rules
 from streammon.export.rules import RuleSettings, alerting_rules, _yaml
+from streammon.metrics.intervals import window_intervals
+import numpy as np
 s = RuleSettings()
 ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s) + estimate_alerting_rules(s)}
 inputs = []
@@ -16,6 +18,8 @@ def ref(model, priors):
 cls("m", "a", "0+10x1500", "0+9x1500"); cls("m", "b", "0+10x1500", "0+9x1380 12423+3x119"); ref("m", {"a": 0.5, "b": 0.5})
 cls("p", "a", "0+10x1420 14290+90x79", "0+9x1420 12861+81x79"); cls("p", "b", "0+10x1500", "0+9x1500"); ref("p", {"a": 0.5, "b": 0.5})
 cls("i", "a", "0+10x1500", "0+9x1500"); cls("i", "b", "0+10x1500", "0+2x1500"); ref("i", {"a": 0.5, "b": 0.5})
+# w: class b's recall 0.45 from 90 samples an hour — below 1/K, but not confidently: no incompetence alert
+cls("w", "a", "0+10x1500", "0+9x1500"); cls("w", "b", "0+1.5x1500", "0+0.675x1500")
 cls("e", "a", "0+10x1500", "0+9x1500"); cls("e", "b", "0+0.25x1500", "0+0.25x1380 345+0x119"); ref("e", {"a": 0.975609756097561, "b": 0.024390243902439025})
 cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1420 5+5x79", "0+0x1420 4+4x79"); ref("n", {"a": 0.5, "b": 0.5})
 def baseline(model, c, instance, values):
@@ -87,9 +91,12 @@ def alert(name, labels, value):
 def sample(expr, labels, value):
     return {"labels": f"{expr}{{{labels}}}", "value": value}
 at = "1500m"
-def expr_test(expr, selector, samples):
+def least_upper(correct, totals):
+    """The upper end of the process's interval of the minimum recall (streammon.metrics.intervals)."""
+    return float(window_intervals(np.array([correct], float), np.array([totals], float))[1][0]["min_recall"][1])
+def expr_test(expr, selector, samples, within=1e-12):
     """Each expected value within 1e-12 (Prometheus sums in no fixed order): abs(x - v) < bool 1e-12 is 1."""
-    checks = " or ".join(f"abs({expr}{{{labels}}} - {value!r}) < bool 1e-12" for labels, value in samples)
+    checks = " or ".join(f"abs({expr}{{{labels}}} - {value!r}) < bool {within}" for labels, value in samples)
     return {"expr": checks, "eval_time": at, "exp_samples": [{"labels": f"{{{labels}}}", "value": 1} for labels, _ in samples]}
 # Hysteresis (a second test, 300 minutes): each alert turns on at its level and, once firing, stays on at a looser
 # one read from its own ALERTS series over the window; each case is checked 70-80 minutes after the on-level ended,
@@ -151,6 +158,12 @@ doc = {
       expr_test("streammon:acsa:ratio_1h", 'model="m"', [('model="m"', (0.9 + 0.3) / 2)]),
       expr_test("streammon:gmean:ratio_1h", 'model="m"', [('model="m"', math.sqrt(0.9 * 0.3))]),
       expr_test("streammon:min_recall:ratio_1h", 'model="m"', [('model="m"', 0.3)]),
+      # the process's interval of the minimum recall (Wilson, Bonferroni over the classes): the rule's quantile is
+      # Abramowitz-Stegun's (error < 4.5e-4 in z)
+      expr_test("streammon:min_recall:upper_1h", 'model=~"m|i|w"',
+                [(f'model="{m}"', least_upper(correct, totals)) for m, correct, totals in
+                 (("m", [540, 180], [600, 600]), ("i", [540, 120], [600, 600]), ("w", [540, 40.5], [600, 90]))],
+                within=1e-3),
       expr_test("streammon:class_recall:ratio_1h", 'model="p"', [('model="p",class="a"', 0.9), ('model="p",class="b"', 0.9)]),
       expr_test("streammon:class_prior:ratio_1h", 'model="p"', [('model="p",class="a"', 0.9), ('model="p",class="b"', 0.1)]),
       expr_test("streammon:rrt:ratio_1h", 'model="p"', [('model="p"', 9)]),
@@ -200,7 +213,8 @@ doc = {
   }],
 }
 head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a real degradation of class b;\n"
-        "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K);\n"
+        "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K); w, below 1/K\n"
+        "# but not confidently (90 samples: no alert);\n"
         "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
         "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
         "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"

@@ -24,6 +24,9 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "hold_samples_per_class": ("--hold-samples-per-class", int,
                                "StreammonIncompetent, once firing, stays on with this many samples of every present "
                                "class (default 15)"),
+    "incompetent_confidence": ("--incompetent-confidence", float,
+                               "StreammonIncompetent: level of the minimum recall's interval, whose upper bound must "
+                               "be below 1/K (default 0.95, the Policy's confidence)"),
     "shift_alpha": ("--shift-alpha", float, "StreammonPriorShift: significance level (default 0.01)"),
     "shift_min_ratio": ("--shift-min-ratio", float,
                         "StreammonPriorShift: least largest per-class prior ratio (default 1.5)"),

@@ -42,6 +42,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.export.competence_rules import competence_rules, incompetent_alert
 from streammon.export.durations import milliseconds
 from streammon.export.estimate_rules import estimate_alerting_rules, estimate_recording_rules
 from streammon.export.hysteresis import held
@@ -82,6 +83,7 @@ class RuleSettings:
     hold_class_samples: int = 50
     min_samples_per_class: int = 30  # evidence for incompetence: every class present has this many
     hold_samples_per_class: int = 15  # once firing, StreammonIncompetent stays on with this much evidence
+    incompetent_confidence: float = 0.95  # StreammonIncompetent: level of the minimum recall's interval (the Policy's)
     shift_alpha: float = 0.01  # StreammonPriorShift: the significance level (the Policy's shift_alpha)
     shift_min_ratio: float = 1.5  # StreammonPriorShift: the least largest prior ratio (the Policy's shift_min_ratio)
     shift_clear_alpha: float = 0.5  # once firing, it stays on at these looser levels (the Policy's clear levels)
@@ -118,8 +120,8 @@ class RuleSettings:
             if name in ("window", "baseline") and length == 0:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
-        for name in ("recall_drop", "recall_clear_drop", "shift_alpha", "shift_clear_alpha", "label_coverage_fraction",
-                     "predicted_mix_tv", "label_shift_p_value", "expected_drop"):
+        for name in ("recall_drop", "recall_clear_drop", "incompetent_confidence", "shift_alpha", "shift_clear_alpha",
+                     "label_coverage_fraction", "predicted_mix_tv", "label_shift_p_value", "expected_drop"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -204,7 +206,7 @@ def recording_rules(s: RuleSettings) -> list[dict[str, str]]:
                   ' "class", "$1", "subject", "(.*)"))')},
         {"record": REPLICAS, "expr": "count by (model) (streammon_samples_total)"},
     ]
-    return rules + prior_shift_rules(s)
+    return rules + competence_rules(s) + prior_shift_rules(s)
 
 
 def _runbook(s: RuleSettings, alert: str) -> str:
@@ -215,8 +217,6 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
     """CUSUM and windowed degradation, incompetence, class-set change and prior-shift alerts."""
     w = s.window
     recall, samples = f"streammon:class_recall:ratio_{w}", f"streammon:class_samples:increase_{w}"
-    incompetent = f"streammon:min_recall:ratio_{w} < on (model) (1 / streammon:classes_present:count_{w})"
-    least = f"min by (model) ({samples} > 0)"  # the evidence: samples of the least counted class present
     return [
         {
             "alert": "StreammonClassDegraded",
@@ -256,24 +256,7 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
                 "runbook_url": _runbook(s, "StreammonClassRecallDegraded"),
             },
         },
-        {
-            "alert": "StreammonIncompetent",
-            "expr": held(f"{incompetent} and on (model) {least} >= {s.min_samples_per_class}",
-                         f"{incompetent} and on (model) {least} >= {s.hold_samples_per_class}",
-                         "StreammonIncompetent", w, "model"),
-            "for": s.incompetent_for,
-            "keep_firing_for": s.keep_firing_for,
-            "labels": {"severity": "critical"},
-            "annotations": {
-                "summary": "Model {{ $labels.model }} recalls some class worse than random guessing",
-                "description": (f"The minimum recall over {w} is {{{{ $value | humanizePercentage }}}}, below 1/K "
-                                "(Ortigosa-Hernández et al.): some class is recalled worse than by the uniformly "
-                                f"random classifier, with at least {s.min_samples_per_class} samples of every class "
-                                f"present (once firing, held with at least {s.hold_samples_per_class}). "
-                                "Find the class in the per-class recall panel; roll back to the last good model."),
-                "runbook_url": _runbook(s, "StreammonIncompetent"),
-            },
-        },
+        incompetent_alert(s),
         {
             "alert": "StreammonClassSetChanged",
             "expr": (f"streammon:classes_present:count_{w}"

@@ -85,14 +85,14 @@ def prior_shift_rules(s: RuleSettings) -> list[dict[str, str]]:
         {"record": t, "expr": f"sqrt(-2 * ln({s.shift_alpha} / (2 * {BONFERRONI})))"},
         {"record": THRESHOLD,
          "expr": f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"},
-        {"record": CLEAR_THRESHOLD, "expr": _quantile(f"{s.shift_clear_alpha} / (2 * {BONFERRONI})")},
+        {"record": CLEAR_THRESHOLD, "expr": quantile_expr(f"{s.shift_clear_alpha} / (2 * {BONFERRONI})")},
         {"record": f"streammon:prior_shift_z:max_{w}",
          "expr": (f"max by (model) ((abs({counts} - {expected}) - 0.5) / sqrt({expected} * (1 - {PRIOR}))"
                   f" or {new_class})")},
     ]
 
 
-def _quantile(q: str) -> str:
+def quantile_expr(q: str) -> str:
     """PromQL for ``Φ⁻¹(1 − q)`` (``normal_quantile``), ``q`` an expression at most ½."""
     t = f"sqrt(-2 * ln({q}))"
     return f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"

@@ -69,7 +69,7 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
                  "--min-class-samples", "50", "--min-samples-per-class", "40", "--shift-min-ratio", "2.5",
                  "--recall-clear-drop", "0.1", "--hold-class-samples", "20", "--hold-samples-per-class", "10",
-                 "--incompetent-confidence", "0.9",
+                 "--incompetent-confidence", "0.9", "--shift-keep-firing-for", "3h",
                  "--shift-alpha", "0.002", "--keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
@@ -91,7 +91,8 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     assert 'for: "9m"' in rules["StreammonClassSetChanged"]
     shift = rules["StreammonPriorShift"]
     assert "streammon:prior_ratio:max_30m >= 2.5" in shift and 'for: "11m"' in shift
-    assert 'keep_firing_for: "45m"' in shift and "ln(0.002 / (2 * " in rules["streammon:prior_shift_t:ratio"]
+    assert 'keep_firing_for: "3h"' in shift and 'keep_firing_for: "45m"' in rules["StreammonIncompetent"]
+    assert "ln(0.002 / (2 * " in rules["streammon:prior_shift_t:ratio"]
     not_prior = rules["StreammonNotPriorShift"]
     assert "streammon:label_shift_p_value:min < 0.001" in not_prior and 'for: "12m"' in not_prior
     assert "streammon:not_prior_shift:replicas >= 1" in not_prior

@@ -142,7 +142,12 @@ for model, minutes in (("brief", 30), ("long", 150)):
         held_inputs.append(series(model, c, "streammon_class_samples_total", piecewise(segments)))
         where = f'model="{model}",class="{c}"'
         held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
-long_ratio = 150 / (150 + 5940) / 0.01  # the 1h window at 240 min: 2.5 and 99 a minute
+# back: the 1 % class at 2.5 % for 120 minutes, then at 1 % again: firing from about 80 minutes, its clear levels
+# fail from about 170; StreammonPriorShift keeps firing for shift_keep_firing_for (6h) after that, not 1h.
+for c, prior, segments in (("legit", 0.99, [(300, 99)]), ("fraud", 0.01, [(120, 2.5), (180, 1)])):
+    held_inputs.append(series("back", c, "streammon_class_samples_total", piecewise(segments)))
+    where = f'model="back",class="{c}"'
+    held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
 RECALL = "StreammonClassRecallDegraded"
 doc = {
   "rule_files": ["streammon.rules.yml"],
@@ -199,6 +204,12 @@ doc = {
   }, {
     "interval": "1m",
     "input_series": held_inputs,
+    "promql_expr_test": [
+      {"expr": 'ALERTS{alertname="StreammonPriorShift"}', "eval_time": time,
+       "exp_samples": [{"labels": f'ALERTS{{alertname="StreammonPriorShift", alertstate="firing", model="{m}", '
+                                  'severity="info"}', "value": 1} for m in models]}
+      for time, models in (("240m", ("back", "long")), ("290m", ("back", "long")))
+    ],
     "alert_rule_test": [
       {"eval_time": "170m", "alertname": RECALL,
        "exp_alerts": [alert(RECALL, {"severity": "warning", "model": m, "class": "b"}, 0.65) for m in ("gate", "level")]},
@@ -207,8 +218,6 @@ doc = {
                       alert(RECALL, {"severity": "warning", "model": "level", "class": "b"}, 0.8)]},
       {"eval_time": "300m", "alertname": "StreammonIncompetent",
        "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "inc"}, 0.2)]},
-      {"eval_time": "240m", "alertname": "StreammonPriorShift",
-       "exp_alerts": [alert("StreammonPriorShift", {"severity": "info", "model": "long"}, long_ratio)]},
     ],
   }],
 }
@@ -219,5 +228,6 @@ head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a
         "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
         "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"
         "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n"
-        "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does.\n")
+        "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does;\n"
+        "# back, a prior shift that ended, keeps firing for shift_keep_firing_for.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

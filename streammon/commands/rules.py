@@ -43,6 +43,9 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 1h, the window; demo 15s)"),
     "keep_firing_for": ("--keep-firing-for", str,
                         "keep_firing_for: of every alert, its hysteresis (default 1h, the window; demo 1m)"),
+    "shift_keep_firing_for": ("--shift-keep-firing-for", str,
+                              "keep_firing_for: of StreammonPriorShift, its hold after the clear levels fail "
+                              "(default 6h; demo 1m)"),
     "label_coverage_fraction": ("--label-coverage-fraction", float,
                                 "StreammonLabelCoverageLow: aged coverage below this share of the lifetime's (0.5)"),
     "min_aged_predictions": ("--min-aged-predictions", int,

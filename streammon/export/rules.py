@@ -50,7 +50,7 @@ from streammon.export.label_rules import label_alerting_rules, label_recording_r
 from streammon.export.shift_rules import prior_shift_alert, prior_shift_rules
 
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
+                   "shift_for", "keep_firing_for", "shift_keep_firing_for", "label_coverage_for", "predicted_mix_for",
                    "not_prior_shift_for", "expected_drop_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
@@ -96,6 +96,8 @@ class RuleSettings:
     shift_for: str = "1h"  # the window: the on-level confirmed on samples disjoint from those that raised it
     keep_firing_for: str = "1h"  # every alert stays firing this long after its condition ends (hysteresis: the
     # process holds an alert for one turnover of its window, and the rules' window is `window`)
+    shift_keep_firing_for: str = "6h"  # StreammonPriorShift's: a 1 % class has ~15 samples in an hour at 1,500 an
+    # hour, too few for one window to tell a prior ratio of 1.4 from the clear level 1.25
     runbook: str = "README.md"
     # Late labels (streammon.export.label_rules)
     label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
@@ -158,8 +160,9 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", label_coverage_for="15s",
-                         predicted_mix_for="15s", not_prior_shift_for="15s", expected_drop_for="15s"),
+                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", shift_keep_firing_for="1m",
+                         label_coverage_for="15s", predicted_mix_for="15s", not_prior_shift_for="15s",
+                         expected_drop_for="15s"),
 }
 
 

@@ -26,8 +26,11 @@ the on-level must hold on the window's samples at t and on the disjoint ones at 
 samples, where a 15-minute ``for:`` confirmed on windows three-quarters shared (on the 90-day scenario, two false
 alerts in the 14 days before the mix moved); once firing, the alert is held at the process's clear levels
 (``shift_clear_ratio``, ``shift_clear_alpha``) read from its own ``ALERTS`` series (``streammon.export.hysteresis``);
-and ``keep_firing_for`` (one hour, as on every generated alert) outlasts a short gap. The process holds its alert
-at the same levels and for one turnover of its window (``Policy.alert_hold``).
+and it keeps firing for ``shift_keep_firing_for`` (six hours) after those fail: at a 1 % class and 1,500 samples an
+hour the window holds ~15 samples of the class, so an hour's prior ratio has a standard deviation of ~0.3 and one
+window cannot tell the ramp's 1.4 from the clear level 1.25 (with one hour the alert lapsed and came back twice in
+the scenario's ramp). The process holds its alert at the same levels and for one turnover of its window
+(``Policy.alert_hold``).
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]
@@ -112,7 +115,7 @@ def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
         "alert": "StreammonPriorShift",
         "expr": held(on, hold, "StreammonPriorShift", w, "model"),
         "for": s.shift_for,
-        "keep_firing_for": s.keep_firing_for,
+        "keep_firing_for": s.shift_keep_firing_for,
         "labels": {"severity": "info"},
         "annotations": {
             "summary": "Class mix of model {{ $labels.model }} moved away from its reference",

@@ -149,6 +149,17 @@ for c, prior, segments in (("legit", 0.99, [(300, 99)]), ("fraud", 0.01, [(120, 
     where = f'model="back",class="{c}"'
     held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
 RECALL = "StreammonClassRecallDegraded"
+# lab: 10 predictions and 6 labels a minute (lifetime coverage 0.6); of 200 aged predictions 120 labelled, then 20
+# from 120 (0.1: below 0.5 x 0.6), then 80 aged with 8 labelled from 180 (below the on-level's 100 aged, above the
+# hold's 50). labclear: 20 of 200 from 120, then 80 of 200 from 180 (0.4: above 0.5 x 0.6, below 0.75 x 0.6).
+for model, aged, labelled in (("lab", "200+0x179 80+0x120", "120+0x119 20+0x59 8+0x120"),
+                              ("labclear", "200+0x300", "120+0x119 20+0x59 80+0x120")):
+    where = f'model="{model}",instance="r1"'
+    held_inputs.append({"series": f'streammon_aged_predictions{{{where},window="timed_3600s"}}', "values": aged})
+    held_inputs.append({"series": f'streammon_aged_labelled_predictions{{{where},window="timed_3600s"}}',
+                        "values": labelled})
+    held_inputs.append({"series": f"streammon_label_joined_total{{{where}}}", "values": "0+6x300"})
+    held_inputs.append({"series": f"streammon_predictions_total{{{where}}}", "values": "0+10x300"})
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
@@ -216,6 +227,9 @@ doc = {
       {"eval_time": "300m", "alertname": RECALL,
        "exp_alerts": [alert(RECALL, {"severity": "warning", "model": "gate", "class": "b"}, 0.6),
                       alert(RECALL, {"severity": "warning", "model": "level", "class": "b"}, 0.8)]},
+      {"eval_time": "300m", "alertname": "StreammonLabelCoverageLow",
+       "exp_alerts": [alert("StreammonLabelCoverageLow", {"severity": "warning", "model": m, "window": "timed_3600s"},
+                            value) for m, value in (("lab", 0.1), ("labclear", 0.4))]},
       {"eval_time": "300m", "alertname": "StreammonIncompetent",
        "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "inc"}, 0.2)]},
     ],
@@ -229,5 +243,5 @@ head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a
         "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"
         "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n"
         "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does;\n"
-        "# back, a prior shift that ended, keeps firing for shift_keep_firing_for.\n")
+        "# back, a prior shift that ended, keeps firing for shift_keep_firing_for; lab, labclear: label coverage held.\n")
 open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")

@@ -50,6 +50,11 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
                                 "StreammonLabelCoverageLow: aged coverage below this share of the lifetime's (0.5)"),
     "min_aged_predictions": ("--min-aged-predictions", int,
                              "StreammonLabelCoverageLow: predictions older than the typical latency (default 100)"),
+    "label_coverage_clear_fraction": ("--label-coverage-clear-fraction", float,
+                                      "StreammonLabelCoverageLow, once firing, stays on below this share of the "
+                                      "lifetime's (0.75)"),
+    "hold_aged_predictions": ("--hold-aged-predictions", int,
+                              "StreammonLabelCoverageLow, once firing, stays on with this many aged predictions (50)"),
     "label_coverage_for": ("--label-coverage-for", str, "for: of StreammonLabelCoverageLow (default 30m; demo 15s)"),
     "predicted_mix_tv": ("--predicted-mix-tv", float,
                          "StreammonPredictedMixShift: total variation threshold (default 0.1)"),

@@ -102,6 +102,8 @@ class RuleSettings:
     # Late labels (streammon.export.label_rules)
     label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
     min_aged_predictions: int = 100
+    label_coverage_clear_fraction: float = 0.75  # once firing, held below this share (the process's clear level)
+    hold_aged_predictions: int = 50  # once firing, held with this many aged predictions
     label_coverage_for: str = "30m"
     predicted_mix_tv: float = 0.1
     predicted_mix_for: str = "15m"
@@ -123,7 +125,8 @@ class RuleSettings:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
         for name in ("recall_drop", "recall_clear_drop", "incompetent_confidence", "shift_alpha", "shift_clear_alpha",
-                     "label_coverage_fraction", "predicted_mix_tv", "label_shift_p_value", "expected_drop"):
+                     "label_coverage_fraction", "label_coverage_clear_fraction", "predicted_mix_tv",
+                     "label_shift_p_value", "expected_drop"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -134,7 +137,7 @@ class RuleSettings:
         if isinstance(clear, bool) or not isinstance(clear, (int, float)) or not 1 <= clear <= ratio:
             raise ValueError(f"shift_clear_ratio must be a number in [1, shift_min_ratio = {ratio}], got {clear!r}")
         for name in ("min_class_samples", "min_samples_per_class", "hold_class_samples", "hold_samples_per_class",
-                     "cusum_replicas", "min_aged_predictions"):
+                     "cusum_replicas", "min_aged_predictions", "hold_aged_predictions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -149,7 +152,9 @@ class RuleSettings:
         for off, on, looser in (("shift_clear_alpha", "shift_alpha", "at least"),
                                 ("recall_clear_drop", "recall_drop", "at most"),
                                 ("hold_class_samples", "min_class_samples", "at most"),
-                                ("hold_samples_per_class", "min_samples_per_class", "at most")):
+                                ("hold_samples_per_class", "min_samples_per_class", "at most"),
+                                ("label_coverage_clear_fraction", "label_coverage_fraction", "at least"),
+                                ("hold_aged_predictions", "min_aged_predictions", "at most")):
             low, high = getattr(self, off), getattr(self, on)
             if low < high if looser == "at least" else low > high:
                 raise ValueError(f"{off} must be {looser} {on} = {high} (the off level is looser), got {low!r}")

@@ -1,9 +1,17 @@
+"""Writes grafana/rules/streammon.rules.test.yml, the promtool unit tests of the generated rules (run from the
+repository root: ``PYTHONPATH=$PWD python grafana/rules/make_rule_tests.py``). Each model's series are a line of
+a table (hence the long lines and semicolons ruff is told to allow here)."""
+
 import math
+from pathlib import Path
+
+import numpy as np
+
 from streammon.export.estimate_rules import estimate_alerting_rules
 from streammon.export.label_rules import label_alerting_rules
-from streammon.export.rules import RuleSettings, alerting_rules, _yaml
+from streammon.export.rules import RuleSettings, _yaml, alerting_rules
 from streammon.metrics.intervals import window_intervals
-import numpy as np
+
 s = RuleSettings()
 ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s) + estimate_alerting_rules(s)}
 inputs = []
@@ -46,7 +54,7 @@ def label_series(name, labels, values):
     inputs.append({"series": f"{name}{{{labels}}}", "values": values})
 for model, instances, aged, labelled in (("L", ("r1", "r2"), (500, 300), (50, 30)), ("K", ("r1",), (500,), (280,)),
                                          ("S", ("r1",), (60,), (0,))):
-    for instance, n, lab in zip(instances, aged, labelled):
+    for instance, n, lab in zip(instances, aged, labelled, strict=True):
         where = f'model="{model}",instance="{instance}",window="timed_3600s"'
         label_series("streammon_aged_predictions", where, f"{n}+0x1500")
         label_series("streammon_aged_labelled_predictions", where, f"{lab}+0x1500")
@@ -244,4 +252,4 @@ head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a
         "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n"
         "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does;\n"
         "# back, a prior shift that ended, keeps firing for shift_keep_firing_for; lab, labclear: label coverage held.\n")
-open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")
+Path("grafana/rules/streammon.rules.test.yml").write_text(head + "\n".join(_yaml(doc, 0)) + "\n")

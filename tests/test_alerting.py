@@ -68,6 +68,9 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     """Each `streammon rules` flag lands in the rule it names."""
     assert main(["rules", "--window", "30m", "--baseline-window", "6h", "--recall-drop", "0.2",
                  "--min-class-samples", "50", "--min-samples-per-class", "40", "--shift-min-ratio", "2.5",
+                 "--recall-clear-drop", "0.1", "--hold-class-samples", "20", "--hold-samples-per-class", "10",
+                 "--incompetent-confidence", "0.9", "--shift-keep-firing-for", "3h",
+                 "--label-coverage-clear-fraction", "0.8", "--hold-aged-predictions", "40",
                  "--shift-alpha", "0.002", "--keep-firing-for", "45m",
                  "--cusum-replicas", "2", "--cusum-for", "2m", "--degradation-for", "7m", "--incompetent-for", "8m",
                  "--class-set-for", "9m", "--shift-for", "11m", "--label-shift-p-value", "0.001",
@@ -80,12 +83,19 @@ def test_rules_flags_set_windows_thresholds_replicas_for_and_runbook(capsys: pyt
     recall = rules["StreammonClassRecallDegraded"]
     assert "streammon:class_recall:ratio_30m < on (model, class) (streammon:class_recall:baseline - 0.2)" in recall
     assert "streammon:class_samples:increase_30m >= 50" in recall and 'for: "7m"' in recall
+    assert "(streammon:class_recall:baseline - 0.1) and on (model, class) streammon:class_samples:increase_30m >= 20" \
+        in recall and 'alertname=\\"StreammonClassRecallDegraded\\", alertstate=\\"firing\\"}[30m]' in recall
+    assert "(streammon:class_samples:increase_30m > 0) >= 10" in rules["StreammonIncompetent"]
+    assert "ln(0.05 / streammon:classes_present:count_30m)" in rules["streammon:min_recall_z:threshold_30m"]
+    coverage = rules["StreammonLabelCoverageLow"]
+    assert "(0.8 * streammon:label_coverage:ratio)" in coverage and "streammon:aged_predictions:sum >= 40" in coverage
     assert "streammon:class_recall:ratio_6h" in rules["streammon:class_recall:baseline"]
     assert ">= 40" in rules["StreammonIncompetent"] and 'for: "8m"' in rules["StreammonIncompetent"]
     assert 'for: "9m"' in rules["StreammonClassSetChanged"]
     shift = rules["StreammonPriorShift"]
     assert "streammon:prior_ratio:max_30m >= 2.5" in shift and 'for: "11m"' in shift
-    assert 'keep_firing_for: "45m"' in shift and "ln(0.002 / (2 * " in rules["streammon:prior_shift_t:ratio"]
+    assert 'keep_firing_for: "3h"' in shift and 'keep_firing_for: "45m"' in rules["StreammonIncompetent"]
+    assert "ln(0.002 / (2 * " in rules["streammon:prior_shift_t:ratio"]
     not_prior = rules["StreammonNotPriorShift"]
     assert "streammon:label_shift_p_value:min < 0.001" in not_prior and 'for: "12m"' in not_prior
     assert "streammon:not_prior_shift:replicas >= 1" in not_prior
@@ -126,9 +136,12 @@ def test_bad_rule_flags_exit_2_naming_the_value(argv: list[str], named: str,
 
 
 def test_rule_settings_reject_bad_values_with_value_error() -> None:
-    """RuleSettings rejects non-durations, out-of-range thresholds, zero counts and equal windows."""
+    """RuleSettings rejects non-durations, out-of-range thresholds, zero counts, equal windows and off levels
+    (hysteresis) stricter than their on levels."""
     for bad in ({"shift_for": "15 m"}, {"shift_alpha": 0}, {"recall_drop": True}, {"min_class_samples": 2.5},
-                {"baseline": "1h"}):
+                {"baseline": "1h"}, {"recall_clear_drop": 0.2}, {"hold_class_samples": 101},
+                {"hold_samples_per_class": 31}, {"hold_samples_per_class": 0}, {"incompetent_confidence": 1.0},
+                {"label_coverage_clear_fraction": 0.4}, {"hold_aged_predictions": 101}):
         with pytest.raises(ValueError, match=re.escape(repr(next(iter(bad.values()))))):
             RuleSettings(**bad)  # type: ignore[arg-type]
 

@@ -15,6 +15,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
+import episodes_clauses as clauses  # noqa: E402
 import episodes_promtool as prom  # noqa: E402
 import episodes_scenario as sc  # noqa: E402
 
@@ -25,8 +26,8 @@ SHORT = sc.Scenario(days=5.0, rate=3000.0, shift_start=0.5, shift_end=1.5, share
 
 
 def test_the_example_modules_doctests_pass() -> None:
-    """The docstring examples of both helper modules run and hold (examples/ is outside the doctest paths)."""
-    for module in (sc, prom):
+    """The docstring examples of the helper modules run and hold (examples/ is outside the doctest paths)."""
+    for module in (sc, prom, clauses):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

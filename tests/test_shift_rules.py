@@ -91,9 +91,10 @@ def test_the_prometheus_rule_fires_exactly_where_the_process_says_shifted(tmp_pa
 
 
 def test_keep_firing_for_is_set_and_promtool_accepts_it(tmp_path: Path, promtool: str) -> None:
-    """The generated StreammonPriorShift carries keep_firing_for (hysteresis), which promtool check rules accepts."""
+    """The generated StreammonPriorShift carries its own keep_firing_for (6h: its hold) and for: the window (1h),
+    which promtool check rules accepts."""
     rule = next(r for g in rule_groups()["groups"] for r in g["rules"] if r.get("alert") == "StreammonPriorShift")
-    assert rule["keep_firing_for"] == "1h"
+    assert rule["keep_firing_for"] == "6h" and rule["for"] == "1h"
     (tmp_path / "rules.yml").write_text(render_rules())
     result = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True,
                             check=False)
@@ -119,11 +120,11 @@ def test_bad_rule_settings_for_the_shift_are_refused() -> None:
 
 def test_the_rule_holds_a_firing_alert_at_the_clear_levels_as_the_process_does(tmp_path: Path,
                                                                                  promtool: str) -> None:
-    """Hysteresis in PromQL (keep_firing_for set to 0 to see it alone): a model whose minority went 1 % -> 6 % and
+    """Hysteresis in PromQL (keep_firing_for 0 to see the levels alone): a model whose minority went 1 % -> 6 % and
     then settled at 1.4 % (ratio 1.4: below shift_min_ratio 1.5, above shift_clear_ratio 1.25, still beyond
     chance) keeps StreammonPriorShift firing through its own ALERTS series; a model at 1.4 % from the start never
     raises it. The process's criterion says the same: not shifted, but held when on."""
-    settings = RuleSettings(keep_firing_for="0s")
+    settings = RuleSettings(keep_firing_for="0s", shift_keep_firing_for="0s")
     (tmp_path / "rules.yml").write_text(render_rules(settings))
     priors, moved, settled = [0.99, 0.01], [9_400, 600], [9_860, 140]
     shift = prior_shift(settled, priors)

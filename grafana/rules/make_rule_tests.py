@@ -1,7 +1,17 @@
+"""Writes grafana/rules/streammon.rules.test.yml, the promtool unit tests of the generated rules (run from the
+repository root: ``PYTHONPATH=$PWD python grafana/rules/make_rule_tests.py``). Each model's series are a line of
+a table (hence the long lines and semicolons ruff is told to allow here)."""
+
 import math
+from pathlib import Path
+
+import numpy as np
+
 from streammon.export.estimate_rules import estimate_alerting_rules
 from streammon.export.label_rules import label_alerting_rules
-from streammon.export.rules import RuleSettings, alerting_rules, _yaml
+from streammon.export.rules import RuleSettings, _yaml, alerting_rules
+from streammon.metrics.intervals import window_intervals
+
 s = RuleSettings()
 ann = {r["alert"]: r["annotations"] for r in alerting_rules(s) + label_alerting_rules(s) + estimate_alerting_rules(s)}
 inputs = []
@@ -14,10 +24,12 @@ def ref(model, priors):
     for c, p in priors.items():
         inputs.append({"series": f'streammon_reference_prior{{model="{model}",class="{c}"}}', "values": f"{p}+0x1500"})
 cls("m", "a", "0+10x1500", "0+9x1500"); cls("m", "b", "0+10x1500", "0+9x1380 12423+3x119"); ref("m", {"a": 0.5, "b": 0.5})
-cls("p", "a", "0+10x1440 14490+90x59", "0+9x1440 13041+81x59"); cls("p", "b", "0+10x1500", "0+9x1500"); ref("p", {"a": 0.5, "b": 0.5})
+cls("p", "a", "0+10x1420 14290+90x79", "0+9x1420 12861+81x79"); cls("p", "b", "0+10x1500", "0+9x1500"); ref("p", {"a": 0.5, "b": 0.5})
 cls("i", "a", "0+10x1500", "0+9x1500"); cls("i", "b", "0+10x1500", "0+2x1500"); ref("i", {"a": 0.5, "b": 0.5})
+# w: class b's recall 0.45 from 90 samples an hour — below 1/K, but not confidently: no incompetence alert
+cls("w", "a", "0+10x1500", "0+9x1500"); cls("w", "b", "0+1.5x1500", "0+0.675x1500")
 cls("e", "a", "0+10x1500", "0+9x1500"); cls("e", "b", "0+0.25x1500", "0+0.25x1380 345+0x119"); ref("e", {"a": 0.975609756097561, "b": 0.024390243902439025})
-cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1440 5+5x59", "0+0x1440 4+4x59"); ref("n", {"a": 0.5, "b": 0.5})
+cls("n", "a", "0+10x1500", "0+9x1500"); cls("n", "b", "0+10x1500", "0+9x1500"); cls("n", "c", "0+0x1420 5+5x79", "0+0x1420 4+4x79"); ref("n", {"a": 0.5, "b": 0.5})
 def baseline(model, c, instance, values):
     inputs.append({"series": f'streammon_baseline_recall{{model="{model}",class="{c}",instance="{instance}"}}', "values": values})
 def replica_alert(model, instance, window, kind, subject, values):
@@ -42,7 +54,7 @@ def label_series(name, labels, values):
     inputs.append({"series": f"{name}{{{labels}}}", "values": values})
 for model, instances, aged, labelled in (("L", ("r1", "r2"), (500, 300), (50, 30)), ("K", ("r1",), (500,), (280,)),
                                          ("S", ("r1",), (60,), (0,))):
-    for instance, n, lab in zip(instances, aged, labelled):
+    for instance, n, lab in zip(instances, aged, labelled, strict=True):
         where = f'model="{model}",instance="{instance}",window="timed_3600s"'
         label_series("streammon_aged_predictions", where, f"{n}+0x1500")
         label_series("streammon_aged_labelled_predictions", where, f"{lab}+0x1500")
@@ -87,10 +99,75 @@ def alert(name, labels, value):
 def sample(expr, labels, value):
     return {"labels": f"{expr}{{{labels}}}", "value": value}
 at = "1500m"
-def expr_test(expr, selector, samples):
+def least_upper(correct, totals):
+    """The upper end of the process's interval of the minimum recall (streammon.metrics.intervals)."""
+    return float(window_intervals(np.array([correct], float), np.array([totals], float))[1][0]["min_recall"][1])
+def expr_test(expr, selector, samples, within=1e-12):
     """Each expected value within 1e-12 (Prometheus sums in no fixed order): abs(x - v) < bool 1e-12 is 1."""
-    checks = " or ".join(f"abs({expr}{{{labels}}} - {value!r}) < bool 1e-12" for labels, value in samples)
+    checks = " or ".join(f"abs({expr}{{{labels}}} - {value!r}) < bool {within}" for labels, value in samples)
     return {"expr": checks, "eval_time": at, "exp_samples": [{"labels": f"{{{labels}}}", "value": 1} for labels, _ in samples]}
+# Hysteresis (a second test, 300 minutes): each alert turns on at its level and, once firing, stays on at a looser
+# one read from its own ALERTS series over the window; each case is checked 70-80 minutes after the on-level ended,
+# beyond keep_firing_for (1h), so only the hold keeps it on. Counters grow piecewise: (minutes, per minute).
+held_inputs = []
+
+
+def piecewise(segments):
+    """promtool values of a counter growing at each segment's rate for its minutes, from 0 at minute 0."""
+    out, value, first = [], 0.0, True
+    for minutes, rate in segments:
+        out.append(f"{value!r}+{rate!r}x{minutes}" if first else f"{value + rate!r}+{rate!r}x{minutes - 1}")
+        value, first = value + rate * minutes, False
+    return " ".join(out)
+
+
+def held_class(model, c, segments):
+    """segments: (minutes, samples per minute, recall); the class's exported baseline recall is 0.9."""
+    samples = piecewise([(m, n) for m, n, _ in segments])
+    correct = piecewise([(m, n * r) for m, n, r in segments])
+    held_inputs.append(series(model, c, "streammon_class_samples_total", samples))
+    held_inputs.append(series(model, c, "streammon_class_correct_total", correct))
+    where = f'model="{model}",class="{c}",instance="r1"'
+    held_inputs.append({"series": f"streammon_baseline_recall{{{where}}}", "values": "0.9+0x300"})
+
+
+# gate: class b's recall drops to 0.6 at 120 min (2 a minute, 120 an hour: the on-level's 100 samples), its traffic
+# to 1.5 a minute at 180 (90 an hour): the on-level ends at 220, the hold (50 samples) keeps it. level: recall 0.6,
+# then 0.8 from 180 (above baseline - 0.15 = 0.75, below baseline - 0.075): the on-level ends at 225. never: 90 an
+# hour at recall 0.6 from the start: the hold never starts an alert. inc: class b's recall 0.2 (below 1/K = 1/2) from
+# 120 at 1 a minute, then 0.4 a minute (24 an hour: below the on-level's 30, above the hold's 15) from 180.
+for model, b in (("gate", [(120, 2, 0.9), (60, 2, 0.6), (120, 1.5, 0.6)]),
+                 ("level", [(120, 2, 0.9), (60, 2, 0.6), (120, 2, 0.8)]),
+                 ("never", [(300, 1.5, 0.6)]),
+                 ("inc", [(120, 1, 0.9), (60, 1, 0.2), (120, 0.4, 0.2)])):
+    held_class(model, "a", [(300, 10, 0.9)])
+    held_class(model, "b", b)
+# brief: the 1 % class at 2.5 % for 30 minutes (120-150): its 1h window is over the on-level (ratio 1.5) for 50
+# minutes, short of for: 1h (a confirmation on fresh samples); long: the same for 150 minutes fires.
+for model, minutes in (("brief", 30), ("long", 150)):
+    fraud = [(120, 1), (minutes, 2.5), (180 - minutes, 1)]
+    for c, prior, segments in (("legit", 0.99, [(300, 99)]), ("fraud", 0.01, fraud)):
+        held_inputs.append(series(model, c, "streammon_class_samples_total", piecewise(segments)))
+        where = f'model="{model}",class="{c}"'
+        held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
+# back: the 1 % class at 2.5 % for 120 minutes, then at 1 % again: firing from about 80 minutes, its clear levels
+# fail from about 170; StreammonPriorShift keeps firing for shift_keep_firing_for (6h) after that, not 1h.
+for c, prior, segments in (("legit", 0.99, [(300, 99)]), ("fraud", 0.01, [(120, 2.5), (180, 1)])):
+    held_inputs.append(series("back", c, "streammon_class_samples_total", piecewise(segments)))
+    where = f'model="back",class="{c}"'
+    held_inputs.append({"series": f"streammon_reference_prior{{{where}}}", "values": f"{prior}+0x300"})
+RECALL = "StreammonClassRecallDegraded"
+# lab: 10 predictions and 6 labels a minute (lifetime coverage 0.6); of 200 aged predictions 120 labelled, then 20
+# from 120 (0.1: below 0.5 x 0.6), then 80 aged with 8 labelled from 180 (below the on-level's 100 aged, above the
+# hold's 50). labclear: 20 of 200 from 120, then 80 of 200 from 180 (0.4: above 0.5 x 0.6, below 0.75 x 0.6).
+for model, aged, labelled in (("lab", "200+0x179 80+0x120", "120+0x119 20+0x59 8+0x120"),
+                              ("labclear", "200+0x300", "120+0x119 20+0x59 80+0x120")):
+    where = f'model="{model}",instance="r1"'
+    held_inputs.append({"series": f'streammon_aged_predictions{{{where},window="timed_3600s"}}', "values": aged})
+    held_inputs.append({"series": f'streammon_aged_labelled_predictions{{{where},window="timed_3600s"}}',
+                        "values": labelled})
+    held_inputs.append({"series": f"streammon_label_joined_total{{{where}}}", "values": "0+6x300"})
+    held_inputs.append({"series": f"streammon_predictions_total{{{where}}}", "values": "0+10x300"})
 doc = {
   "rule_files": ["streammon.rules.yml"],
   "evaluation_interval": "1m",
@@ -105,6 +182,12 @@ doc = {
       expr_test("streammon:acsa:ratio_1h", 'model="m"', [('model="m"', (0.9 + 0.3) / 2)]),
       expr_test("streammon:gmean:ratio_1h", 'model="m"', [('model="m"', math.sqrt(0.9 * 0.3))]),
       expr_test("streammon:min_recall:ratio_1h", 'model="m"', [('model="m"', 0.3)]),
+      # the process's interval of the minimum recall (Wilson, Bonferroni over the classes): the rule's quantile is
+      # Abramowitz-Stegun's (error < 4.5e-4 in z)
+      expr_test("streammon:min_recall:upper_1h", 'model=~"m|i|w"',
+                [(f'model="{m}"', least_upper(correct, totals)) for m, correct, totals in
+                 (("m", [540, 180], [600, 600]), ("i", [540, 120], [600, 600]), ("w", [540, 40.5], [600, 90]))],
+                within=1e-3),
       expr_test("streammon:class_recall:ratio_1h", 'model="p"', [('model="p",class="a"', 0.9), ('model="p",class="b"', 0.9)]),
       expr_test("streammon:class_prior:ratio_1h", 'model="p"', [('model="p",class="a"', 0.9), ('model="p",class="b"', 0.1)]),
       expr_test("streammon:rrt:ratio_1h", 'model="p"', [('model="p"', 9)]),
@@ -137,12 +220,36 @@ doc = {
       {"eval_time": at, "alertname": "StreammonNotPriorShift", "exp_alerts": [alert("StreammonNotPriorShift", {"severity": "warning", "model": "E", "window": "cumulative"}, 0.02), alert("StreammonNotPriorShift", {"severity": "warning", "model": "F", "window": "timed_3600s"}, 0.004)]},
       {"eval_time": "1380m", "alertname": "StreammonNotPriorShift", "exp_alerts": []},
     ],
+  }, {
+    "interval": "1m",
+    "input_series": held_inputs,
+    "promql_expr_test": [
+      {"expr": 'ALERTS{alertname="StreammonPriorShift"}', "eval_time": time,
+       "exp_samples": [{"labels": f'ALERTS{{alertname="StreammonPriorShift", alertstate="firing", model="{m}", '
+                                  'severity="info"}', "value": 1} for m in models]}
+      for time, models in (("240m", ("back", "long")), ("290m", ("back", "long")))
+    ],
+    "alert_rule_test": [
+      {"eval_time": "170m", "alertname": RECALL,
+       "exp_alerts": [alert(RECALL, {"severity": "warning", "model": m, "class": "b"}, 0.65) for m in ("gate", "level")]},
+      {"eval_time": "300m", "alertname": RECALL,
+       "exp_alerts": [alert(RECALL, {"severity": "warning", "model": "gate", "class": "b"}, 0.6),
+                      alert(RECALL, {"severity": "warning", "model": "level", "class": "b"}, 0.8)]},
+      {"eval_time": "300m", "alertname": "StreammonLabelCoverageLow",
+       "exp_alerts": [alert("StreammonLabelCoverageLow", {"severity": "warning", "model": m, "window": "timed_3600s"},
+                            value) for m, value in (("lab", 0.1), ("labclear", 0.4))]},
+      {"eval_time": "300m", "alertname": "StreammonIncompetent",
+       "exp_alerts": [alert("StreammonIncompetent", {"severity": "critical", "model": "inc"}, 0.2)]},
+    ],
   }],
 }
 head = ("# promtool test rules: unit tests for streammon.rules.yml. Models: m, a real degradation of class b;\n"
-        "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K);\n"
+        "# p, a pure prior shift (must not fire the degradation alert); i, incompetent (class b below 1/K); w, below 1/K\n"
+        "# but not confidently (90 samples: no alert);\n"
         "# e, a collapse with too little evidence (no alert); n, a class the reference lacks appears;\n"
         "# d, a 30-minute-old deployment degraded against the baseline its replicas export; c, the replicas' own CUSUM;\n"
         "# late labels: L, labels stopped arriving; K, fine; S, too few aged predictions; Q, the predicted mix moved;\n"
-        "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n")
-open("grafana/rules/streammon.rules.test.yml", "w").write(head + "\n".join(_yaml(doc, 0)) + "\n")
+        "# label-free estimate: E, replicas report not_prior_shift; F, a p-value below the rule's level; G, H, no alert.\n"
+        "# Hysteresis (second test): gate, level, inc held at looser levels; never, brief must not fire; long does;\n"
+        "# back, a prior shift that ended, keeps firing for shift_keep_firing_for; lab, labclear: label coverage held.\n")
+Path("grafana/rules/streammon.rules.test.yml").write_text(head + "\n".join(_yaml(doc, 0)) + "\n")

@@ -11,7 +11,9 @@ Alerts:
   predictions older than the typical label latency (at least ``min_aged_predictions`` over the
   replicas), the share that got labels is below ``label_coverage_fraction`` (default one half)
   of the lifetime coverage. The same condition as the in-report ``label_coverage_low``, on the
-  replicas' summed counts.
+  replicas' summed counts, with its hysteresis: once firing, held while the share is below
+  ``label_coverage_clear_fraction`` (0.75, the process's clear level) with at least ``hold_aged_predictions``
+  (50) aged predictions (``streammon.export.hysteresis``).
 - ``StreammonPredictedMixShift`` (info) — the predicted-class mix over the window moved from the
   mix the reference implies by more than ``predicted_mix_tv`` (total variation). No label is
   needed; informational, like ``StreammonPriorShift``.
@@ -24,6 +26,8 @@ Alerts:
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from streammon.export.hysteresis import held
 
 if TYPE_CHECKING:
     from streammon.export.rules import RuleSettings
@@ -69,8 +73,13 @@ def label_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
     return [
         {
             "alert": "StreammonLabelCoverageLow",
-            "expr": (f"{AGED_COVERAGE} < on (model) group_left () ({s.label_coverage_fraction} * {LIFETIME_COVERAGE})"
-                     f" and on (model, window) {AGED} >= {s.min_aged_predictions}"),
+            "expr": held(f"{AGED_COVERAGE} < on (model) group_left () "
+                         f"({s.label_coverage_fraction} * {LIFETIME_COVERAGE})"
+                         f" and on (model, window) {AGED} >= {s.min_aged_predictions}",
+                         f"{AGED_COVERAGE} < on (model) group_left () "
+                         f"({s.label_coverage_clear_fraction} * {LIFETIME_COVERAGE})"
+                         f" and on (model, window) {AGED} >= {s.hold_aged_predictions}",
+                         "StreammonLabelCoverageLow", w, "model, window"),
             "for": s.label_coverage_for,
             "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
@@ -78,7 +87,9 @@ def label_alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
                 "summary": "Labels of model {{ $labels.model }} stopped arriving ({{ $labels.window }})",
                 "description": ("Only {{ $value | humanizePercentage }} of the predictions older than the typical "
                                 f"label latency got their label: below {s.label_coverage_fraction} of the lifetime "
-                                f"coverage, with at least {s.min_aged_predictions} such predictions over the replicas. "
+                                f"coverage, with at least {s.min_aged_predictions} such predictions over the replicas "
+                                f"(once firing, held below {s.label_coverage_clear_fraction} with at least "
+                                f"{s.hold_aged_predictions}). "
                                 "The label pipeline (chargebacks, reviews, the join key) is probably broken: "
                                 "labelled scores now describe an ever smaller, older subset. Check the label "
                                 "source and streammon_label_orphans_total (keys that do not match)."),

@@ -14,14 +14,16 @@ flags a class, counted once per replica (``StreammonClassDegraded``); a class's
 windowed recall, summed over replicas, fell well below the baseline the exporters
 report (``streammon_baseline_recall``, so it works from the first scrape; the long
 ``baseline`` window only where no exporter has one) with enough labelled evidence
-(``StreammonClassRecallDegraded``). Both are class-conditional only, so a pure prior
-shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
+(``StreammonClassRecallDegraded``; once firing, held at half the drop and half the evidence, so that a gate near
+the class's expected count per window does not split one drop into many alerts). Both are class-conditional only,
+so a pure prior shift cannot fire them. Then: the model is incompetent (minimum recall below 1/K —
 seed 001: some class is recalled worse than the uniformly random classifier); the
 class set changed; the class mix shifted by the process's own criterion — the largest per-class prior ratio,
-and a per-class significance test (``StreammonPriorShift``, informational, held by ``keep_firing_for``); late labels
-stopped arriving or the predicted mix moved (``streammon.export.label_rules``); the predictions
-moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every
-alert has ``summary``, ``description`` (what to do) and ``runbook_url``.
+and a per-class significance test (``StreammonPriorShift``, informational, confirmed for one window and held
+at the clear levels); late labels stopped arriving or the predicted mix moved (``streammon.export.label_rules``);
+the predictions moved in a way no class-mix change explains (``streammon.export.estimate_rules``). Every alert
+has ``summary``, ``description`` (what to do) and ``runbook_url``; the held ones (``streammon.export.hysteresis``)
+turn on at one level and off at a looser one.
 
 ``streammon rules`` prints the YAML (its flags set windows, thresholds and ``for:``;
 ``--profile demo`` suits ``streammon demo``); ``grafana/rules/streammon.rules.yml``
@@ -40,13 +42,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from streammon.export.competence_rules import competence_rules, incompetent_alert
 from streammon.export.durations import milliseconds
 from streammon.export.estimate_rules import estimate_alerting_rules, estimate_recording_rules
+from streammon.export.hysteresis import held
 from streammon.export.label_rules import label_alerting_rules, label_recording_rules
 from streammon.export.shift_rules import prior_shift_alert, prior_shift_rules
 
 DURATION_FIELDS = ("window", "baseline", "cusum_for", "degradation_for", "incompetent_for", "class_set_for",
-                   "shift_for", "keep_firing_for", "label_coverage_for", "predicted_mix_for",
+                   "shift_for", "keep_firing_for", "shift_keep_firing_for", "label_coverage_for", "predicted_mix_for",
                    "not_prior_shift_for", "expected_drop_for")
 DEGRADED = "streammon:class_degraded:replicas"
 REPLICAS = "streammon:replicas:count"
@@ -73,7 +77,13 @@ class RuleSettings:
     baseline: str = "1d"
     recall_drop: float = 0.15  # alert when a class's recall falls this far below its baseline
     min_class_samples: int = 100  # evidence: labelled samples of that class in the window
+    # once firing, StreammonClassRecallDegraded stays on while the recall is still this far below the baseline
+    # with this much evidence: a gate at the class's expected count per window opens and shuts at random
+    recall_clear_drop: float = 0.075
+    hold_class_samples: int = 50
     min_samples_per_class: int = 30  # evidence for incompetence: every class present has this many
+    hold_samples_per_class: int = 15  # once firing, StreammonIncompetent stays on with this much evidence
+    incompetent_confidence: float = 0.95  # StreammonIncompetent: level of the minimum recall's interval (the Policy's)
     shift_alpha: float = 0.01  # StreammonPriorShift: the significance level (the Policy's shift_alpha)
     shift_min_ratio: float = 1.5  # StreammonPriorShift: the least largest prior ratio (the Policy's shift_min_ratio)
     shift_clear_alpha: float = 0.5  # once firing, it stays on at these looser levels (the Policy's clear levels)
@@ -83,13 +93,17 @@ class RuleSettings:
     degradation_for: str = "10m"
     incompetent_for: str = "10m"
     class_set_for: str = "5m"
-    shift_for: str = "15m"
+    shift_for: str = "1h"  # the window: the on-level confirmed on samples disjoint from those that raised it
     keep_firing_for: str = "1h"  # every alert stays firing this long after its condition ends (hysteresis: the
     # process holds an alert for one turnover of its window, and the rules' window is `window`)
+    shift_keep_firing_for: str = "6h"  # StreammonPriorShift's: a 1 % class has ~15 samples in an hour at 1,500 an
+    # hour, too few for one window to tell a prior ratio of 1.4 from the clear level 1.25
     runbook: str = "README.md"
     # Late labels (streammon.export.label_rules)
     label_coverage_fraction: float = 0.5  # of the lifetime coverage, among predictions older than the typical latency
     min_aged_predictions: int = 100
+    label_coverage_clear_fraction: float = 0.75  # once firing, held below this share (the process's clear level)
+    hold_aged_predictions: int = 50  # once firing, held with this many aged predictions
     label_coverage_for: str = "30m"
     predicted_mix_tv: float = 0.1
     predicted_mix_for: str = "15m"
@@ -110,7 +124,8 @@ class RuleSettings:
             if name in ("window", "baseline") and length == 0:
                 raise ValueError(f"{name} must be a positive Prometheus duration (a range [{value}] holds no "
                                  f"samples), got {value!r}")
-        for name in ("recall_drop", "shift_alpha", "shift_clear_alpha", "label_coverage_fraction", "predicted_mix_tv",
+        for name in ("recall_drop", "recall_clear_drop", "incompetent_confidence", "shift_alpha", "shift_clear_alpha",
+                     "label_coverage_fraction", "label_coverage_clear_fraction", "predicted_mix_tv",
                      "label_shift_p_value", "expected_drop"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -121,17 +136,28 @@ class RuleSettings:
         clear = self.shift_clear_ratio
         if isinstance(clear, bool) or not isinstance(clear, (int, float)) or not 1 <= clear <= ratio:
             raise ValueError(f"shift_clear_ratio must be a number in [1, shift_min_ratio = {ratio}], got {clear!r}")
-        if not self.shift_alpha <= self.shift_clear_alpha:
-            raise ValueError(f"shift_clear_alpha must be at least shift_alpha = {self.shift_alpha} (the off level is "
-                             f"looser), got {self.shift_clear_alpha!r}")
-        for name in ("min_class_samples", "min_samples_per_class", "cusum_replicas", "min_aged_predictions"):
+        for name in ("min_class_samples", "min_samples_per_class", "hold_class_samples", "hold_samples_per_class",
+                     "cusum_replicas", "min_aged_predictions", "hold_aged_predictions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        self._check_off_levels()
         if milliseconds(self.window) == milliseconds(self.baseline):
             raise ValueError(f"window and baseline must differ, got {self.window!r} and {self.baseline!r}")
         if not isinstance(self.runbook, str) or not self.runbook or any(c.isspace() for c in self.runbook):
             raise ValueError(f"runbook must be a non-empty URL without spaces, got {self.runbook!r}")
+
+    def _check_off_levels(self) -> None:
+        """Each alert's off level (hysteresis) is looser than its on level, or equal to it (no hysteresis)."""
+        for off, on, looser in (("shift_clear_alpha", "shift_alpha", "at least"),
+                                ("recall_clear_drop", "recall_drop", "at most"),
+                                ("hold_class_samples", "min_class_samples", "at most"),
+                                ("hold_samples_per_class", "min_samples_per_class", "at most"),
+                                ("label_coverage_clear_fraction", "label_coverage_fraction", "at least"),
+                                ("hold_aged_predictions", "min_aged_predictions", "at most")):
+            low, high = getattr(self, off), getattr(self, on)
+            if low < high if looser == "at least" else low > high:
+                raise ValueError(f"{off} must be {looser} {on} = {high} (the off level is looser), got {low!r}")
 
 
 # ``streammon rules --profile NAME``: ``demo`` suits ``streammon demo`` (phases of a minute or less, scraped every
@@ -139,8 +165,9 @@ class RuleSettings:
 PROFILES: dict[str, RuleSettings] = {
     "default": RuleSettings(),
     "demo": RuleSettings(window="1m", baseline="10m", cusum_for="3s", degradation_for="15s", incompetent_for="15s",
-                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", label_coverage_for="15s",
-                         predicted_mix_for="15s", not_prior_shift_for="15s", expected_drop_for="15s"),
+                         class_set_for="5s", shift_for="15s", keep_firing_for="1m", shift_keep_firing_for="1m",
+                         label_coverage_for="15s", predicted_mix_for="15s", not_prior_shift_for="15s",
+                         expected_drop_for="15s"),
 }
 
 
@@ -187,7 +214,7 @@ def recording_rules(s: RuleSettings) -> list[dict[str, str]]:
                   ' "class", "$1", "subject", "(.*)"))')},
         {"record": REPLICAS, "expr": "count by (model) (streammon_samples_total)"},
     ]
-    return rules + prior_shift_rules(s)
+    return rules + competence_rules(s) + prior_shift_rules(s)
 
 
 def _runbook(s: RuleSettings, alert: str) -> str:
@@ -217,8 +244,11 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
         },
         {
             "alert": "StreammonClassRecallDegraded",
-            "expr": (f"{recall} < on (model, class) ({BASELINE} - {s.recall_drop})"
-                     f" and on (model, class) {samples} >= {s.min_class_samples}"),
+            "expr": held(f"{recall} < on (model, class) ({BASELINE} - {s.recall_drop})"
+                         f" and on (model, class) {samples} >= {s.min_class_samples}",
+                         f"{recall} < on (model, class) ({BASELINE} - {s.recall_clear_drop})"
+                         f" and on (model, class) {samples} >= {s.hold_class_samples}",
+                         "StreammonClassRecallDegraded", w, "model, class"),
             "for": s.degradation_for,
             "keep_firing_for": s.keep_firing_for,
             "labels": {"severity": "warning"},
@@ -227,27 +257,14 @@ def alerting_rules(s: RuleSettings) -> list[dict[str, Any]]:
                 "description": (f"Recall over {w}, summed over replicas, is {{{{ $value | humanizePercentage }}}}: "
                                 f"more than {s.recall_drop} below the baseline the exporters report (or its "
                                 f"{s.baseline} value where none does), with at least {s.min_class_samples} labelled "
-                                "samples of the class. Class-conditional: a class-mix shift alone cannot fire this. "
-                                "Compare replicas and recent changes; retrain or roll back if it persists."),
+                                f"samples of the class; once firing, held while more than {s.recall_clear_drop} below "
+                                f"with at least {s.hold_class_samples}. Class-conditional: a class-mix shift alone "
+                                "cannot fire this. Compare replicas and recent changes; retrain or roll back if it "
+                                "persists."),
                 "runbook_url": _runbook(s, "StreammonClassRecallDegraded"),
             },
         },
-        {
-            "alert": "StreammonIncompetent",
-            "expr": (f"streammon:min_recall:ratio_{w} < on (model) (1 / streammon:classes_present:count_{w})"
-                     f" and on (model) min by (model) ({samples} > 0) >= {s.min_samples_per_class}"),
-            "for": s.incompetent_for,
-            "keep_firing_for": s.keep_firing_for,
-            "labels": {"severity": "critical"},
-            "annotations": {
-                "summary": "Model {{ $labels.model }} recalls some class worse than random guessing",
-                "description": (f"The minimum recall over {w} is {{{{ $value | humanizePercentage }}}}, below 1/K "
-                                "(Ortigosa-Hernández et al.): some class is recalled worse than by the uniformly "
-                                "random classifier. "
-                                "Find the class in the per-class recall panel; roll back to the last good model."),
-                "runbook_url": _runbook(s, "StreammonIncompetent"),
-            },
-        },
+        incompetent_alert(s),
         {
             "alert": "StreammonClassSetChanged",
             "expr": (f"streammon:classes_present:count_{w}"

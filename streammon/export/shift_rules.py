@@ -21,9 +21,16 @@ of a rare class can never reach z* (fewer than z*² expected samples: the rule c
 below ~700 samples, where the process's exact test can). Keep the rule's ``window`` long enough for the
 expected counts of the rarest class to reach 10 or more.
 
-Hysteresis: ``keep_firing_for`` (``RuleSettings.keep_firing_for``, one hour — the rules' window — by default,
-as on every generated alert) keeps one episode one alert when the window hovers at the edge; the process instead
-holds its alert at looser levels and for one turnover of its window (``Policy.alert_hold``).
+Hysteresis, so that one episode is one alert: ``for:`` (``RuleSettings.shift_for``) is the window, one hour, so
+the on-level must hold on the window's samples at t and on the disjoint ones at t + 1h — a confirmation on fresh
+samples, where a 15-minute ``for:`` confirmed on windows three-quarters shared (on the 90-day scenario, two false
+alerts in the 14 days before the mix moved); once firing, the alert is held at the process's clear levels
+(``shift_clear_ratio``, ``shift_clear_alpha``) read from its own ``ALERTS`` series (``streammon.export.hysteresis``);
+and it keeps firing for ``shift_keep_firing_for`` (six hours) after those fail: at a 1 % class and 1,500 samples an
+hour the window holds ~15 samples of the class, so an hour's prior ratio has a standard deviation of ~0.3 and one
+window cannot tell the ramp's 1.4 from the clear level 1.25 (with one hour the alert lapsed and came back twice in
+the scenario's ramp). The process holds its alert at the same levels and for one turnover of its window
+(``Policy.alert_hold``).
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]
@@ -36,6 +43,8 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
+
+from streammon.export.hysteresis import held
 
 if TYPE_CHECKING:
     from streammon.export.rules import RuleSettings
@@ -79,36 +88,34 @@ def prior_shift_rules(s: RuleSettings) -> list[dict[str, str]]:
         {"record": t, "expr": f"sqrt(-2 * ln({s.shift_alpha} / (2 * {BONFERRONI})))"},
         {"record": THRESHOLD,
          "expr": f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"},
-        {"record": CLEAR_THRESHOLD, "expr": _quantile(f"{s.shift_clear_alpha} / (2 * {BONFERRONI})")},
+        {"record": CLEAR_THRESHOLD, "expr": quantile_expr(f"{s.shift_clear_alpha} / (2 * {BONFERRONI})")},
         {"record": f"streammon:prior_shift_z:max_{w}",
          "expr": (f"max by (model) ((abs({counts} - {expected}) - 0.5) / sqrt({expected} * (1 - {PRIOR}))"
                   f" or {new_class})")},
     ]
 
 
-def _quantile(q: str) -> str:
+def quantile_expr(q: str) -> str:
     """PromQL for ``Φ⁻¹(1 − q)`` (``normal_quantile``), ``q`` an expression at most ½."""
     t = f"sqrt(-2 * ln({q}))"
     return f"{t} - ({C0} + {C1} * {t} + {C2} * {t} ^ 2) / (1 + {D1} * {t} + {D2} * {t} ^ 2 + {D3} * {t} ^ 3)"
 
 
 def prior_shift_alert(s: RuleSettings) -> dict[str, Any]:
-    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold; once
-    firing, held while the ratio is at least ``shift_clear_ratio`` and the largest z above the clear threshold
-    (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the window)."""
+    """``StreammonPriorShift``: the ratio at least ``shift_min_ratio`` and the largest z above the threshold for
+    ``shift_for`` (the window); once firing, held while the ratio is at least ``shift_clear_ratio`` and the largest
+    z above the clear threshold (the process's hysteresis levels: the rule reads its own ``ALERTS`` series over the
+    window)."""
     w = s.window
-    # firing at some evaluation within the window: the previous evaluation's ALERTS sample is beyond the 5-minute
-    # lookback wherever rules are evaluated less often than every 5 minutes
-    firing = f'last_over_time(ALERTS{{alertname="StreammonPriorShift", alertstate="firing"}}[{w}])'
+    on = (f"streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
+          f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD})")
+    hold = (f"streammon:prior_ratio:max_{w} >= {s.shift_clear_ratio}"
+            f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {CLEAR_THRESHOLD})")
     return {
         "alert": "StreammonPriorShift",
-        "expr": (f"(streammon:prior_ratio:max_{w} >= {s.shift_min_ratio}"
-                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {THRESHOLD}))"
-                 f" or (streammon:prior_ratio:max_{w} >= {s.shift_clear_ratio}"
-                 f" and on (model) (streammon:prior_shift_z:max_{w} > on (model) {CLEAR_THRESHOLD})"
-                 f" and on (model) {firing})"),
+        "expr": held(on, hold, "StreammonPriorShift", w, "model"),
         "for": s.shift_for,
-        "keep_firing_for": s.keep_firing_for,
+        "keep_firing_for": s.shift_keep_firing_for,
         "labels": {"severity": "info"},
         "annotations": {
             "summary": "Class mix of model {{ $labels.model }} moved away from its reference",

@@ -95,7 +95,7 @@ class RuleSettings:
     class_set_for: str = "5m"
     shift_for: str = "1h"  # the window: the on-level confirmed on samples disjoint from those that raised it
     keep_firing_for: str = "1h"  # every alert stays firing this long after its condition ends (hysteresis: the
-    # process holds an alert for one turnover of its window, and the rules' window is `window`)
+    # process holds a window alert for `Policy.alert_hold` turnovers of its window, and the rules' window is `window`)
     shift_keep_firing_for: str = "6h"  # StreammonPriorShift's: a 1 % class has ~15 samples in an hour at 1,500 an
     # hour, too few for one window to tell a prior ratio of 1.4 from the clear level 1.25
     runbook: str = "README.md"

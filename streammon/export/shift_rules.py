@@ -29,8 +29,8 @@ alerts in the 14 days before the mix moved); once firing, the alert is held at t
 and it keeps firing for ``shift_keep_firing_for`` (six hours) after those fail: at a 1 % class and 1,500 samples an
 hour the window holds ~15 samples of the class, so an hour's prior ratio has a standard deviation of ~0.3 and one
 window cannot tell the ramp's 1.4 from the clear level 1.25 (with one hour the alert lapsed and came back twice in
-the scenario's ramp). The process holds its alert at the same levels and for one turnover of its window
-(``Policy.alert_hold``).
+the scenario's ramp). The process holds its alert at the same levels and for three turnovers of its window
+(``Policy.alert_hold``), and confirms it across one (``Policy.alert_confirm``), as ``for:`` does here.
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]

@@ -33,7 +33,8 @@ def test_policy_defaults_are_the_documented_numbers() -> None:
         policy.params("gmean")["p"]
     assert policy.as_dict() == {"type1_tolerance": 0.01, "collapse_recall": 0.05, "shift_alpha": 0.01,
                                 "shift_min_ratio": 1.5, "shift_clear_alpha": 0.5, "shift_clear_ratio": 1.25,
-                                "alert_hold": 3.0, "alert_confirm": 1.0, "confidence": 0.95, "metric_params": {"holder": {"p": 0.5}}}
+                                "alert_hold": 3.0, "alert_confirm": 1.0, "confidence": 0.95,
+                                "metric_params": {"holder": {"p": 0.5}}}
 
 
 SCORES = {"precision": 0.8, "accuracy": 0.6, "f1": 0.7, "mcc": 0.5, "recall": 0.9, "kappa": 0.4}

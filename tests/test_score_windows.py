@@ -434,29 +434,3 @@ def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fre
     now[0] += 6.0  # two buckets on, nothing new: the timed window drops its oldest samples
     expired = check()
     assert expired["cumulative"] is before["cumulative"] and expired["timed_10s"] is not before["timed_10s"]
-
-
-def test_a_snapshot_still_held_is_never_overwritten_and_a_dropped_one_is_reused() -> None:
-    """Reports read after each batch reuse the histogram arrays of reports dropped before (no fresh 1.6 MB a window
-    at K = 10), yet a report, or a view of a tally's histogram, that someone still holds keeps its counts: each
-    equals the recount of its window's samples at its time."""
-    k = 4
-    m = Monitor([Cumulative(), Sliding(20)], reference={i: i + 1 for i in range(k)}, detector=None)
-    rng = np.random.default_rng(11)
-    held: list[tuple[int, tuple[float, ...]]] = []
-    kept: list[tuple[ScoreTally, np.ndarray, list[tuple[int, tuple[float, ...]]]]] = []
-    arrays: set[int] = set()
-    for step in range(30):
-        true = rng.integers(k, size=7)
-        p = rng.dirichlet(np.ones(k), size=7)
-        m.update_many(true.tolist(), p.argmax(axis=1).tolist(), y_score=p)
-        held += [(int(t), tuple(row)) for t, row in zip(true, p.tolist(), strict=True)]
-        windows = m.report().windows
-        arrays.add(id(windows["sliding_20"].score_tally.hist))  # type: ignore[union-attr]
-        if step % 10 == 0:  # kept: a whole tally, and a view of another's histogram
-            kept.append((windows["cumulative"].score_tally, windows["sliding_20"].score_tally.hist[:, 0],  # type: ignore[union-attr]
-                         list(held)))
-    for tally_then, view_then, samples in kept:
-        assert_tally(tally_then, samples, k, 0)
-        np.testing.assert_array_equal(view_then, recount(samples[-20:], k, 0)[0][:, 0])
-    assert len(arrays) < 30 // 2  # dropped reports' arrays were written again

@@ -28,7 +28,6 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
-from streammon.counting.windows.snapshot_arrays import SnapshotArrays
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
 
@@ -129,7 +128,6 @@ class ScoreWindow:
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)
         self.positive = positive
-        self._arrays = SnapshotArrays()  # the histograms of its snapshots, reused once nobody holds them
 
     @property
     def rows(self) -> int:
@@ -154,12 +152,10 @@ class ScoreWindow:
 
     def _frozen(self, k: int, positive: int | None, counts: ScoreCounts,
                 other: ScoreCounts | None = None) -> ScoreTally:
-        """A read-only copy of the first ``k`` rows of ``counts`` (plus ``other``'s), its histogram in an array
-        of an earlier snapshot that nobody holds any more where there is one (``snapshot_arrays``)."""
+        """A read-only copy of the first ``k`` rows of ``counts`` (plus ``other``'s)."""
         if other is None:
-            return ScoreTally.frozen(self._arrays.copy(counts.hist[:k]), counts.sums[:k].copy(),
-                                     counts.top[:k].copy(), positive)
-        return ScoreTally.frozen(self._arrays.copy(counts.hist[:k], other.hist[:k]),
+            return ScoreTally.frozen(counts.hist[:k].copy(), counts.sums[:k].copy(), counts.top[:k].copy(), positive)
+        return ScoreTally.frozen(counts.hist[:k] + other.hist[:k],
                                  counts.sums[:k] + other.sums[:k], counts.top[:k] + other.top[:k], positive)
 
     def read_key(self, now: float | None) -> Any:

@@ -27,6 +27,13 @@ slow (linear) where a class's mix goes to 0; its limit is still the maximum-like
   carried through the EM fixed point by the implicit-function theorem, ``dπ'/dφ = −(∂G/∂π')⁻¹ ∂G/∂φ`` with
   ``G(π', φ) = mean p'(π'; φ) − π'`` (derivatives by central differences). Without it the intervals cover the
   window's mix less often the smaller the validation set is (``examples/bench_em_priors.py`` measures both).
+- the calibration's misfit (``misfit_bias``): BCTS has K parameters, so on a real model it is calibrated on
+  average at the validation mix but not within each class, and EM is then biased at any other mix by an amount
+  that does not shrink with more samples. Neither noise term sees it. The labelled validation measures it: moved
+  to the estimated mix by weighting each sample ``π'_c/π_c`` of its class, its true mix is ``π'`` exactly, and EM on
+  its calibrated posteriors reads ``π' + b``. The intervals carry ``b bᵀ`` (a mean squared error, not only a
+  variance): on scikit-learn's breast_cancer, wine and digits the 95 % intervals covered 90–93 % of the window
+  shares without it, 95–96 % with the true misfit removed — ``b`` is that misfit as the validation sees it.
 
 The interval for class ``k`` is ``π'_k ± z·√V_kk`` cut to ``[0, 1]``.
 
@@ -221,6 +228,38 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     lower, upper = intervals(estimate.priors, total, alpha)
     return MixEstimate(estimate.priors, lower, upper, _frozen(total), estimate.log_likelihood, estimate.iterations,
                        estimate.converged, estimate.n, METHOD, estimate.reason)
+
+
+def misfit_bias(posteriors: Any, y_true: Any, source_priors: Any, mix: Any, *, start: Any = None) -> FloatArray:
+    """EM's bias at ``mix`` on a labelled validation set (module docstring): EM on its ``posteriors`` ((n, K),
+    calibrated at ``source_priors`` — its own class mix), each sample weighted ``mix_c / source_c`` of its class
+    ``y_true``, so the weighted set's true mix is ``mix``; returns EM's mix minus ``mix``. Zero for posteriors
+    that are the true class probabilities within each class, whatever the mix.
+
+    >>> y = np.array([0, 0, 0, 1, 1, 0, 1, 1])
+    >>> p = np.array([[0.8, 0.2], [0.6, 0.4], [0.4, 0.6], [0.3, 0.7], [0.1, 0.9], [0.9, 0.1], [0.7, 0.3], [0.2, 0.8]])
+    >>> bool(np.allclose(misfit_bias(p, y, [0.5, 0.5], [0.5, 0.5]), 0))   # its own mix: the posteriors average to it
+    True
+    >>> bool(abs(misfit_bias(p, y, [0.5, 0.5], [0.9, 0.1])[0]) > 0.01)   # moved away, these scores misread it
+    True
+    """
+    p = np.asarray(posteriors, dtype=np.float64)
+    k = p.shape[1] if p.ndim == 2 else 0
+    source = check_source(source_priors, k)
+    y = np.asarray(y_true)
+    if y.shape != (p.shape[0],) or y.dtype.kind not in "iu" or np.any(y < 0) or np.any(y >= k):
+        raise ValueError(f"y_true must be {p.shape[0]} class indices in [0, {k}), got {y_true!r}")
+    target = np.asarray(mix, dtype=np.float64)
+    if target.shape != (k,) or not np.all(np.isfinite(target)) or np.any(target < 0) or abs(target.sum() - 1) > 1e-6:
+        raise ValueError(f"mix must be {k} non-negative shares summing to 1, got {mix!r}")
+    present = np.bincount(y, minlength=k) / y.size
+    if np.any(present == 0):
+        raise ValueError(f"every class needs a validation sample to weight; class counts {np.bincount(y, minlength=k)}")
+    if start is None:
+        start = np.clip(target, 1e-6, None) / np.clip(target, 1e-6, None).sum()  # EM must start off the edges
+    read = em_priors(p, source, weights=(target / present)[y], start=start).priors
+    out: FloatArray = read - target
+    return out
 
 
 def _fixed_point_jacobian(logits: FloatArray, w: FloatArray, calibration: Calibration, source: FloatArray,

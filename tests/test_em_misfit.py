@@ -9,7 +9,7 @@ import pytest
 from scipy import optimize, special, stats
 
 from streammon import Validation
-from streammon.metrics.em_priors import misfit_bias
+from streammon.metrics.em_priors import misfit_bias, satterthwaite_df, t_quantile
 
 
 def test_misfit_is_zero_where_the_posteriors_are_the_class_frequencies_of_each_score() -> None:
@@ -92,3 +92,39 @@ def test_intervals_cover_the_window_shares_where_bcts_cannot_calibrate_the_model
     assert stats.binom.cdf(with_misfit, trials, 0.93) > 0.001, with_misfit
     assert stats.binom.sf(with_misfit - 1, trials, 0.99) > 0.001, with_misfit
     assert stats.binom.cdf(without, trials, 0.93) < 0.001, without
+
+
+@pytest.mark.parametrize("df", [1.0, 2.0, 2.5, 3.0, 4.0, 10.0, 49.0, 1e4, np.inf])
+def test_t_quantile_matches_scipy_within_its_documented_error(df: float) -> None:
+    """Exact at df 1 and 2 (and df in (2, 3) reads df = 2: wider than scipy's), the Cornish–Fisher expansion from
+    df = 3 within the docstring's bounds of scipy's exact quantile."""
+    for p in (0.9, 0.95, 0.975, 0.995):
+        exact = float(stats.t.ppf(p, df))
+        got = t_quantile(p, df)
+        if df < 3:
+            assert got == pytest.approx(float(stats.t.ppf(p, np.floor(df))), rel=1e-12)
+            assert got >= exact - 1e-12
+        else:
+            bound = 1e-4 if df >= 10 else 0.05 if p == 0.995 else 0.004
+            assert abs(got - exact) <= bound, (p, df, got, exact)
+    with pytest.raises(ValueError, match=r"t_quantile needs 0\.5 <= p < 1 and df > 0, got p=0\.3"):
+        t_quantile(0.3, 5.0)
+
+
+def test_satterthwaite_t_intervals_cover_where_part_of_the_variance_is_a_sample_variance() -> None:
+    """An error with variance known + σ², σ² read as the sample variance of 11 normal replicas (10 df): 40,000
+    simulated intervals with Student's t at Satterthwaite's df cover at 95 % (binomial bound, 0.001 each side),
+    the normal quantile on the same variances covers clearly less."""
+    rng = np.random.default_rng(4)
+    n, replicas, known, sigma2 = 40_000, 11, 0.5, 1.0
+    estimated = rng.normal(scale=np.sqrt(sigma2), size=(n, replicas)).var(axis=1, ddof=1)
+    error = rng.normal(scale=np.sqrt(known + sigma2), size=n)
+    df = satterthwaite_df(np.full(n, known), estimated, replicas)
+    q = np.array([t_quantile(0.975, float(d)) for d in df])
+    hits = int(np.sum(np.abs(error) <= q * np.sqrt(known + estimated)))
+    normal = int(np.sum(np.abs(error) <= stats.norm.ppf(0.975) * np.sqrt(known + estimated)))
+    low, high = stats.binom.ppf([0.001, 0.999], n, 0.95)
+    assert low <= hits <= high, hits / n
+    assert normal < low, normal / n
+    assert satterthwaite_df([0.0], [1.0], 50)[0] == pytest.approx(49.0)  # all of it estimated: B − 1
+    assert np.isinf(satterthwaite_df([1.0], [0.0], 50)[0])  # nothing estimated: the normal quantile

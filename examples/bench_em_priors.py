@@ -166,6 +166,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--quick", action="store_true", help="20 trials, three cells")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000], help="window sizes (default 1000)")
+    parser.add_argument("--cells", nargs="+", default=None, help="only the cells whose name holds one of these")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     trials = 20 if args.quick else args.trials
@@ -177,6 +178,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     totals: dict[str, list[float]] = {"ours": [], "quapy": [], "hard": [], "cover": []}
     for i, pop in enumerate(populations(args.quick)):
+        if args.cells and not any(c in pop.name for c in args.cells):
+            continue
         for n in sizes:
             r = run_cell(pop, n, trials, seed=1000 * i + n)
             for key in ("ours", "quapy", "hard"):

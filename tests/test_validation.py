@@ -162,17 +162,24 @@ def test_expected_average_precision_is_the_mean_over_labellings_from_the_adjuste
     assert abs(weighted_average_precision(sw, share, 1 - share) - ap.mean()) > 2 * tolerance
 
 
-def test_bootstrap_intervals_add_the_replicas_spread_to_the_window_noise() -> None:
+def test_bootstrap_intervals_add_the_replicas_spread_and_the_misfit_to_the_window_noise() -> None:
     """With bootstrap replicas the covariance is the window's plus the variance of EM over the refitted
-    calibrations (recomputed here from the replicas' own EM runs), so the intervals are wider than the window's."""
+    calibrations (recomputed here from the replicas' own EM runs) plus the square of the misfit (recomputed: EM on
+    the validation's calibrated posteriors weighted to the estimated mix), so the intervals are wider."""
     y, p, s = _binary(800, seed=4)
+    s = special.expit(special.logit(s) * (1 + 0.3 * special.logit(s) ** 2))  # a bent logit BCTS cannot straighten
     v = Validation(y, p, s, bootstrap=20, seed=1)
-    window = s[:400]
+    window = s[y == "fraud"][:150].tolist() + s[y == "ok"][:100].tolist()  # 60 % fraud, far from the validation's
     e, alone = v.estimate(window), v.estimate(window, validation_noise=False)
-    estimates = np.array([em_priors(c.apply(np.column_stack([s[:400], 1 - s[:400]])), src).priors
-                          for c, src in v._replicas])
+    scores = np.column_stack([window, 1 - np.array(window)])  # classes sorted: ("fraud", "ok")
+    estimates = np.array([em_priors(c.apply(scores), src).priors for c, src in v._replicas])
+    classes = (y == "ok").astype(int)
+    weights = (e.priors / v.priors)[classes]
+    misfit = em_priors(v.calibration.apply(np.column_stack([s, 1 - s])), v.priors, weights=weights).priors - e.priors
     assert e.priors == pytest.approx(alone.priors)
-    assert e.covariance[0, 0] == pytest.approx(alone.covariance[0, 0] + np.var(estimates[:, 0], ddof=1), rel=1e-4)
+    assert misfit[0] ** 2 > 1e-3 * alone.covariance[0, 0]  # a term the tolerance sees
+    assert e.covariance[0, 0] == pytest.approx(alone.covariance[0, 0] + np.var(estimates[:, 0], ddof=1)
+                                               + misfit[0] ** 2, rel=1e-4)
     assert np.all(e.upper - e.lower >= alone.upper - alone.lower)
 
 

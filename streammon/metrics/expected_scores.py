@@ -140,16 +140,23 @@ def weighted_average_precision(scores: Any, positive: Any, negative: Any) -> flo
 
 def _ranked(scores: Any, positive: Any, negative: Any) -> tuple[FloatArray, FloatArray]:
     """The positive and negative weight at each distinct score, the scores ascending."""
-    s = np.asarray(scores, dtype=np.float64).ravel()
-    wp = np.asarray(positive, dtype=np.float64).ravel()
-    wn = np.asarray(negative, dtype=np.float64).ravel()
-    if not s.shape == wp.shape == wn.shape or not np.all(np.isfinite(s)):
-        raise ValueError(f"scores and weights must be finite arrays of one length, got {s.shape}, {wp.shape}, "
-                         f"{wn.shape}")
-    unique, inverse = np.unique(s, return_inverse=True)
-    at_p: FloatArray = np.bincount(inverse, weights=wp, minlength=unique.size).astype(np.float64)
-    at_n: FloatArray = np.bincount(inverse, weights=wn, minlength=unique.size).astype(np.float64)
+    at_p, at_n = _at_scores(*_flat(scores, positive, negative))
     return at_p, at_n
+
+
+def _flat(scores: Any, *weights: Any) -> list[FloatArray]:
+    """``scores`` and each of ``weights`` as flat float arrays, checked to be of one length, the scores finite."""
+    arrays = [np.asarray(a, dtype=np.float64).ravel() for a in (scores, *weights)]
+    if any(a.shape != arrays[0].shape for a in arrays) or not np.all(np.isfinite(arrays[0])):
+        raise ValueError("scores and weights must be finite arrays of one length, got "
+                         + ", ".join(str(a.shape) for a in arrays))
+    return arrays
+
+
+def _at_scores(scores: FloatArray, *weights: FloatArray) -> list[FloatArray]:
+    """Each of ``weights`` summed at each distinct score of ``scores``, the scores ascending."""
+    unique, inverse = np.unique(scores, return_inverse=True)
+    return [np.bincount(inverse, weights=w, minlength=unique.size).astype(np.float64) for w in weights]
 
 
 def expected_ap(scores: Any, weights: Any, share: Any) -> float:
@@ -164,20 +171,10 @@ def expected_ap(scores: Any, weights: Any, share: Any) -> float:
     >>> round(expected_ap([0.9, 0.5, 0.2], [1, 2, 1], [1.0, 0.0, 1.0]), 6)   # known labels: (1·1 + 1·2/4) / 2
     0.75
     """
-    s = np.asarray(scores, dtype=np.float64).ravel()
-    w = np.asarray(weights, dtype=np.float64).ravel()
-    p = np.asarray(share, dtype=np.float64).ravel()
-    if not s.shape == w.shape == p.shape or not np.all(np.isfinite(s)):
-        raise ValueError(f"scores, weights and shares must be finite arrays of one length, got {s.shape}, {w.shape}, "
-                         f"{p.shape}")
-    unique, inverse = np.unique(s, return_inverse=True)
-
-    def at_score(values: FloatArray) -> FloatArray:  # per distinct score, from the highest down
-        out: FloatArray = np.bincount(inverse, weights=values, minlength=unique.size)[::-1].astype(np.float64)
-        return out
-
+    s, w, p = _flat(scores, weights, share)
     q = p * (1.0 - p)
-    e, v, m3, c = at_score(w * p), at_score(w * q), at_score(w * q * (1.0 - 2.0 * p)), at_score(w)
+    # per distinct score, from the highest down
+    e, v, m3, c = (a[::-1] for a in _at_scores(s, w * p, w * q, w * q * (1.0 - 2.0 * p), w))
     mu = float(e.sum())
     if mu <= 0:
         return math.nan

@@ -166,7 +166,8 @@ def raised_at_once(condition: Condition, w: WindowReport, reference: Reference |
     if kind == CLASS_SET_CHANGE and reference is not None:
         priors = {str(c): p for c, p in reference.priors.items()}
         parts = subject.split(",")
-        return any(part.startswith("+") or (1.0 - priors[part[1:]]) ** w.n < strict for part in parts)
+        # (a part that names no reference class — a label holding a comma splits the subject — is not strong)
+        return any(part.startswith("+") or (1.0 - priors.get(part[1:], 0.0)) ** w.n < strict for part in parts)
     return False
 
 

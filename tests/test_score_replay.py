@@ -53,7 +53,7 @@ def test_a_bad_score_column_names_its_rows(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match="null score"):
         replay(table, true="y", pred="p", score="s0", reference={"c0": 1, "c1": 9})
     bad = log(n=100).set_column(3, "s0", pa.array([0.5] * 60 + [1.5] * 40))
-    with pytest.raises(ReplayError, match=r"y_score\[60\] is 1\.5"):
+    with pytest.raises(ReplayError, match=r"column 's0', row 60: score 1\.5 is not a probability"):
         replay(bad, true="y", pred="p", score="s0", reference={"c0": 1, "c1": 9})
     with pytest.raises(ReplayError, match="cannot hold scores"):
         replay(log(n=10), true="y", pred="p", score="y", reference={"c0": 1, "c1": 9})

@@ -59,7 +59,7 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
 
 def add_join_flags(replaying: argparse.ArgumentParser) -> None:
     """``--key``, ``--labels``, ``--label-time``: a labels log joined to the predictions (``streammon.logs.joined``);
-    ``--score``: the score columns of a log of labelled predictions."""
+    ``--score``: the score columns of a log of labelled predictions, or of the predictions log joined to labels."""
     replaying.add_argument("--key", metavar="COL", help="with --labels: the key column joining predictions (PATH: "
                            "key, --pred, --time) and labels (key, --true, --label-time)")
     replaying.add_argument("--labels", metavar="PATH", help="a labels log (same formats) joined to the predictions "
@@ -67,7 +67,7 @@ def add_join_flags(replaying: argparse.ArgumentParser) -> None:
     replaying.add_argument("--label-time", metavar="COL", help="the labels log's time column (default: --time)")
     replaying.add_argument("--score", metavar="COL", action="append", help="column of the model's score (a binary "
                            "model's positive-class probability); for K > 2 give it once per class, in the order of "
-                           "the --reference classes (not with --labels)")
+                           "the --reference classes (with --labels: columns of the predictions log PATH)")
 
 
 def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

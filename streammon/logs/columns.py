@@ -252,10 +252,23 @@ number: it looks like a score: threshold it first (e.g. y_pred = score >= 0.5) o
 
 
 def numbers(array: Any, where: Where) -> np.ndarray:
-    """A score column (an Arrow array of floats or ints) as float64; a null is refused (the monitor checks the
-    values: in [0, 1], and a row of class probabilities summing to 1)."""
+    """A score column (an Arrow array of floats or ints) as float64; a null, a NaN or a value outside [0, 1] is
+    refused here, naming its column and row (the monitor would name only its index in the chunk; it still checks
+    that a row of class probabilities sums to 1).
+
+    >>> import pyarrow as pa
+    >>> numbers(pa.array([0.2, 1.5]), Where("preds.csv", "s", 10))
+    Traceback (most recent call last):
+    ...
+    streammon.logs.errors.ReplayError: preds.csv, column 's', row 11: score 1.5 is not a probability in [0, 1]
+    """
     _no_nulls(array, where, "score")
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
+    values = np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
+    bad = ~((values >= 0.0) & (values <= 1.0))  # NaN fails both comparisons
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise where.error(f"score {float(values[at])!r} is not a probability in [0, 1]", at)
+    return values
 
 
 def seconds(array: Any, where: Where) -> np.ndarray:

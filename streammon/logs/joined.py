@@ -1,6 +1,9 @@
 """Replay a predictions log and a labels log joined on a key, through the delayed-labels machinery.
 
-The predictions log holds (key, predicted label[, time]); the labels log (key, true label[, time]).
+The predictions log holds (key, predicted label[, time][, scores]); the labels log (key, true label[, time]).
+Score columns (``score=``, read as ``replay`` reads them from a log of labelled predictions) go with their
+predictions to ``predict_many(..., y_score=...)``: counted by true class when the label joins, and by predicted
+class at once for the label-free estimate.
 With times, the two streams are merged in time order: each prediction chunk goes to
 ``Monitor.predict_many`` and each label chunk to ``Monitor.label_many``, a chunk being cut at the
 other stream's next time so every call sees non-decreasing times. **Ties: at the same time,
@@ -32,29 +35,31 @@ from streammon.logs.columns import check_types, key_kind, label_kind
 from streammon.logs.errors import ReplayError
 from streammon.logs.feed import Every, Replayer, replay_monitor
 from streammon.logs.result import ReplayResult
-from streammon.logs.sources import BATCH_ROWS, open_parts, read_columns
+from streammon.logs.sources import BATCH_ROWS, open_parts, read_columns, score_roles, stacked
 
 
 @dataclass(frozen=True)
 class Keyed:
-    """Consecutive rows of one file of one stream: keys, labels (predicted or true) and times."""
+    """Consecutive rows of one file of one stream: keys, labels (predicted or true), times and scores."""
 
     keys: np.ndarray
     values: np.ndarray
     times: np.ndarray | None
     file: str
     first_row: int
+    scores: np.ndarray | None = None  # the predictions' score columns, as ``sources.stacked`` gives them
 
 
 class KeyedLog:
-    """One stream (predictions or labels) opened for replay: key, label and time columns of each part."""
+    """One stream (predictions or labels) opened for replay: key, label, time (and score) columns of each part."""
 
-    def __init__(self, source: Any, *, key: str, value: str, role: str, time: str | None, batch_rows: int) -> None:
-        self.name, self.parts = open_parts(source, [key, value, time], batch_rows, time)
-        self.key, self.value, self.time = key, value, time
+    def __init__(self, source: Any, *, key: str, value: str, role: str, time: str | None, batch_rows: int,
+                 score: tuple[str, ...] = ()) -> None:
+        self.name, self.parts = open_parts(source, [key, value, time, *score], batch_rows, time)
+        self.key, self.value, self.time, self.score = key, value, time, score
         kinds, key_kinds = set(), set()
         for part in self.parts:
-            check_types(part.schema, {"key": key, role: value, "time": time}, part.name)
+            check_types(part.schema, {"key": key, role: value, "time": time, **score_roles(score)}, part.name)
             kinds.add(label_kind(part.schema.field(value).type))
             key_kinds.add(key_kind(part.schema.field(key).type))
         if len(kinds) > 1:
@@ -69,9 +74,10 @@ class KeyedLog:
 
     def chunks(self) -> Iterator[Keyed]:
         """The rows as numpy chunks, checked (nulls, types, time order) as they are read."""
-        for (keys, values), times, file, row in read_columns(self.parts, (self.key, self.value), self.time,
-                                                                    read=(columns.keys, columns.labels)):
-            yield Keyed(keys, values, times, file, row)
+        for (keys, values, *more), times, file, row in read_columns(self.parts, (self.key, self.value), self.time,
+                                                                    read=(columns.keys, columns.labels),
+                                                                    extra=self.score):
+            yield Keyed(keys, values, times, file, row, stacked(more))
 
 
 class _Head:
@@ -113,19 +119,20 @@ def merged(predictions: KeyedLog, labels_: KeyedLog) -> Iterator[tuple[bool, Key
         start = head.at
         yield is_pred, Keyed(chunk.keys[start:stop], chunk.values[start:stop],
                              None if chunk.times is None else chunk.times[start:stop], chunk.file,
-                             chunk.first_row + start)
+                             chunk.first_row + start, None if chunk.scores is None else chunk.scores[start:stop])
         head.at = stop
         head.advance()
 
 
 def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred: str, time: str | None = None,
                   label_time: str | None = None, every: str | int | None = None, batch_rows: int = BATCH_ROWS,
-                  **options: Any) -> ReplayResult:
-    """``replay`` with ``key=`` and ``labels=``: see the module docstring; ``options`` as ``replay`` takes them."""
+                  score: tuple[str, ...] = (), **options: Any) -> ReplayResult:
+    """``replay`` with ``key=`` and ``labels=``: see the module docstring; ``score``: the predictions log's score
+    columns (as ``replay`` takes them); ``options`` as ``replay`` takes them."""
     timed = time is not None
     if label_time is not None and not timed:
         raise ValueError("label_time names the labels' time column: give time (the predictions' time column) too")
-    predictions = KeyedLog(source, key=key, value=pred, role="pred", time=time, batch_rows=batch_rows)
+    predictions = KeyedLog(source, key=key, value=pred, role="pred", time=time, batch_rows=batch_rows, score=score)
     labels_ = KeyedLog(labels_source, key=key, value=true, role="true", time=label_time or time,
                        batch_rows=batch_rows)
     if predictions.parts and labels_.parts and predictions.label_kind != labels_.label_kind:
@@ -147,7 +154,8 @@ def replay_joined(source: Any, labels_source: Any, *, key: str, true: str, pred:
     replayer = Replayer(fed, Every.parse(every, timed=timed), timed=timed, on_snapshot=on_snapshot)
     for is_pred, rows in merged(predictions, labels_):
         method = fed.predict_many if is_pred else fed.label_many
-        replayer.feed(rows.keys, rows.values, rows.times, rows.file, rows.first_row, method=method)
+        replayer.feed(rows.keys, rows.values, rows.times, rows.file, rows.first_row, method=method,
+                      scores=rows.scores)
     if not replayer.samples:
         raise ReplayError("the predictions and labels logs hold no rows", file=predictions.name)
     return replayer.finish(predictions.name)

@@ -78,7 +78,8 @@ def replay(
     ``on_snapshot(snapshot, report)`` sees every snapshot's full report. ``text_labels``: labels in
     ``reference``/``baseline``/``positive`` are text (as on the command line) and are read in the
     log's label type. ``score``: the column of a binary model's positive-class score, or the K columns of its class
-    probabilities in the order of the monitor's classes (``reference=`` then gives them), fed as ``y_score``. Raises
+    probabilities in the order of the monitor's classes (``reference=`` then gives them), fed as ``y_score`` (with
+    ``key``/``labels``: columns of the predictions log, fed to ``predict_many``). Raises
     ``ReplayError`` (a ``ValueError``) naming the file, column and row of a
     malformed log; nothing is written by ``replay`` itself.
 
@@ -88,13 +89,10 @@ def replay(
     """
     scores = (score,) if isinstance(score, str) else tuple(score or ())
     if key is not None or labels is not None:
-        if scores:
-            raise ValueError("score columns are read from a log of labelled predictions, not yet from a joined "
-                             "predictions log: leave score out with key and labels")
         if key is None or labels is None or true is None:
             raise ValueError("joining predictions and labels needs key, labels and true (the labels' column)")
         return replay_joined(source, labels, key=key, true=true, pred=pred, time=time, label_time=label_time,
-                             every=every, batch_rows=batch_rows, windows=windows, reference=reference,
+                             every=every, batch_rows=batch_rows, score=scores, windows=windows, reference=reference,
                              baseline=baseline, positive=positive, detector=detector, policy=policy,
                              monitor=monitor, on_snapshot=on_snapshot, text_labels=text_labels)
     if true is None:

@@ -82,8 +82,7 @@ class Log:
         self.parts = parts
         self.true, self.pred = true, pred
         self.score = score
-        self.columns = {"true": true, "pred": pred, "time": time,
-                        **{f"score {i + 1}": column for i, column in enumerate(score)}}
+        self.columns = {"true": true, "pred": pred, "time": time, **score_roles(score)}
         kinds = set()
         for part in parts:
             check_types(part.schema, self.columns, part.name)
@@ -105,8 +104,19 @@ class Log:
         rows = read_columns(self.parts, (self.true, self.pred), self.columns["time"], ordered=ordered,
                             read=label_column if coded else labels, extra=self.score)
         for (y, p, *more), times, file, row in rows:
-            scores = None if not more else more[0] if len(more) == 1 else np.column_stack(more)
-            yield Chunk(y, p, times, file, row, scores)
+            yield Chunk(y, p, times, file, row, stacked(more))
+
+
+def score_roles(score: tuple[str, ...]) -> dict[str, str]:
+    """The score columns as ``check_types`` takes them (``score 1``, ``score 2``, ...: each must hold numbers),
+    in the order given: a binary model's positive-class column, or K columns in the monitor's class order."""
+    return {f"score {i + 1}": column for i, column in enumerate(score)}
+
+
+def stacked(columns: list[np.ndarray]) -> np.ndarray | None:
+    """The score columns read for a chunk as ``y_score`` takes them: None without any, (n,) for one column,
+    (n, K) for several (columns in the order given, which the monitor checks against its classes' count)."""
+    return None if not columns else columns[0] if len(columns) == 1 else np.column_stack(columns)
 
 
 ReadColumn = Callable[[Any, Where, DictionaryCache], "np.ndarray | Coded"]

@@ -136,7 +136,8 @@ def test_bad_score_columns_of_a_joined_replay_are_refused_naming_them(tmp_path: 
     with pytest.raises(ReplayError, match=r"no column 'score' \(the score 1 column\)"):
         replay(preds, true="y", pred="p", key="id", labels=labels, score="score", reference=reference(2))
     preds3, labels3 = logs(3, n=200)
-    refused = r"row 0: rows 0–199 were refused by the monitor: \(n, 2\) scores .*declared 3"
+    refused = (r"row 0: rows 0–199 were refused by the monitor: \(n, 2\) scores for a monitor of 3 classes: "
+               "pass one column per class")
     with pytest.raises(ReplayError, match=refused):
         replay(preds3, true="y", pred="p", key="id", labels=labels3, score=["s0", "s1"], reference=reference(3))
 

@@ -257,3 +257,13 @@ def test_lock_free_updates_mixing_scored_and_unscored_samples_keep_each_score_wi
             np.testing.assert_allclose(got.sums, expected.sums, rtol=1e-9, atol=1e-9)
             np.testing.assert_array_equal(got.top[:, :, :2], expected.top[:, :, :2])  # counts: exact
             np.testing.assert_allclose(got.top, expected.top, rtol=1e-9)
+
+
+def test_k_class_scores_of_the_wrong_width_name_the_classes_declared() -> None:
+    """Classes given up front (reference=) but a row of another width: the error says how many columns are wanted,
+    not that the classes should be given up front; nothing changes."""
+    m = Monitor([Cumulative()], reference={"a": 1, "b": 1, "c": 1})
+    before = m.dumps()
+    with pytest.raises(ValueError, match=r"\(n, 2\) scores for a monitor of 3 classes: pass one column per class"):
+        m.update_many(["a"], ["a"], y_score=[[0.5, 0.5]])
+    assert m.dumps() == before

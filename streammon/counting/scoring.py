@@ -65,10 +65,13 @@ class Scoring:
         if ndim == 1:
             raise ValueError(f"a 1-D y_score is a binary model's positive-class score; this monitor has {labels} "
                              "classes: pass (n, K) class probabilities in the order of Monitor.labels")
-        if declared < 3 or columns != declared:
+        if declared < 3:
             raise ValueError(f"({'n'}, {columns}) scores need the classes given up front, in the order of the "
                              "columns: pass reference= or classes= (with closed=True to refuse any other class) "
                              f"to Monitor; it declared {declared}")
+        if columns != declared:
+            raise ValueError(f"(n, {columns}) scores for a monitor of {declared} classes: pass one column per class, "
+                             "in the order of Monitor.labels")
         if declared > MAX_SCORE_CLASSES:
             raise ValueError(f"scores of {declared} classes are over the limit of {MAX_SCORE_CLASSES} "
                              "(streammon.counting.scoring.MAX_SCORE_CLASSES): the per-window histograms would take "

@@ -55,7 +55,7 @@ __all__ = ["Client", "route"]
 
 _B = checks.INT_BOUND
 _now = time.time
-_label, _key, _when = checks.label, checks.key, checks.when
+_label, _key, _when, _score = checks.label, checks.key, checks.when, checks.score
 _open: set[Client] = set()  # clients not closed: flushed at exit, reset in a forked child
 _open_lock = threading.Lock()
 
@@ -100,8 +100,9 @@ class Client:
 
     # -- the worker's calls: checks inline for plain values, one deque.append --------------------------------
 
-    def update(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
-        """Send one labelled prediction (``t``: its time in seconds or a datetime, optional)."""
+    def update(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send one labelled prediction (``t``: its time in seconds or a datetime, optional; ``y_score``: the
+        model's score, optional — see ``score``)."""
         cls = type(y_true)
         if cls is str:
             if not (0 < len(y_true) <= 256 and y_true.isprintable()):
@@ -119,14 +120,17 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
+        if y_score is not None and not (type(y_score) is float and 0.0 <= y_score <= 1.0):
+            y_score = _score(y_score)  # refused here, before anything is buffered
         lane = self._lane or self._lanes[next(self._turn) % self._servers]
         buffer = lane.buffer
-        buffer.append((SAMPLES, y_true, y_pred, t))
+        buffer.append((SAMPLES, y_true, y_pred, t) if y_score is None else (SAMPLES, y_true, y_pred, t, y_score))
         if len(buffer) >= lane.threshold:
             lane.grew()
 
-    def predict(self, key: Any, y_pred: Any, t: Any = None) -> None:
-        """Send the prediction ``y_pred`` made for ``key`` (a str or an int), whose label comes later."""
+    def predict(self, key: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send the prediction ``y_pred`` made for ``key`` (a str or an int), whose label comes later, with the
+        model's score ``y_score`` (optional: see ``score``), counted with the label."""
         cls = type(key)
         if cls is str:
             if not (0 < len(key) <= 512 and key.isprintable()):
@@ -144,9 +148,11 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
+        if y_score is not None and not (type(y_score) is float and 0.0 <= y_score <= 1.0):
+            y_score = _score(y_score)  # refused here, before anything is buffered
         lane = self._lane or self._lanes[zlib.crc32(str(key).encode()) % self._servers]
         buffer = lane.buffer
-        buffer.append((PREDICTIONS, key, y_pred, t))
+        buffer.append((PREDICTIONS, key, y_pred, t) if y_score is None else (PREDICTIONS, key, y_pred, t, y_score))
         if len(buffer) >= lane.threshold:
             lane.grew()
 
@@ -175,20 +181,24 @@ class Client:
         if len(buffer) >= lane.threshold:
             lane.grew()
 
-    def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
         """Send a batch of labelled predictions: two equal-length sequences (lists, tuples, 1-D arrays); ``t`` None,
-        one time for all, or one per row. Every value is checked before any row is buffered."""
-        self._many(SAMPLES, y_true, y_pred, t, ("y_true", "y_pred"))
+        one time for all, or one per row; ``y_score`` None or one score per row (a 1-D array of a binary model's
+        positive-class scores, or an (n, K) array of class probabilities: see ``score``). Every value is checked
+        before any row is buffered."""
+        self._many(SAMPLES, y_true, y_pred, t, ("y_true", "y_pred"), y_score=y_score)
 
-    def predict_many(self, keys: Any, y_pred: Any, t: Any = None) -> None:
-        """Send a batch of predictions whose labels come later (``keys``: str or int each)."""
-        self._many(PREDICTIONS, keys, y_pred, t, ("keys", "y_pred"))
+    def predict_many(self, keys: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send a batch of predictions whose labels come later (``keys``: str or int each; ``y_score`` as in
+        ``update_many``)."""
+        self._many(PREDICTIONS, keys, y_pred, t, ("keys", "y_pred"), y_score=y_score)
 
     def label_many(self, keys: Any, y_true: Any, t: Any = None) -> None:
         """Send a batch of true labels of earlier predictions."""
         self._many(LABELS, keys, y_true, t, ("keys", "y_true"))
 
-    def _many(self, kind: int, first: Any, second: Any, t: Any, names: tuple[str, str]) -> None:
+    def _many(self, kind: int, first: Any, second: Any, t: Any, names: tuple[str, str], *,
+              y_score: Any = None) -> None:
         a, b = checks.column(first, names[0]), checks.column(second, names[1])
         if len(a) != len(b):
             raise ValueError(f"{names[0]} and {names[1]} must have the same length, got {len(a)} and {len(b)}")
@@ -206,7 +216,12 @@ class Client:
                                  f"t[{later - 1}]={times[later - 1]!r}")
         else:
             times = [_when(t)] * len(a)
-        rows = [(kind, x, y, s) for x, y, s in zip(a, b, times, strict=True)]
+        rows: list[tuple[Any, ...]]
+        if y_score is None:
+            rows = [(kind, x, y, s) for x, y, s in zip(a, b, times, strict=True)]
+        else:
+            given = checks.scores(y_score, len(a))
+            rows = [(kind, x, y, s, p) for x, y, s, p in zip(a, b, times, given, strict=True)]
         if self._lane is not None:
             self._lane.buffer.extend(rows)
             self._lane.grew()

@@ -146,7 +146,8 @@ def _probability(value: Any, what: str) -> float:
     if isinstance(value, bool) or _numpy_bool(value):
         raise TypeError(f"{what} {show(value)} is a bool, not a probability: expected a number in [0, 1] (the "
                         "model's score, not its decision)")
-    if isinstance(value, (int, float)) or (type(value).__module__ == "numpy" and hasattr(value, "__float__")):
+    if isinstance(value, (int, float)) or (type(value).__module__ == "numpy" and hasattr(value, "__float__")
+                                           and getattr(value, "ndim", 0) == 0):  # NumPy scalars, not arrays
         try:
             number = float(value)
         except OverflowError:  # an int beyond float64

@@ -23,16 +23,25 @@ the server keeps each model's times non-decreasing across all its workers. ``sta
 instead (exact event times): only for a single client per model and server, since the server refuses (400) a batch
 whose times precede another worker's later batch. An explicit ``t`` is always sent.
 
+Scores (``y_score=``, issue 28): a binary model's positive-class probability, or a row of K class probabilities in
+the model's class order, checked at the call (``checks.score``) and sent as the batch's ``"y_score"``; the sender
+cuts a batch where the form of score changes (none, a number, a row of K), as the server reads it as one array.
+
 >>> client = Client("http://127.0.0.1:9", "fraud", flush_interval=60)  # nothing listens on port 9
 >>> client.predict("tx-1", "legit")
+>>> client.predict("tx-2", "legit", y_score=0.12)  # the model's probability of its positive class
 >>> client.label("tx-1", 0.5)
 Traceback (most recent call last):
 ...
 ValueError: y_true 0.5 is a float that is not a whole number: it looks like a score: threshold it first
+>>> client.update("legit", "legit", y_score=[0.7, 0.4])
+Traceback (most recent call last):
+...
+ValueError: y_score [0.7, 0.4] sums to 1.1: a row of class probabilities must sum to 1 (within 0.0001)
 >>> client.buffered
-1
+2
 >>> client.close(timeout=0.0), client.dropped  # not sent within the timeout: dropped, and counted
-(False, 1)
+(False, 2)
 """
 
 from __future__ import annotations
@@ -120,11 +129,14 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
-        if y_score is not None and not (type(y_score) is float and 0.0 <= y_score <= 1.0):
-            y_score = _score(y_score)  # refused here, before anything is buffered
+        if y_score is None:
+            row: tuple[Any, ...] = (SAMPLES, y_true, y_pred, t)
+        else:  # checked here, before anything is buffered
+            row = (SAMPLES, y_true, y_pred, t, y_score if type(y_score) is float and 0.0 <= y_score <= 1.0
+                   else _score(y_score))
         lane = self._lane or self._lanes[next(self._turn) % self._servers]
         buffer = lane.buffer
-        buffer.append((SAMPLES, y_true, y_pred, t) if y_score is None else (SAMPLES, y_true, y_pred, t, y_score))
+        buffer.append(row)
         if len(buffer) >= lane.threshold:
             lane.grew()
 
@@ -148,11 +160,14 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
-        if y_score is not None and not (type(y_score) is float and 0.0 <= y_score <= 1.0):
-            y_score = _score(y_score)  # refused here, before anything is buffered
+        if y_score is None:
+            row: tuple[Any, ...] = (PREDICTIONS, key, y_pred, t)
+        else:  # checked here, before anything is buffered
+            row = (PREDICTIONS, key, y_pred, t, y_score if type(y_score) is float and 0.0 <= y_score <= 1.0
+                   else _score(y_score))
         lane = self._lane or self._lanes[zlib.crc32(str(key).encode()) % self._servers]
         buffer = lane.buffer
-        buffer.append((PREDICTIONS, key, y_pred, t) if y_score is None else (PREDICTIONS, key, y_pred, t, y_score))
+        buffer.append(row)
         if len(buffer) >= lane.threshold:
             lane.grew()
 

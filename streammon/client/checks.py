@@ -31,6 +31,7 @@ INT_BOUND = 2**63  # keys: -2**63 <= key < 2**63; labels: -2**63 < label < 2**63
 MAX_TIME = 1e12  # seconds: times within ±10**12 (streammon.counting.timing.MAX_TIME)
 SUM_TOLERANCE = 1e-4  # |sum of a row of class probabilities - 1| (streammon.counting.score_input.SUM_TOLERANCE)
 MAX_SCORE_CLASSES = 64  # probabilities a row (streammon.counting.scoring.MAX_SCORE_CLASSES)
+_FLOATS = {float}
 UNPRINTABLE = [False]  # becomes [True] once a str with unprintable characters (a tab ...) passed: see wire._array
 Label = str | int | bool
 Key = str | int
@@ -171,6 +172,11 @@ def score(value: Any, what: str = "y_score") -> float | tuple[float, ...]:
     ...
     ValueError: y_score [0.2, 0.3] sums to 0.5: a row of class probabilities must sum to 1 (within 0.0001)
     """
+    cls = type(value)
+    if (cls is list or cls is tuple) and 2 <= len(value) <= MAX_SCORE_CLASSES and set(map(type, value)) == _FLOATS:
+        row = tuple(value)  # plain floats: a finite sum near 1 leaves no NaN or inf, min and max the range
+        if abs(sum(row) - 1.0) <= SUM_TOLERANCE and min(row) >= 0.0 and max(row) <= 1.0:
+            return row
     if isinstance(value, (list, tuple)) or (hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1):
         items = value.tolist() if hasattr(value, "tolist") else value
         if not 2 <= len(items) <= MAX_SCORE_CLASSES:

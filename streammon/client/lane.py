@@ -45,7 +45,8 @@ PREDICTIONS, SAMPLES, LABELS, MARK = 0, 1, 2, 3  # a chunk sorted by kind sends 
 KINDS = ("predictions", "samples", "labels")
 FIELDS = (("keys", "y_pred"), ("y_true", "y_pred"), ("keys", "y_true"))
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
-_kind, _time = itemgetter(0), itemgetter(3)
+_kind, _time, _score = itemgetter(0), itemgetter(3), itemgetter(4)
+_UNSCORED, _SCORED, _NUMBERS, _ROWS = {4}, {5}, {float}, {tuple}  # row lengths and score types of one form
 
 
 class Lane:
@@ -253,12 +254,26 @@ def _form(row: tuple[Any, ...]) -> int:
     return -1 if len(row) == 4 else 0 if type(row[4]) is float else len(row[4])
 
 
-def _untimed(row: tuple[Any, ...]) -> tuple[bool, int]:
-    return row[3] is None, _form(row)
+def _untimed(row: tuple[Any, ...]) -> bool:
+    return row[3] is None
 
 
-def _run_of(row: tuple[Any, ...]) -> tuple[int, bool, int]:
-    return row[0], row[3] is None, _form(row)
+def _run_of(row: tuple[Any, ...]) -> tuple[int, bool]:
+    return row[0], row[3] is None
+
+
+def _cut(kind: int, rows: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """Rows of one batch cut into runs of one form of score (``_form``), in order. A batch of one form — the
+    usual case — is told in C-level passes (``map``), without a Python call per row."""
+    lengths = set(map(len, rows))
+    if lengths == _UNSCORED:
+        return [(kind, rows)]
+    if lengths == _SCORED:
+        scores = list(map(_score, rows))
+        types = set(map(type, scores))
+        if types == _NUMBERS or (types == _ROWS and len(set(map(len, scores))) == 1):
+            return [(kind, rows)]
+    return [(kind, list(run)) for _, run in groupby(rows, key=_form)]
 
 
 def _batches(chunk: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ...]]]]:
@@ -282,10 +297,10 @@ def _batches(chunk: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ..
         chunk.sort(key=_kind)
         if max(map(len, chunk)) == 4:  # no scores: one batch per kind
             return [(kind, list(rows)) for kind, rows in groupby(chunk, key=_kind)]
-        return [(run[0], list(rows)) for run, rows in groupby(chunk, key=_run_of)]
+        return [part for kind, rows in groupby(chunk, key=_kind) for part in _cut(kind, list(rows))]
     predictions = [row for row in chunk if row[0] == PREDICTIONS]
     others = [row for row in chunk if row[0] == SAMPLES or row[0] == LABELS]
     marks = [row for row in chunk if row[0] == MARK]
-    batches = [(PREDICTIONS, list(rows)) for _, rows in groupby(predictions, key=_untimed)]
-    batches += [(run[0], list(rows)) for run, rows in groupby(others, key=_run_of)]
+    batches = [part for _, rows in groupby(predictions, key=_untimed) for part in _cut(PREDICTIONS, list(rows))]
+    batches += [part for run, rows in groupby(others, key=_run_of) for part in _cut(run[0], list(rows))]
     return [*batches, (MARK, marks)] if marks else batches

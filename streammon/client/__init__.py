@@ -111,7 +111,7 @@ class Client:
 
     def update(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
         """Send one labelled prediction (``t``: its time in seconds or a datetime, optional; ``y_score``: the
-        model's score, optional — see ``score``)."""
+        model's score, optional — see ``streammon.client.checks.score``)."""
         cls = type(y_true)
         if cls is str:
             if not (0 < len(y_true) <= 256 and y_true.isprintable()):
@@ -142,7 +142,7 @@ class Client:
 
     def predict(self, key: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
         """Send the prediction ``y_pred`` made for ``key`` (a str or an int), whose label comes later, with the
-        model's score ``y_score`` (optional: see ``score``), counted with the label."""
+        model's score ``y_score`` (optional: see ``streammon.client.checks.score``), counted with the label."""
         cls = type(key)
         if cls is str:
             if not (0 < len(key) <= 512 and key.isprintable()):
@@ -199,8 +199,8 @@ class Client:
     def update_many(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
         """Send a batch of labelled predictions: two equal-length sequences (lists, tuples, 1-D arrays); ``t`` None,
         one time for all, or one per row; ``y_score`` None or one score per row (a 1-D array of a binary model's
-        positive-class scores, or an (n, K) array of class probabilities: see ``score``). Every value is checked
-        before any row is buffered."""
+        positive-class scores, or an (n, K) array of class probabilities: see ``streammon.client.checks.score``).
+        Every value is checked before any row is buffered."""
         self._many(SAMPLES, y_true, y_pred, t, ("y_true", "y_pred"), y_score=y_score)
 
     def predict_many(self, keys: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:

@@ -23,7 +23,7 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from streammon import Cumulative, Monitor, Sliding
 from streammon.client import Client, checks
-from streammon.counting.score_input import as_score_row
+from streammon.counting.score_input import as_score_row, as_score_rows
 from streammon.serve.config import parse
 from streammon.serve.run import Server
 
@@ -229,10 +229,15 @@ def test_a_bad_score_is_refused_at_the_call_with_nothing_buffered(call: str, sco
     ([0.5, [0.5, 0.5]], r"y_score\[1\] \[0.5, 0.5\] is a row of 2 class probabilities, y_score\[0\] a number"),
     ([[0.2, 0.8], [0.2, 0.3, 0.5]], r"y_score\[1\] .* is a row of 3 class probabilities, y_score\[0\] a row of 2"),
     ([0.5], r"y_score must have one score \(or row of class probabilities\) per row \(2\), got 1"),
+    ([0.5, math.nan], r"y_score\[1\] nan is not a probability"),  # max and min step over a NaN placed second
+    ([[0.5, 0.5], [0.5, math.nan]], r"y_score\[1\] nan is not a probability"),
+    ([[0.5, 0.5], [0.25, 0.7]], r"y_score\[1\] \[0.25, 0.7\] sums to 0.95"),
+    ([[0.5, 0.5], [1.5, -0.5]], r"y_score\[1\] 1.5 is not a probability"),
 ])
 def test_a_batch_of_mixed_forms_or_lengths_is_refused_whole(scores: list[Any], message: str) -> None:
     """One batch is one array on the server: numbers and rows, or rows of two lengths, are refused at the call
-    (the server refuses such a batch whole: a ragged array)."""
+    (the server refuses such a batch whole: a ragged array); so is a batch with one bad score after good ones
+    (past the quick whole-batch test), naming its position."""
     client = Client("http://127.0.0.1:9", "fraud", flush_interval=60)
     with pytest.raises(ValueError, match=message):
         client.update_many(["legit", "fraud"], ["legit", "fraud"], y_score=scores)
@@ -268,3 +273,25 @@ def test_the_client_accepts_what_the_server_accepts(score: Any) -> None:
         assert (sent,) == expected
     else:
         assert sent == tuple(score)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.lists(_near, min_size=3, max_size=3),
+                          st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3).map(
+                              lambda r: [x / sum(r) if sum(r) else 1 / 3 for x in r]),
+                          st.just([0.2, math.nan, 0.8])), min_size=1, max_size=6))
+def test_the_client_accepts_a_batch_of_rows_when_the_server_does(rows: list[list[float]]) -> None:
+    """Batches of rows of 3 (``update_many``'s quick whole-batch test and its full check): accepted by the client
+    exactly when the server's check of an (n, 3) batch accepts them."""
+    try:
+        as_score_rows(np.array(rows), len(rows), columns=3, positive=None)
+        expected = True
+    except (TypeError, ValueError):
+        expected = False
+    try:
+        sent = checks.scores(rows, len(rows))
+    except (TypeError, ValueError):
+        sent = None
+    assert (sent is not None) == expected, rows
+    if sent is not None:
+        assert sent == [tuple(row) for row in rows]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import operator
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any
 
 MAX_KEY_LENGTH = 512  # characters of a str key (streammon.pending.keys.MAX_KEY_LENGTH)
@@ -31,7 +32,7 @@ INT_BOUND = 2**63  # keys: -2**63 <= key < 2**63; labels: -2**63 < label < 2**63
 MAX_TIME = 1e12  # seconds: times within ±10**12 (streammon.counting.timing.MAX_TIME)
 SUM_TOLERANCE = 1e-4  # |sum of a row of class probabilities - 1| (streammon.counting.score_input.SUM_TOLERANCE)
 MAX_SCORE_CLASSES = 64  # probabilities a row (streammon.counting.scoring.MAX_SCORE_CLASSES)
-_FLOATS = {float}
+_FLOATS, _LISTS, _TUPLES = {float}, {list}, {tuple}
 UNPRINTABLE = [False]  # becomes [True] once a str with unprintable characters (a tab ...) passed: see wire._array
 Label = str | int | bool
 Key = str | int
@@ -209,7 +210,17 @@ def scores(values: Any, rows: int) -> list[float | tuple[float, ...]]:
     if len(given) != rows:
         raise ValueError(f"y_score must have one score (or row of class probabilities) per row ({rows}), got "
                          f"{len(given)}")
-    out = [score(v, f"y_score[{i}]") for i, v in enumerate(given)]
+    if given and set(map(type, given)) == _FLOATS and min(given) >= 0.0 and max(given) <= 1.0 \
+            and math.isfinite(sum(given)):  # plain floats in range (a NaN would make the sum NaN): C-level passes
+        return given
+    if given and _rows_ok(given):
+        return list(map(tuple, given))
+    try:
+        out = [score(v) for v in given]
+    except (TypeError, ValueError):
+        for i, v in enumerate(given):  # again, to name the first bad row's position
+            score(v, f"y_score[{i}]")
+        raise
     if out:
         width = _width(out[0])
         odd = next((i for i, s in enumerate(out) if _width(s) != width), None)
@@ -219,6 +230,24 @@ def scores(values: Any, rows: int) -> list[float | tuple[float, ...]]:
             raise ValueError(f"y_score[{odd}] {show(given[odd])} is {form(odd)}, y_score[0] {form(0)}: one form "
                              "for all")
     return out
+
+
+def _rows_ok(given: list[Any]) -> bool:
+    """Rows (lists or tuples, as from an (n, K) array's ``tolist``) of one length, 2 to 64 plain floats each, in
+    [0, 1], each summing to 1 within the tolerance: C-level passes, no Python call per row. False sends them to the
+    full check (which says what is wrong, or accepts rows this quick test does not cover)."""
+    kinds = set(map(type, given))
+    if kinds not in (_LISTS, _TUPLES):
+        return False
+    widths = set(map(len, given))
+    if len(widths) != 1 or not 2 <= min(widths) <= MAX_SCORE_CLASSES \
+            or set(map(type, chain.from_iterable(given))) != _FLOATS:
+        return False
+    sums = list(map(sum, given))
+    if not math.isfinite(sum(sums)):  # a NaN anywhere makes it NaN (min and max may step over one)
+        return False
+    off = max(map(abs, map((1.0).__rsub__, sums)))  # |sum - 1| of each row, as ``score`` computes it
+    return off <= SUM_TOLERANCE and min(map(min, given)) >= 0.0 and max(map(max, given)) <= 1.0
 
 
 def _width(value: float | tuple[float, ...]) -> int:

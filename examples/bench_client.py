@@ -6,7 +6,8 @@ worker against a bound prometheus_client ``Counter.inc()`` (``c = Counter(...).l
 timed in the same process, in alternating blocks over the same keys and labels, while a real server (a
 ``python -m streammon serve`` subprocess) receives the batches. Goal: <= 2x. The calls with ``y_score=`` (issue 28:
 a binary model's float, and a row of 3 class probabilities checked at the call) are timed the same way: compare
-their ns per call with the unscored call's. Two ratios per call:
+their ns per call with the unscored call's; a second table gives ``update_many``'s ns per row (its checks, in
+the caller) without and with scores. Two ratios per call:
 
 - *call*: wall time of the calls only (what a request handler waits for; the sender thread runs beside, so its
   share of the GIL lands in whichever block it interrupts);
@@ -135,10 +136,39 @@ def client_call(url: str, rows: int, rounds: int) -> dict[str, dict[str, float]]
             for name, parts in ratios.items()}
 
 
+def batch_call(url: str, rows: int, rounds: int) -> dict[str, float]:
+    """Median ns per row of one ``update_many`` call of ``rows`` rows (the checks in the caller), without and with
+    ``y_score=`` (a list of floats; an (n, 3) list of rows), in alternating blocks."""
+    rng = random.Random(1)
+    client, three = Client(url, "fraud"), Client(url, "three")
+    truth = [rng.choice(["legit", "fraud"]) for _ in range(rows)]
+    labels = [rng.choice(["legit", "fraud"]) for _ in range(rows)]
+    scores = [rng.random() for _ in range(rows)]
+    truth3, labels3 = [rng.choice("abc") for _ in range(rows)], [rng.choice("abc") for _ in range(rows)]
+    rows3 = [[a / (a + b + c), b / (a + b + c), c / (a + b + c)]
+             for a, b, c in ((rng.random(), rng.random(), rng.random()) for _ in range(rows))]
+    blocks: dict[str, list[float]] = {"update_many": [], "update_many, y_score": [],
+                                      "update_many, y_score rows of K = 3": []}
+    for _ in range(rounds):
+        for name, call in (("update_many", lambda: client.update_many(truth, labels)),
+                           ("update_many, y_score", lambda: client.update_many(truth, labels, y_score=scores)),
+                           ("update_many, y_score rows of K = 3",
+                            lambda: three.update_many(truth3, labels3, y_score=rows3))):
+            wall = time.perf_counter()
+            call()
+            blocks[name].append((time.perf_counter() - wall) / rows * 1e9)
+            assert client.flush(60) and three.flush(60), "the server did not acknowledge within 60 s"
+    assert client.rejected == three.rejected == 0
+    client.close()
+    three.close()
+    return {name: statistics.median(values) for name, values in blocks.items()}
+
+
 def table(quick: bool = False) -> str:
     rows, rounds = (5_000, 21) if quick else (10_000, 101)
     with server() as url:
         ratios = client_call(url, rows, rounds)
+        batches = batch_call(url, rows, rounds)
     lines = ["| client call (vs a bound Counter.inc()) | call (wall) | CPU per row, sending included | call, inc() "
              "| goal |",
              "|---|---|---|---|---|"]
@@ -146,6 +176,10 @@ def table(quick: bool = False) -> str:
         lines.append(f"| {name} | {parts['call']:.2f}x | {parts['cpu']:.2f}x | {parts['ns']:.0f} ns, "
                      f"{parts['inc_ns']:.0f} ns | <= 2x |")
     lines.append(f"\n({rounds} alternating rounds of {rows:,} calls each; medians of the per-round ratios)")
+    unscored = batches["update_many"]
+    lines += ["", "| one update_many call of {rows:,} rows | ns per row, the call's checks | vs without scores |"
+              .replace("{rows:,}", f"{rows:,}"), "|---|---|---|"]
+    lines += [f"| {name} | {ns:.0f} | {ns / unscored:.2f}x |" for name, ns in batches.items()]
     return "\n".join(lines)
 
 

@@ -23,16 +23,25 @@ the server keeps each model's times non-decreasing across all its workers. ``sta
 instead (exact event times): only for a single client per model and server, since the server refuses (400) a batch
 whose times precede another worker's later batch. An explicit ``t`` is always sent.
 
+Scores (``y_score=``, issue 28): a binary model's positive-class probability, or a row of K class probabilities in
+the model's class order, checked at the call (``checks.score``) and sent as the batch's ``"y_score"``; the sender
+cuts a batch where the form of score changes (none, a number, a row of K), as the server reads it as one array.
+
 >>> client = Client("http://127.0.0.1:9", "fraud", flush_interval=60)  # nothing listens on port 9
 >>> client.predict("tx-1", "legit")
+>>> client.predict("tx-2", "legit", y_score=0.12)  # the model's probability of its positive class
 >>> client.label("tx-1", 0.5)
 Traceback (most recent call last):
 ...
 ValueError: y_true 0.5 is a float that is not a whole number: it looks like a score: threshold it first
+>>> client.update("legit", "legit", y_score=[0.7, 0.4])
+Traceback (most recent call last):
+...
+ValueError: y_score [0.7, 0.4] sums to 1.1: a row of class probabilities must sum to 1 (within 0.0001)
 >>> client.buffered
-1
+2
 >>> client.close(timeout=0.0), client.dropped  # not sent within the timeout: dropped, and counted
-(False, 1)
+(False, 2)
 """
 
 from __future__ import annotations
@@ -55,7 +64,7 @@ __all__ = ["Client", "route"]
 
 _B = checks.INT_BOUND
 _now = time.time
-_label, _key, _when = checks.label, checks.key, checks.when
+_label, _key, _when, _score = checks.label, checks.key, checks.when, checks.score
 _open: set[Client] = set()  # clients not closed: flushed at exit, reset in a forked child
 _open_lock = threading.Lock()
 
@@ -100,8 +109,9 @@ class Client:
 
     # -- the worker's calls: checks inline for plain values, one deque.append --------------------------------
 
-    def update(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
-        """Send one labelled prediction (``t``: its time in seconds or a datetime, optional)."""
+    def update(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send one labelled prediction (``t``: its time in seconds or a datetime, optional; ``y_score``: the
+        model's score, optional — see ``streammon.client.checks.score``)."""
         cls = type(y_true)
         if cls is str:
             if not (0 < len(y_true) <= 256 and y_true.isprintable()):
@@ -119,14 +129,20 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
+        if y_score is None:
+            row: tuple[Any, ...] = (SAMPLES, y_true, y_pred, t)
+        else:  # checked here, before anything is buffered
+            row = (SAMPLES, y_true, y_pred, t, y_score if type(y_score) is float and 0.0 <= y_score <= 1.0
+                   else _score(y_score))
         lane = self._lane or self._lanes[next(self._turn) % self._servers]
         buffer = lane.buffer
-        buffer.append((SAMPLES, y_true, y_pred, t))
+        buffer.append(row)
         if len(buffer) >= lane.threshold:
             lane.grew()
 
-    def predict(self, key: Any, y_pred: Any, t: Any = None) -> None:
-        """Send the prediction ``y_pred`` made for ``key`` (a str or an int), whose label comes later."""
+    def predict(self, key: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send the prediction ``y_pred`` made for ``key`` (a str or an int), whose label comes later, with the
+        model's score ``y_score`` (optional: see ``streammon.client.checks.score``), counted with the label."""
         cls = type(key)
         if cls is str:
             if not (0 < len(key) <= 512 and key.isprintable()):
@@ -144,9 +160,14 @@ class Client:
                 t = _now()
         else:
             t = _when(t)
+        if y_score is None:
+            row: tuple[Any, ...] = (PREDICTIONS, key, y_pred, t)
+        else:  # checked here, before anything is buffered
+            row = (PREDICTIONS, key, y_pred, t, y_score if type(y_score) is float and 0.0 <= y_score <= 1.0
+                   else _score(y_score))
         lane = self._lane or self._lanes[zlib.crc32(str(key).encode()) % self._servers]
         buffer = lane.buffer
-        buffer.append((PREDICTIONS, key, y_pred, t))
+        buffer.append(row)
         if len(buffer) >= lane.threshold:
             lane.grew()
 
@@ -175,20 +196,24 @@ class Client:
         if len(buffer) >= lane.threshold:
             lane.grew()
 
-    def update_many(self, y_true: Any, y_pred: Any, t: Any = None) -> None:
+    def update_many(self, y_true: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
         """Send a batch of labelled predictions: two equal-length sequences (lists, tuples, 1-D arrays); ``t`` None,
-        one time for all, or one per row. Every value is checked before any row is buffered."""
-        self._many(SAMPLES, y_true, y_pred, t, ("y_true", "y_pred"))
+        one time for all, or one per row; ``y_score`` None or one score per row (a 1-D array of a binary model's
+        positive-class scores, or an (n, K) array of class probabilities: see ``streammon.client.checks.score``).
+        Every value is checked before any row is buffered."""
+        self._many(SAMPLES, y_true, y_pred, t, ("y_true", "y_pred"), y_score=y_score)
 
-    def predict_many(self, keys: Any, y_pred: Any, t: Any = None) -> None:
-        """Send a batch of predictions whose labels come later (``keys``: str or int each)."""
-        self._many(PREDICTIONS, keys, y_pred, t, ("keys", "y_pred"))
+    def predict_many(self, keys: Any, y_pred: Any, t: Any = None, y_score: Any = None) -> None:
+        """Send a batch of predictions whose labels come later (``keys``: str or int each; ``y_score`` as in
+        ``update_many``)."""
+        self._many(PREDICTIONS, keys, y_pred, t, ("keys", "y_pred"), y_score=y_score)
 
     def label_many(self, keys: Any, y_true: Any, t: Any = None) -> None:
         """Send a batch of true labels of earlier predictions."""
         self._many(LABELS, keys, y_true, t, ("keys", "y_true"))
 
-    def _many(self, kind: int, first: Any, second: Any, t: Any, names: tuple[str, str]) -> None:
+    def _many(self, kind: int, first: Any, second: Any, t: Any, names: tuple[str, str], *,
+              y_score: Any = None) -> None:
         a, b = checks.column(first, names[0]), checks.column(second, names[1])
         if len(a) != len(b):
             raise ValueError(f"{names[0]} and {names[1]} must have the same length, got {len(a)} and {len(b)}")
@@ -206,7 +231,12 @@ class Client:
                                  f"t[{later - 1}]={times[later - 1]!r}")
         else:
             times = [_when(t)] * len(a)
-        rows = [(kind, x, y, s) for x, y, s in zip(a, b, times, strict=True)]
+        rows: list[tuple[Any, ...]]
+        if y_score is None:
+            rows = [(kind, x, y, s) for x, y, s in zip(a, b, times, strict=True)]
+        else:
+            given = checks.scores(y_score, len(a))
+            rows = [(kind, x, y, s, p) for x, y, s, p in zip(a, b, times, given, strict=True)]
         if self._lane is not None:
             self._lane.buffer.extend(rows)
             self._lane.grew()

@@ -6,7 +6,10 @@ child), drops the oldest waiting rows beyond ``max_buffer`` (counted per kind, u
 sender once a batch is ready. The sender wakes every ``flush_interval`` seconds or when woken, takes the oldest
 ``batch_size`` rows and sends them as one batch per kind, predictions first (a label never overtakes its
 prediction: both are in this chunk or the prediction in an earlier one); rows with times keep the arrival order of
-samples and labels (they share the server's time line), as runs of one kind. Each batch is sent until the server
+samples and labels (they share the server's time line), as runs of one kind. A scored row carries its score as a
+fifth element, ``(kind, first, second, t, y_score)``; since the server reads a batch's ``y_score`` as one array (a
+score for every row, all numbers or all rows of K), a batch is also cut where that form changes, in arrival order
+(rows that alternate between scored and unscored make small batches). Each batch is sent until the server
 answers: ``200`` acknowledges it; a connection error, ``408``, ``429`` or ``5xx`` is retried
 with exponential backoff and jitter under the same ``Idempotency-Key`` (the server counts a retried batch
 once); a ``413`` (over the server's ``max_body_bytes``) sends the batch again in halves; any other answer
@@ -42,7 +45,8 @@ PREDICTIONS, SAMPLES, LABELS, MARK = 0, 1, 2, 3  # a chunk sorted by kind sends 
 KINDS = ("predictions", "samples", "labels")
 FIELDS = (("keys", "y_pred"), ("y_true", "y_pred"), ("keys", "y_true"))
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
-_kind, _time = itemgetter(0), itemgetter(3)
+_kind, _time, _score = itemgetter(0), itemgetter(3), itemgetter(4)
+_UNSCORED, _SCORED, _NUMBERS, _ROWS = {4}, {5}, {float}, {tuple}  # row lengths and score types of one form
 
 
 class Lane:
@@ -245,12 +249,31 @@ class Lane:
             self.halt.wait(min(random.uniform(delay / 2, delay), max(0.0, self.deadline - time.monotonic())))
 
 
+def _form(row: tuple[Any, ...]) -> int:
+    """-1 for a row without a score, 0 for one number, K for a row of K class probabilities."""
+    return -1 if len(row) == 4 else 0 if type(row[4]) is float else len(row[4])
+
+
 def _untimed(row: tuple[Any, ...]) -> bool:
     return row[3] is None
 
 
 def _run_of(row: tuple[Any, ...]) -> tuple[int, bool]:
     return row[0], row[3] is None
+
+
+def _cut(kind: int, rows: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """Rows of one batch cut into runs of one form of score (``_form``), in order. A batch of one form — the
+    usual case — is told in C-level passes (``map``), without a Python call per row."""
+    lengths = set(map(len, rows))
+    if lengths == _UNSCORED:
+        return [(kind, rows)]
+    if lengths == _SCORED:
+        scores = list(map(_score, rows))
+        types = set(map(type, scores))
+        if types == _NUMBERS or (types == _ROWS and len(set(map(len, scores))) == 1):
+            return [(kind, rows)]
+    return [(kind, list(run)) for _, run in groupby(rows, key=_form)]
 
 
 def _batches(chunk: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ...]]]]:
@@ -262,14 +285,22 @@ def _batches(chunk: list[tuple[Any, ...]]) -> list[tuple[int, list[tuple[Any, ..
     [(0, ['a']), (1, [0]), (2, ['a'])]
     >>> [(k, [r[1] for r in rows]) for k, rows in _batches([(2, "a", 0, 5.0), (0, "a", 0, 4.0), (1, 0, 0, 6.0)])]
     [(0, ['a']), (2, ['a']), (1, [0])]
+
+    Scored rows (a fifth element) are cut into runs of one form of score, in arrival order:
+
+    >>> [(k, [r[1] for r in rows]) for k, rows in _batches([(1, 0, 0, None, 0.5), (1, 1, 1, None),
+    ...                                                     (1, 2, 2, None), (1, 3, 3, None, (0.5, 0.5))])]
+    [(1, [0]), (1, [1, 2]), (1, [3])]
     """
     times = list(map(_time, chunk))
     if times.count(None) == len(chunk):
         chunk.sort(key=_kind)
-        return [(kind, list(rows)) for kind, rows in groupby(chunk, key=_kind)]
+        if max(map(len, chunk)) == 4:  # no scores: one batch per kind
+            return [(kind, list(rows)) for kind, rows in groupby(chunk, key=_kind)]
+        return [part for kind, rows in groupby(chunk, key=_kind) for part in _cut(kind, list(rows))]
     predictions = [row for row in chunk if row[0] == PREDICTIONS]
     others = [row for row in chunk if row[0] == SAMPLES or row[0] == LABELS]
     marks = [row for row in chunk if row[0] == MARK]
-    batches = [(PREDICTIONS, list(rows)) for _, rows in groupby(predictions, key=_untimed)]
-    batches += [(run[0], list(rows)) for run, rows in groupby(others, key=_run_of)]
+    batches = [part for _, rows in groupby(predictions, key=_untimed) for part in _cut(PREDICTIONS, list(rows))]
+    batches += [part for run, rows in groupby(others, key=_run_of) for part in _cut(run[0], list(rows))]
     return [*batches, (MARK, marks)] if marks else batches

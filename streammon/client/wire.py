@@ -26,7 +26,7 @@ from streammon.client.checks import UNPRINTABLE
 from streammon.client.options import Settings, Target
 
 CONNECTION_ERRORS = (OSError, http.client.HTTPException)
-_first, _second, _time = itemgetter(1), itemgetter(2), itemgetter(3)
+_first, _second, _time, _score = itemgetter(1), itemgetter(2), itemgetter(3), itemgetter(4)
 
 
 def _array(values: tuple[Any, ...]) -> str:
@@ -40,13 +40,20 @@ def _array(values: tuple[Any, ...]) -> str:
 
 
 def body(rows: list[tuple[Any, ...]], fields: tuple[str, str]) -> bytes:
-    """The JSON body of rows ``(kind, first, second, t)``: ``t`` sent when the rows have times (all or none do)."""
+    """The JSON body of rows ``(kind, first, second, t)``: ``t`` sent when the rows have times (all or none do),
+    ``y_score`` when they are scored rows ``(kind, first, second, t, y_score)`` (all or none are).
+
+    >>> body([(1, "a", "b", None, 0.25), (1, "b", "b", None, 1.0)], ("y_true", "y_pred"))
+    b'{"y_true":["a","b"],"y_pred":["b","b"],"y_score":[0.25,1.0]}'
+    """
     if not rows:
         return f'{{"{fields[0]}":[],"{fields[1]}":[]}}'.encode()
     first, second = tuple(map(_first, rows)), tuple(map(_second, rows))
     text = f'{{"{fields[0]}":{_array(first)},"{fields[1]}":{_array(second)}'
     if rows[0][3] is not None:
         text += f',"t":{_array(tuple(map(_time, rows)))}'
+    if len(rows[0]) == 5:  # scored rows (a batch is all scored or none: lane._batches)
+        text += f',"y_score":{json.dumps(tuple(map(_score, rows)), separators=(",", ":"), allow_nan=False)}'
     return (text + "}").encode()
 
 

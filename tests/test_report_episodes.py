@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from streammon.findings.report import ALERT_KINDS
 from streammon.logs.report_episodes import (
     SEVERITY,
     Episode,
@@ -165,3 +166,8 @@ def test_the_first_window_of_a_prior_shift_has_the_smallest_p_value_ties_to_the_
             for e in found if e.window != "timed_3600s"]
     assert first_window(tied, list(p), {**sizes, "cumulative": 10_000}) == "sliding_1000"
     assert first_window([], list(p), sizes) == "cumulative"
+
+
+def test_every_alert_kind_has_a_severity() -> None:
+    """The severity order ranks each alert kind a monitor can raise, once (a kind left out would sort last)."""
+    assert sorted(SEVERITY) == sorted(ALERT_KINDS) and len(set(SEVERITY)) == len(SEVERITY)

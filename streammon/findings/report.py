@@ -88,6 +88,9 @@ INCOMPETENT = "incompetent"
 LABEL_COVERAGE_LOW = "label_coverage_low"
 PREDICTED_MIX_SHIFT = "predicted_mix_shift"
 NOT_PRIOR_SHIFT = "not_prior_shift"
+# every alert kind, in one place: what a state file's alert memory may hold, what the HTML report ranks
+ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT,
+               NOT_PRIOR_SHIFT)
 STREAM = "stream"  # the window of the sequential degradation detector: every sample, in order
 
 

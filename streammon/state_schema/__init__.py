@@ -37,15 +37,7 @@ import numpy as np
 from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
-from streammon.findings.report import (
-    CLASS_SET_CHANGE,
-    DEGRADATION,
-    INCOMPETENT,
-    LABEL_COVERAGE_LOW,
-    NOT_PRIOR_SHIFT,
-    PREDICTED_MIX_SHIFT,
-    PRIOR_SHIFT,
-)
+from streammon.findings.report import ALERT_KINDS
 from streammon.metrics import names, spec
 from streammon.state import StateError
 from streammon.state_schema.detector import check_detector, check_watch
@@ -68,8 +60,6 @@ POLICY = ("type1_tolerance", "collapse_recall", "shift_alpha", "confidence", "me
 POLICY_SINCE_RATIO = ("shift_min_ratio", "shift_clear_alpha", "shift_clear_ratio", "alert_hold")
 POLICY_OPTIONAL = ("alert_confirm",)  # absent from files written before it (the default applies)
 POLICY_BEFORE_RATIO = ("shift_min_js",)
-ALERT_KINDS = (DEGRADATION, PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT, LABEL_COVERAGE_LOW, PREDICTED_MIX_SHIFT,
-               NOT_PRIOR_SHIFT)  # (not_prior_shift was missing: a monitor holding it saved a file it could not load)
 
 
 def check_optional(body: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import Hold, active_since, confirmed_alerts, held_alerts, raised_at_once
+from streammon.findings.alerts import Hold, active_since, confirmed_alerts, raised_at_once
 from streammon.findings.assemble import (
     Assembled,
     Pending,
@@ -47,6 +47,7 @@ from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
 from streammon.findings.report import Alert, Report, WindowReport
 from streammon.findings.score_window import ScoreCache, attach_scores
+from streammon.findings.shift_hold import Pool, hold_window_alerts
 from streammon.labelling import Labelling
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
@@ -194,6 +195,7 @@ class Monitor(Labelling):
         self._score_cache = ScoreCache()  # nor their score metrics, while the score tallies stay
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
+        self._alert_pools: dict[tuple[str, str, str], Pool] = {}  # held prior-shift alerts' evidence (shift_hold)
         # each window's hold (findings.alerts.held_alerts)
         self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
         # alerts waiting for confirmation: when their condition first held (findings.alerts.confirmed_alerts)
@@ -300,6 +302,7 @@ class Monitor(Labelling):
                 "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
                 "alert_pending": [[*key, *value] for key, value in self._alert_pending.items()],
                 "alert_clearing": [[*key, *value] for key, value in self._alert_clearing.items()],
+                "alert_pools": [[*key, list(pool)] for key, pool in self._alert_pools.items()],
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
                 "closed": self._tally.index.closed,
@@ -364,6 +367,8 @@ class Monitor(Labelling):
             monitor._alert_since, monitor._alert_pending, monitor._alert_clearing = (
                 {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body.get(part, ())}
                 for part in ("alert_since", "alert_pending", "alert_clearing"))  # the last two: absent from older files
+            monitor._alert_pools = {(k, w, s): tuple(int(x) for x in pool)  # absent from older files
+                                    for k, w, s, pool in body.get("alert_pools", ())}
             monitor._restore_pending(saved)
             monitor._restore_prediction_scores(body.get("prediction_scores"))  # absent from older files
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
@@ -438,9 +443,9 @@ class Monitor(Labelling):
             first = {**self._alert_pending, **self._alert_since}  # a confirmed alert is on since it first held
             conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
                                                                strong, view.samples, stamp, self._confirm)
-            held, self._alert_clearing = held_alerts(self._alert_since, self._alert_clearing, conditions,
-                                                     view.samples, stamp, self._turnover)
-            conditions = conditions + held
+            conditions, self._alert_clearing, self._alert_pools = hold_window_alerts(
+                self._alert_since, self._alert_clearing, self._alert_pools, conditions, windows, view, self._policy,
+                stamp, self._turnover)
             self._alert_since = active_since(first, conditions, view.samples, stamp)
             since = dict(self._alert_since)
         report = assemble_report(view, windows, conditions, since)

@@ -43,14 +43,15 @@ def _read(monitor: Monitor, minority: int, rng: np.random.Generator) -> bool:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_raise_rests_on_two_disjoint_reads_or_on_alpha_squared(seed: int) -> None:
     """Hourly-like reads of a 200-sample window, each on fresh samples, the minority drawn around its reference
-    share (α = 0.2 so that the test is often on): an alert turns on exactly where the recount says so — the strict
-    criterion at this read and at the read before (a turnover apart), or p < α² at this one."""
+    share and 7 % in turns of 20 reads (α = 0.2 so that the test is often on; the off test at confidence 0.5 so
+    that a turn at the reference share clears the alert): an alert turns on exactly where the recount says so — the
+    strict criterion at this read and at the read before (a turnover apart), or p < α² at this one."""
     rng = np.random.default_rng(seed)
-    policy = Policy(shift_alpha=0.2, shift_min_ratio=1.2, shift_clear_ratio=1.1)
+    policy = Policy(shift_alpha=0.2, shift_min_ratio=1.2, shift_clear_ratio=1.1, confidence=0.5)
     monitor = _monitor(policy)
     on, strict_before, raises, confirmed_raises = False, False, 0, 0
-    for _ in range(400):
-        minority = int(rng.binomial(N, rng.choice([PI, 0.08])))
+    for read in range(400):
+        minority = int(rng.binomial(N, (PI, 0.07)[read // 20 % 2]))
         p, ratio = _p_and_ratio(minority)
         strict = p < policy.shift_alpha and ratio >= policy.shift_min_ratio
         now = _read(monitor, minority, rng)

@@ -159,8 +159,9 @@ def test_the_generated_cusum_rule_fires_where_the_process_alerted(promtool: str)
 
 
 def test_the_prior_shift_table_counts_each_windows_episodes(capsys: pytest.CaptureFixture[str]) -> None:
-    """Table 2 counts, per window and seed, the prior-shift on-periods (other kinds and windows apart), the hours
-    on before the mix moved and the share on once it settled, as recounted by hand from two made-up runs."""
+    """Table 2 counts, per window and seed, the prior-shift on-periods (other kinds and windows apart) — those
+    starting once the mix moves, and the false ones before it (against 2α² a read, Poisson) — the hours on before
+    the mix moved and the share on once it settled, as recounted by hand from two made-up runs."""
     import bench_alert_episodes as bench
 
     s = sc.Scenario(days=6.0, shift_start=2.0, shift_end=4.0)
@@ -174,9 +175,11 @@ def test_the_prior_shift_table_counts_each_windows_episodes(capsys: pytest.Captu
             run.see(sc.START + day * sc.DAY, _Report(on))
         runs.append(run)
     counts = bench.shift_table(runs, s)
-    assert counts["sliding_1000"] == [3, 1] and counts["cumulative"] == [0, 0]
+    # run 1 starts episodes on days 0, 2 (both up to the shift's start: false) and 5; run 2 on day 3
+    assert counts["sliding_1000"] == [1, 1] and counts["cumulative"] == [0, 0]
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| sliding_1000 |"))
-    assert row == "| sliding_1000 | 2.0 / 3 | 0 / 1 / 1 | 1.5 | 1.0 | 100.0 % |", row
+    p_two = 1 - math.exp(-2e-4 * 6) * (1 + 2e-4 * 6)  # 2 false or more in 6 reads at 2α² = 2e-4 a read
+    assert row == f"| sliding_1000 | 2.0 / 3 | 0 / 2 / 0 | 2, 3.3e-01, {p_two:.2f} | 4.0 | 1.0 | 100.0 % |", row
 
 
 class _Report:

@@ -160,7 +160,7 @@ def raised_at_once(condition: Condition, w: WindowReport, reference: Reference |
     cannot bring one), a reference class lost where ``(1 − π)ⁿ`` is below it. Two disjoint windows each at level
     ``shift_alpha`` are evidence at about that level too: that is what confirmation asks for the rest."""
     kind, _, subject, _ = condition
-    strict = policy.shift_alpha ** 2
+    strict = policy.shift_alpha ** (1.0 + policy.alert_confirm)
     if kind == PRIOR_SHIFT:
         return w.prior_shift is not None and w.prior_shift.p_value < strict
     if kind == CLASS_SET_CHANGE and reference is not None:

@@ -57,11 +57,14 @@ class Policy:
     ``alert_hold``: a prior-shift, class-set-change or incompetence alert whose condition no longer holds stays
     on for this many turnovers of its window (a sliding window's samples, a timed window's seconds; the
     cumulative window holds nothing; 0: no hold), so that a window whose mix moves slowly across the test's
-    level raises one alert, not one per crossing (``streammon.findings.alerts.held_alerts``).
+    level raises one alert, not one per crossing (``streammon.findings.alerts.held_alerts``). A prior-shift alert
+    turns off only when, besides, the samples since its condition failed, pooled, show every class within
+    ``shift_clear_ratio`` of its reference share at level ``1 − confidence`` (``streammon.findings.shift_hold``).
 
     ``alert_confirm``: such an alert that is off is raised only once its condition has held at every read across
     this many turnovers of its window (0: at once) — confirmed on fresh samples, as a Prometheus rule's ``for:`` —
-    unless its evidence alone reaches level ``shift_alpha²`` (``streammon.findings.alerts.confirmed_alerts``).
+    unless its evidence alone reaches level ``shift_alpha ** (1 + alert_confirm)`` — ``shift_alpha²`` by default
+    (``streammon.findings.alerts.confirmed_alerts``).
     Hourly reads of a small window are independent tests: at level α each they cry wolf every 1/α reads.
 
     >>> Policy(shift_clear_alpha=0.001)  # doctest: +ELLIPSIS

@@ -110,3 +110,38 @@ def prior_shift_tests(counts: npt.ArrayLike, priors: npt.ArrayLike) -> PriorTest
     log_p, prior_ratio, m = np.empty(windows), np.empty(windows), np.empty(windows, dtype=np.int64)
     binomial_loops.prior_tests(x, ref, log_p, prior_ratio, m)
     return PriorTests(np.exp(log_p), log_p, prior_ratio, m)
+
+
+def within_ratio(counts: npt.ArrayLike, priors: npt.ArrayLike, ratio: float, alpha: float) -> bool:
+    """Whether ``counts`` (K true-class counts) show at level ``alpha`` that every class's share lies within a
+    factor ``ratio`` of its prior: ``π_c/ratio < p_c < ratio·π_c`` for every class (``priors`` normalised here).
+
+    The equivalence test of a mix *back at* the reference — the off decision of a prior-shift alert, whose on
+    decision asks the opposite (``prior_shift_tests``). Per class two one-sided exact binomial tests
+    (Schuirmann's TOST): ``P(X ≤ x_c) < alpha`` at rate ``min(1, ratio·π_c)`` and ``P(X ≥ x_c) < alpha`` at rate
+    ``π_c/ratio``; the claim holds when every test rejects, an intersection–union test of level ``alpha`` with no
+    multiplicity correction (Berger 1982). A class the reference lacks, present in the counts, fails it; so do
+    empty counts (no evidence).
+
+    >>> within_ratio([9_900, 100], [0.99, 0.01], 1.25, 0.05)  # 1 % in 10,000: bounds ≈ 0.84 %–1.18 %
+    True
+    >>> within_ratio([990, 10], [0.99, 0.01], 1.25, 0.05)  # the same share in 1,000: too few to tell
+    False
+    >>> within_ratio([9_850, 150], [0.99, 0.01], 1.25, 0.05)  # 1.5 %: outside
+    False
+    """
+    x = np.asarray(counts, dtype=np.float64).reshape(-1)
+    ref = np.asarray(priors, dtype=np.float64).reshape(-1)
+    if x.shape != ref.shape or (x.size and (x.min() < 0 or ref.min() < 0)) or not ratio >= 1 or not 0 < alpha < 1:
+        raise ValueError(f"within_ratio needs K non-negative counts and priors, ratio >= 1 and 0 < alpha < 1, got "
+                         f"{x.size} counts, {ref.size} priors, ratio {ratio!r}, alpha {alpha!r}")
+    n, total = float(x.sum()), float(ref.sum())
+    if n == 0 or total == 0 or np.any((ref == 0) & (x > 0)):
+        return False
+    keep = ref > 0
+    k, pi = x[keep], ref[keep] / total
+    below_high, _ = binomial_log_tails(k, n, np.minimum(1.0, ratio * pi))
+    _, above_low = binomial_log_tails(k, n, pi / ratio)
+    log_alpha = math.log(alpha)
+    # (at rate 1 the lower tail is 1 unless every sample is of the class: then "no higher share" holds trivially)
+    return bool(np.all(((below_high < log_alpha) | (ratio * pi >= 1.0)) & (above_low < log_alpha)))

@@ -90,12 +90,14 @@ HELP: dict[str, Help] = {
                                      "level)", "ALPHA"),
     "Policy.shift_clear_ratio": Help("... and while the prior ratio is at least this (the ratio's off level)", "RATIO"),
     "Policy.alert_hold": Help("an alert whose condition fails stays on for this many turnovers of its window (0: "
-                              "no hold)", "TURNOVERS"),
+                              "no hold); a prior-shift alert also until the samples since then show the mix back",
+                              "TURNOVERS"),
     "Policy.alert_confirm": Help("a window alert that is off is raised only once its condition has held across "
-                                 "this many turnovers of its window, unless its p-value is below shift_alpha² (0: at "
-                                 "once)", "TURNOVERS"),
+                                 "this many turnovers of its window, unless its p-value is below shift_alpha ** (1 + "
+                                 "this) (0: at once)", "TURNOVERS"),
     "Policy.shift_min_js": Help("smallest Jensen-Shannon divergence (bits) that counts as a prior shift"),
-    "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence)", "LEVEL"),
+    "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence and the prior-shift "
+                              "alert's off test)", "LEVEL"),
     "Policy.metric_params": Help("parameters per metric, as JSON text or a JSON file: '{\"holder\": {\"p\": 0.5}}'",
                                  "JSON"),
 }

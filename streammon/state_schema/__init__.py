@@ -37,7 +37,7 @@ import numpy as np
 from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
-from streammon.findings.report import ALERT_KINDS
+from streammon.findings.report import ALERT_KINDS, PRIOR_SHIFT
 from streammon.metrics import names, spec
 from streammon.state import StateError
 from streammon.state_schema.detector import check_detector, check_watch
@@ -70,6 +70,8 @@ def check_optional(body: dict[str, Any]) -> None:
     for part in ("alert_pending", "alert_clearing"):  # the alerts' confirmations and holds in progress
         if part in body:
             _alert_times(body[part], part, body.get("ingested"))
+    if "alert_pools" in body:  # the held prior-shift alerts' evidence (streammon.findings.shift_hold)
+        _alert_pools(body["alert_pools"], body.get("max_classes"))
 
 
 def check_body(body: Any) -> None:
@@ -79,7 +81,7 @@ def check_body(body: Any) -> None:
         check_optional(body)
         body = {key: value for key, value in body.items()
                 if key not in ("pending", "prior_baseline", "closed", "scores", "prediction_scores", "alert_pending",
-                               "alert_clearing")}
+                               "alert_clearing", "alert_pools")}
         # scores: checked by Tally.restore; prediction_scores by Labelling._restore_prediction_scores
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)
@@ -127,6 +129,20 @@ def _alert_times(entries: Any, where: str, ingested: Any) -> None:
         _int(since, f"{where}[{i}] sample", 0, most)
         if time != -math.inf:  # a report before any sample time
             _real(time, f"{where}[{i}] time", -MAX_TIME, MAX_TIME, nan=True)
+
+
+def _alert_pools(entries: Any, max_classes: Any) -> None:
+    """A list of ``[kind, window, subject, offsets]`` entries: a prior-shift alert's pool, one whole-number offset
+    from the lifetime counts per class (``streammon.findings.shift_hold``)."""
+    most = max_classes if type(max_classes) is int else HARD_MAX_CLASSES
+    for i, entry in enumerate(_list(entries, "alert_pools")):
+        kind, window, subject, pool = _list(entry, f"alert_pools[{i}]", 4)
+        if kind != PRIOR_SHIFT:
+            raise StateError(f"alert_pools[{i}] kind must be {PRIOR_SHIFT!r}, got {kind!r:.60}")
+        _str(window, f"alert_pools[{i}] window")
+        _str(subject, f"alert_pools[{i}] subject")
+        for j, x in enumerate(_list(pool, f"alert_pools[{i}] pool", most=most)):
+            _int(x, f"alert_pools[{i}] pool[{j}]", -MAX_COUNT, MAX_COUNT)
 
 
 def _window(item: Any, where: str, *, capacity: int, max_classes: int, ingested: int, last_t: float | None) -> str:

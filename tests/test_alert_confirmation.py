@@ -47,7 +47,7 @@ def test_every_raise_rests_on_two_disjoint_reads_or_on_alpha_squared(seed: int) 
     that a turn at the reference share clears the alert): an alert turns on exactly where the recount says so — the
     strict criterion at this read and at the read before (a turnover apart), or p < α² at this one."""
     rng = np.random.default_rng(seed)
-    policy = Policy(shift_alpha=0.2, shift_min_ratio=1.2, shift_clear_ratio=1.1, confidence=0.5)
+    policy = Policy(shift_alpha=0.2, shift_min_ratio=1.2, shift_clear_ratio=1.1, confidence=0.5, alert_confirm=1)
     monitor = _monitor(policy)
     on, strict_before, raises, confirmed_raises = False, False, 0, 0
     for read in range(400):
@@ -65,13 +65,16 @@ def test_every_raise_rests_on_two_disjoint_reads_or_on_alpha_squared(seed: int) 
 
 
 def test_no_confirmation_raises_at_the_first_strict_read() -> None:
-    """alert_confirm = 0: the first read where the criterion holds raises the alert (p between α² and α)."""
+    """alert_confirm = 0: the first read where the criterion holds raises the alert (p between α³ and α); 1: the
+    read a turnover later; the default 2: the read two turnovers later."""
     rng = np.random.default_rng(3)
     p, ratio = _p_and_ratio(20)
     assert 0.01 ** 2 < p < 0.01 and ratio >= 1.5  # the recount: a moderate shift, 20 of 200 against 5 %
     assert _read(_monitor(Policy(alert_confirm=0)), 20, rng)
-    confirmed = _monitor(Policy())
-    assert not _read(confirmed, 20, rng) and _read(confirmed, 20, rng)  # pending, then raised a turnover later
+    once = _monitor(Policy(alert_confirm=1))
+    assert not _read(once, 20, rng) and _read(once, 20, rng)  # pending, then raised a turnover later
+    twice = _monitor(Policy())
+    assert [_read(twice, 20, rng) for _ in range(3)] == [False, False, True]
 
 
 def test_a_confirmed_alert_is_on_since_its_first_read_and_a_failed_read_resets_the_wait() -> None:
@@ -84,7 +87,7 @@ def test_a_confirmed_alert_is_on_since_its_first_read_and_a_failed_read_resets_t
     restored = Monitor.loads(monitor.dumps())
     assert json.loads(restored.dumps())["body"]["alert_pending"] == [[PRIOR_SHIFT, f"sliding_{N}", "class_mix", 600,
                                                                      0.0]]
-    assert _read(restored, 20, rng)
+    assert not _read(restored, 20, rng) and _read(restored, 20, rng)  # two turnovers after sample 600
     assert [(a.kind, a.since_sample) for a in restored.report().alerts] == [(PRIOR_SHIFT, 600)]
 
 
@@ -100,8 +103,8 @@ def test_strong_evidence_and_a_new_class_are_raised_at_once() -> None:
 
 
 def test_a_timed_window_confirms_after_its_span_in_seconds() -> None:
-    """A timed window of 60 s: a read 30 s after the first, its condition still holding, does not confirm; one 60 s
-    after it does."""
+    """A timed window of 60 s: reads 30 s and 60 s after the first, its condition still holding, do not confirm
+    (the default asks for two spans); one 120 s after it does."""
     monitor = Monitor([Timed(60, buckets=6)], reference={"a": 1 - PI, "b": PI}, policy=Policy(),
                       detector=DetectorSettings(enabled=False))
 
@@ -112,7 +115,7 @@ def test_a_timed_window_confirms_after_its_span_in_seconds() -> None:
 
     # the recount: 20 of 200, then 21 of 210 in the window, both strict (p < 0.01) and neither strong (p > 1e-4)
     assert all(1e-4 < _p_and_ratio(k, n)[0] < 0.01 for k, n in ((20, 200), (21, 210)))
-    assert not read(0.0, 20, 200) and not read(30.0, 1, 10) and read(60.0, 20, 200)
+    assert not read(0.0, 20, 200) and not read(30.0, 1, 10) and not read(60.0, 20, 200) and read(120.0, 20, 200)
 
 
 def test_a_lost_class_whose_label_holds_a_comma_is_still_raised() -> None:
@@ -121,7 +124,7 @@ def test_a_lost_class_whose_label_holds_a_comma_is_still_raised() -> None:
     monitor = Monitor([Sliding(50)], reference={"a,b": 0.5, "c": 0.45, "d": 0.05},
                       detector=DetectorSettings(enabled=False))
     kinds = []
-    for _ in range(2):
+    for _ in range(3):
         monitor.update_many(["c"] * 50, ["c"] * 50)
         kinds.append({(a.kind, a.subject) for a in monitor.report().alerts})
-    assert (CLASS_SET_CHANGE, "-a,b") not in kinds[0] and (CLASS_SET_CHANGE, "-a,b") in kinds[1]
+    assert [(CLASS_SET_CHANGE, "-a,b") in k for k in kinds] == [False, False, True]

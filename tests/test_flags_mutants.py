@@ -26,14 +26,14 @@ def test_policy_defaults_are_the_documented_numbers() -> None:
     policy = Policy()
     assert (policy.type1_tolerance, policy.collapse_recall, policy.shift_alpha, policy.shift_min_ratio,
             policy.shift_clear_alpha, policy.shift_clear_ratio, policy.alert_hold, policy.alert_confirm,
-            policy.confidence) == (0.01, 0.05, 0.01, 1.5, 0.5, 1.25, 3.0, 1.0, 0.95)
+            policy.confidence) == (0.01, 0.05, 0.01, 1.5, 0.5, 1.25, 3.0, 2.0, 0.95)
     assert dict(policy.params("holder")) == {"p": 0.5} and dict(DEFAULT_METRIC_PARAMS["holder"]) == {"p": 0.5}
     assert dict(policy.params("gmean")) == {}
     with pytest.raises(KeyError, match=r"no parameter 'p' here: there are none"):
         policy.params("gmean")["p"]
     assert policy.as_dict() == {"type1_tolerance": 0.01, "collapse_recall": 0.05, "shift_alpha": 0.01,
                                 "shift_min_ratio": 1.5, "shift_clear_alpha": 0.5, "shift_clear_ratio": 1.25,
-                                "alert_hold": 3.0, "alert_confirm": 1.0, "confidence": 0.95,
+                                "alert_hold": 3.0, "alert_confirm": 2.0, "confidence": 0.95,
                                 "metric_params": {"holder": {"p": 0.5}}}
 
 

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streammon import Cumulative, Monitor, Sliding
+from streammon import Cumulative, Monitor, Policy, Sliding
 from streammon.export.prometheus import FAMILIES, MonitorCollector, exported_families
 from streammon.export.server import serve
 from streammon.metrics import catalog
@@ -22,7 +22,9 @@ GOLDEN = Path(__file__).parent / "golden" / "exposition.txt"
 
 
 def _monitor() -> Monitor:
-    monitor = Monitor([Cumulative(), Sliding(4)], reference={"legit": 90, "fraud": 10})
+    # alert_confirm=1: the legit class lost from sliding_4 ((1 − 0.9)⁴ = α²) raises its alert at once, so the
+    # golden file shows an alert line
+    monitor = Monitor([Cumulative(), Sliding(4)], reference={"legit": 90, "fraud": 10}, policy=Policy(alert_confirm=1))
     monitor.update_many(["legit"] * 6 + ["fraud"] * 4, ["legit"] * 5 + ["fraud"] * 3 + ["legit"] * 2)
     return monitor
 

@@ -74,9 +74,9 @@ def _p_ratio(count: int, n: int) -> tuple[float, float]:
     return p, ratio
 
 
-def _monitor() -> Monitor:
+def _monitor() -> Monitor:  # raised after one turnover's confirmation (at once below α²), to keep the recount short
     return Monitor([Sliding(N)], reference={"a": 1 - PI, "b": PI}, detector=DetectorSettings(enabled=False),
-                   clock=lambda: 0.0)
+                   clock=lambda: 0.0, policy=Policy(alert_confirm=1))
 
 
 def _feed(monitor: Monitor, minority: int, rng: np.random.Generator) -> bool:
@@ -94,7 +94,7 @@ def test_the_alert_turns_off_exactly_when_the_pool_shows_the_mix_back(seed: int)
     is that read's window and every later read's, a read at the on level drops it, and the alert goes off once
     three turnovers (600 samples) have passed and the pool passes the two one-sided tests at 0.05."""
     rng = np.random.default_rng(seed)
-    policy, monitor = Policy(), _monitor()
+    policy, monitor = Policy(alert_confirm=1), _monitor()
     on, pool, since, strict_before, offs, resets = False, None, 0, False, 0, 0
     for read in range(260):
         share = 0.15 if read < 5 else float(rng.choice([PI, PI, PI, 0.07, 0.12, 0.15], p=[.5, .2, .1, .1, .05, .05]))

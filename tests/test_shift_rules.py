@@ -17,7 +17,7 @@ from streammon.export.shift_rules import normal_quantile
 from streammon.findings.shift import prior_shift
 
 GROUPS = [g["name"] for g in rule_groups()["groups"]]
-MINUTES = 90  # the counters grow for 90 minutes; the 1h window then holds 60 minutes of them
+MINUTES = 150  # the counters grow for 150 minutes: the 1h window then holds 60 minutes of them, after for: 2h
 
 
 def _scenarios() -> list[tuple[str, list[float], list[int]]]:
@@ -50,7 +50,7 @@ def _value(ratio: float) -> str:
 
 def test_the_prometheus_rule_fires_exactly_where_the_process_says_shifted(tmp_path: Path, promtool: str) -> None:
     """On each scenario's counts (1 % -> 6 %, stationary, K = 10, a significant but immaterial shift, 20 random
-    ones): StreammonPriorShift fires at 90 minutes iff the process's criterion says shifted, with the process's
+    ones): StreammonPriorShift fires at 150 minutes iff the process's criterion says shifted, with the process's
     prior ratio as its value."""
     settings = RuleSettings()
     (tmp_path / "rules.yml").write_text(render_rules(settings))
@@ -91,10 +91,10 @@ def test_the_prometheus_rule_fires_exactly_where_the_process_says_shifted(tmp_pa
 
 
 def test_keep_firing_for_is_set_and_promtool_accepts_it(tmp_path: Path, promtool: str) -> None:
-    """The generated StreammonPriorShift carries its own keep_firing_for (6h: its hold) and for: the window (1h),
-    which promtool check rules accepts."""
+    """The generated StreammonPriorShift carries its own keep_firing_for (6h: its hold) and for: two windows (2h,
+    as the process confirms across two turnovers), which promtool check rules accepts."""
     rule = next(r for g in rule_groups()["groups"] for r in g["rules"] if r.get("alert") == "StreammonPriorShift")
-    assert rule["keep_firing_for"] == "6h" and rule["for"] == "1h"
+    assert rule["keep_firing_for"] == "6h" and rule["for"] == "2h"
     (tmp_path / "rules.yml").write_text(render_rules())
     result = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True,
                             check=False)
@@ -120,10 +120,11 @@ def test_bad_rule_settings_for_the_shift_are_refused() -> None:
 
 def test_the_rule_holds_a_firing_alert_at_the_clear_levels_as_the_process_does(tmp_path: Path,
                                                                                  promtool: str) -> None:
-    """Hysteresis in PromQL (keep_firing_for 0 to see the levels alone): a model whose minority went 1 % -> 6 % and
-    then settled at 1.4 % (ratio 1.4: below shift_min_ratio 1.5, above shift_clear_ratio 1.25, still beyond
-    chance) keeps StreammonPriorShift firing through its own ALERTS series; a model at 1.4 % from the start never
-    raises it. The process's criterion says the same: not shifted, but held when on."""
+    """Hysteresis in PromQL (keep_firing_for 0 to see the levels alone): a model whose minority went 1 % -> 6 %
+    (for 150 minutes, past for: 2h) and then settled at 1.4 % (ratio 1.4: below shift_min_ratio 1.5, above
+    shift_clear_ratio 1.25, still beyond chance) keeps StreammonPriorShift firing through its own ALERTS series; a
+    model at 1.4 % from the start never raises it. The process's criterion says the same: not shifted, but held
+    when on."""
     settings = RuleSettings(keep_firing_for="0s", shift_keep_firing_for="0s")
     (tmp_path / "rules.yml").write_text(render_rules(settings))
     priors, moved, settled = [0.99, 0.01], [9_400, 600], [9_860, 140]
@@ -135,7 +136,7 @@ def test_the_rule_holds_a_firing_alert_at_the_clear_levels_as_the_process_does(t
         for c, prior in enumerate(priors):
             a, b = first[c] / 60, settled[c] / 60
             inputs.append({"series": f'streammon_class_samples_total{{model="{model}",class="c{c}"}}',
-                           "values": f"0+{a!r}x90 {90 * a + b!r}+{b!r}x209"})
+                           "values": f"0+{a!r}x150 {150 * a + b!r}+{b!r}x149"})
             inputs.append({"series": f'streammon_reference_prior{{model="{model}",class="c{c}"}}',
                            "values": f"{prior!r}+0x300"})
     description = ("Over 1h summed over replicas, a class's share is 1.4 times (or 1/that) its reference prior, at "

@@ -40,7 +40,7 @@ RULE_FLAGS: dict[str, tuple[str, type, str]] = {
     "degradation_for": ("--degradation-for", str, "for: of StreammonClassRecallDegraded (default 10m; demo 15s)"),
     "incompetent_for": ("--incompetent-for", str, "for: of StreammonIncompetent (default 10m; demo 15s)"),
     "class_set_for": ("--class-set-for", str, "for: of StreammonClassSetChanged (default 5m; demo 5s)"),
-    "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 1h, the window; demo 15s)"),
+    "shift_for": ("--shift-for", str, "for: of StreammonPriorShift (default 2h, two windows; demo 15s)"),
     "keep_firing_for": ("--keep-firing-for", str,
                         "keep_firing_for: of every alert, its hysteresis (default 1h, the window; demo 1m)"),
     "shift_keep_firing_for": ("--shift-keep-firing-for", str,

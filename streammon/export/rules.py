@@ -93,7 +93,7 @@ class RuleSettings:
     degradation_for: str = "10m"
     incompetent_for: str = "10m"
     class_set_for: str = "5m"
-    shift_for: str = "1h"  # the window: the on-level confirmed on samples disjoint from those that raised it
+    shift_for: str = "2h"  # two windows: the on-level confirmed on two windows of samples disjoint from the first
     keep_firing_for: str = "1h"  # every alert stays firing this long after its condition ends (hysteresis: the
     # process holds a window alert for `Policy.alert_hold` turnovers of its window, and the rules' window is `window`)
     shift_keep_firing_for: str = "6h"  # StreammonPriorShift's: a 1 % class has ~15 samples in an hour at 1,500 an

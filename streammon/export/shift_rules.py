@@ -21,16 +21,18 @@ of a rare class can never reach z* (fewer than z*² expected samples: the rule c
 below ~700 samples, where the process's exact test can). Keep the rule's ``window`` long enough for the
 expected counts of the rarest class to reach 10 or more.
 
-Hysteresis, so that one episode is one alert: ``for:`` (``RuleSettings.shift_for``) is the window, one hour, so
-the on-level must hold on the window's samples at t and on the disjoint ones at t + 1h — a confirmation on fresh
-samples, where a 15-minute ``for:`` confirmed on windows three-quarters shared (on the 90-day scenario, two false
-alerts in the 14 days before the mix moved); once firing, the alert is held at the process's clear levels
-(``shift_clear_ratio``, ``shift_clear_alpha``) read from its own ``ALERTS`` series (``streammon.export.hysteresis``);
+Hysteresis, so that one episode is one alert: ``for:`` (``RuleSettings.shift_for``) is two windows, two hours,
+so the on-level must hold on the window's samples at t and on the disjoint ones at t + 1h and t + 2h — a
+confirmation on fresh samples, where a 15-minute ``for:`` confirmed on windows three-quarters shared (on the
+90-day scenario, two false alerts in the 14 days before the mix moved); once firing, the alert is held at the
+process's clear levels (``shift_clear_ratio``, ``shift_clear_alpha``) read from its own ``ALERTS`` series
+(``streammon.export.hysteresis``);
 and it keeps firing for ``shift_keep_firing_for`` (six hours) after those fail: at a 1 % class and 1,500 samples an
 hour the window holds ~15 samples of the class, so an hour's prior ratio has a standard deviation of ~0.3 and one
 window cannot tell the ramp's 1.4 from the clear level 1.25 (with one hour the alert lapsed and came back twice in
 the scenario's ramp). The process holds its alert at the same levels and for three turnovers of its window
-(``Policy.alert_hold``), and confirms it across one (``Policy.alert_confirm``), as ``for:`` does here.
+(``Policy.alert_hold``; then until its pooled samples show the mix back), and confirms it across two
+(``Policy.alert_confirm``), as ``for:`` does here.
 
 >>> from streammon.export.rules import RuleSettings
 >>> [r["record"] for r in prior_shift_rules(RuleSettings())][-2:]

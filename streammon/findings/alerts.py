@@ -156,9 +156,10 @@ def held_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is ke
 
 def raised_at_once(condition: Condition, w: WindowReport, reference: Reference | None, policy: Policy) -> bool:
     """Whether a window condition's evidence alone raises its alert, without confirmation (``confirmed_alerts``):
-    evidence at level ``shift_alpha²`` — a prior-shift p-value below it, a class the reference lacks (chance
-    cannot bring one), a reference class lost where ``(1 − π)ⁿ`` is below it. Two disjoint windows each at level
-    ``shift_alpha`` are evidence at about that level too: that is what confirmation asks for the rest."""
+    evidence at level ``shift_alpha ** (1 + alert_confirm)`` (``shift_alpha³`` by default) — a prior-shift p-value
+    below it, a class the reference lacks (chance cannot bring one), a reference class lost where ``(1 − π)ⁿ`` is
+    below it. ``1 + alert_confirm`` disjoint windows each at level ``shift_alpha`` are evidence at about that level
+    too: that is what confirmation asks for the rest."""
     kind, _, subject, _ = condition
     strict = policy.shift_alpha ** (1.0 + policy.alert_confirm)
     if kind == PRIOR_SHIFT:
@@ -185,7 +186,8 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
     (``turnover``: ``Policy.alert_confirm`` turnovers — samples of a sliding window, seconds of a timed one), so
     that it rests on fresh samples as well as on those that first raised it (a Prometheus rule's ``for:``), unless
     its evidence is strong enough alone (``at_once``: ``raised_at_once``). Hourly reads of a small window under no
-    shift are independent tests: at level α each, one false alarm every 1/α reads; confirmed, about one in 1/α².
+    shift are independent tests: at level α each, one false alarm every 1/α reads; confirmed across c turnovers,
+    about one in 1/α^(c+1).
     The cumulative window (nothing turns over) and the alerts on now (``since``) pass unchanged. Returns the
     conditions to raise or keep and, per pending alert, when its condition first held (``pending`` carries that
     between reports; a read where the condition fails drops it).

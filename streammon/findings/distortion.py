@@ -63,7 +63,7 @@ class Policy:
 
     ``alert_confirm``: such an alert that is off is raised only once its condition has held at every read across
     this many turnovers of its window (0: at once) — confirmed on fresh samples, as a Prometheus rule's ``for:`` —
-    unless its evidence alone reaches level ``shift_alpha ** (1 + alert_confirm)`` — ``shift_alpha²`` by default
+    unless its evidence alone reaches level ``shift_alpha ** (1 + alert_confirm)`` — ``shift_alpha³`` by default
     (``streammon.findings.alerts.confirmed_alerts``).
     Hourly reads of a small window are independent tests: at level α each they cry wolf every 1/α reads.
 
@@ -80,7 +80,7 @@ class Policy:
     shift_clear_alpha: float = 0.5
     shift_clear_ratio: float = 1.25
     alert_hold: float = 3.0
-    alert_confirm: float = 1.0
+    alert_confirm: float = 2.0
     confidence: float = 0.95
     metric_params: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: DEFAULT_METRIC_PARAMS)
 

@@ -27,6 +27,10 @@ repeated with Platt's smoothed targets: a sample of class ``c`` is fitted to ``(
 over-corrects for that (measured: estimates pushed towards the extreme mixes by about two standard errors at
 500 validation samples), so a validation set with a finite fit keeps the plain NLL of Alexandari et al.
 
+**Shrinkage for the expected performance** (``shrink_to_identity``): a model calibrated already gains only
+sampling noise from BCTS's K parameters, so the expected performance without labels reads the fit shrunk towards
+the model's own probabilities by empirical Bayes, by the fit's own Wald statistic against the identity map.
+
 Log-probabilities are taken of scores clipped to ``[CLIP, 1]`` (``CLIP`` from ``score_bins``: 1e-15), so a
 score of exactly 0 is a very small probability, not minus infinity. On a validation set the model separates
 perfectly, the NLL has no minimum (``a`` grows without bound); the fit then stops at ``MAX_ITERATIONS`` or when

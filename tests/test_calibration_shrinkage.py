@@ -22,23 +22,37 @@ def _calibrated(rng: np.random.Generator, n: int, sharpen: float = 1.0) -> tuple
     return y, special.expit(logit), special.expit(sharpen * logit)
 
 
-def test_the_wald_statistic_of_a_calibrated_model_is_chi2_with_k_degrees_of_freedom() -> None:
-    """On a model whose scores are the true posteriors, ``χ²`` over 300 validation sets follows χ²₂ (Kolmogorov–
-    Smirnov p > 0.001), so the fit is dropped entirely (``w = 0``, ``χ² ≤ K``) in ``1 − e⁻¹`` of them within 4
-    binomial standard errors; the shrunk map is ``θ₀ + w(θ̂ − θ₀)`` recomputed by hand."""
-    rng = np.random.default_rng(3)
+def _calibrated_k(rng: np.random.Generator, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """K classes at the mix (0.2, 0.3, 0.5)[:K] renormalised, 2-D unit Gaussians; the scores are the true
+    posteriors (a calibrated model)."""
+    mix = np.array([0.2, 0.3, 0.5])[:k] if k == 3 else np.array([0.25, 0.75])
+    mix = mix / mix.sum()
+    centres = np.array([[0.0, 0.0], [1.5, 0.0], [0.0, 1.5]])[:k]
+    y = rng.choice(k, n, p=mix)
+    x = centres[y] + rng.normal(size=(n, 2))
+    log = -0.5 * ((x[:, None, :] - centres[None]) ** 2).sum(axis=2) + np.log(mix)
+    return y, special.softmax(log, axis=1)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_wald_statistic_of_a_calibrated_model_is_chi2_with_k_degrees_of_freedom(k: int) -> None:
+    """On a model whose scores are the true posteriors, ``χ²`` over 300 validation sets follows χ²_K (Kolmogorov–
+    Smirnov p > 0.001), so the fit is dropped entirely (``w = 0``, ``χ² ≤ K``) in ``P(χ²_K ≤ K)`` of them (0.632
+    at K = 2, 0.608 at K = 3) within 4 binomial standard errors; the shrunk map is ``θ₀ + w(θ̂ − θ₀)``
+    recomputed by hand."""
+    rng = np.random.default_rng(3 + k)
     statistics, zeros = [], 0
     for _ in range(300):
-        y, _, s = _calibrated(rng, 1000)
-        fit = fit_bcts(s, y, 2)
+        y, s = _calibrated_k(rng, 1000, k)
+        fit = fit_bcts(s, y, k)
         shrunk, w, chi2 = shrink_to_identity(fit, calibration_covariance(fit, s, y))
         statistics.append(chi2)
         zeros += w == 0.0
-        assert w == pytest.approx(max(0.0, 1.0 - 2.0 / chi2), abs=1e-12)
+        assert w == pytest.approx(max(0.0, 1.0 - k / chi2), abs=1e-12)
         assert shrunk.scale == pytest.approx(1.0 + w * (fit.scale - 1.0), abs=1e-12)
         assert shrunk.bias == pytest.approx(w * fit.bias, abs=1e-12)
-    assert stats.kstest(statistics, stats.chi2(2).cdf).pvalue > 1e-3
-    p = 1.0 - np.exp(-1.0)
+    assert stats.kstest(statistics, stats.chi2(k).cdf).pvalue > 1e-3
+    p = float(stats.chi2(k).cdf(k))
     assert zeros / 300 == pytest.approx(p, abs=4 * np.sqrt(p * (1 - p) / 300))
 
 

@@ -25,7 +25,8 @@ validation's by inverse-variance weighting (``_shrunk_mix``: tried, not kept).
 shift, and under a *large shift* (the reference minority's share uniform in [0.75, 0.95], the imbalance flipped)
 with windows of 1,000 and 10,000 — where CBPE's bias should outgrow the labels' noise — and label shift at windows
 of 10,000 read through validation sets of 20,000 (where the validation's own noise shrinks too). Reported beside
-the main cells, never instead of them.
+the main cells, never instead of them. Last, breast_cancer with windows of 100 samples drawn *without*
+replacement within each class (``--part distinct``): no copies sharing one label.
 The bundled data set's windows are 1,000 draws with replacement from the 285 held-out samples (each repeated
 about 3.5 times, the copies sharing one label), so no floor is given there. ``bench_calibration.py`` compares the
 calibrations themselves (BCTS, CBPE's isotonic regression, the model's own) on held-out data.
@@ -37,8 +38,9 @@ samples' log-probability of their own class lowered by the constant that takes i
 the decisions follow). The hard-label test (``metrics.estimate_priors``) reads the decisions, the scores' test the
 scores. 100 trials per cell.
 
-``--quick``: 3 cells, 30 windows; ``--part main|beside|test`` runs one part. On the shared 2-core machine the
-main table took 92 s, the beside table 268 s, the mix test about 140 s.
+``--quick``: 3 cells, 30 windows; ``--part main|beside|distinct|test`` runs one part. On the shared 2-core
+machine the main table took 92 s, the beside table 215–270 s plus 61 s for the distinct windows; the mix test
+(unchanged, not re-run) took about 140 s of the earlier full run's 234 s.
 (No intervals are read here, so the validation sets are made with ``bootstrap=0``.)
 """
 
@@ -61,6 +63,7 @@ from sklearn.metrics import (
     recall_score,
     roc_auc_score,
 )
+from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 
 from streammon import Validation
@@ -316,6 +319,22 @@ def test_cell(pop: Population, trials: int, n: int, seed: int) -> dict[str, floa
             "trials": done, "powered": powered}
 
 
+def _distinct(name: str, x: np.ndarray, y: np.ndarray, model: object) -> Population:
+    """As ``bench_em_priors._from_data`` (the same split and model), but each window draws its samples *without*
+    replacement within each class: no copies sharing one label (the expected AP assumes independent labels)."""
+    pop = _from_data(name, x, y, model)  # fits the model on the training half
+    _, xh, _, yh = train_test_split(x, y, test_size=0.5, stratify=y, random_state=0)
+    by_class = [np.flatnonzero(yh == c) for c in range(pop.k)]
+    proba = np.clip(model.predict_proba(xh), 0.0, 1.0)  # type: ignore[attr-defined]
+    proba /= proba.sum(axis=1, keepdims=True)
+
+    def draw(rng: np.random.Generator, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.concatenate([rng.choice(by_class[c], size=int(n), replace=False) for c, n in enumerate(counts)])
+        return yh[idx], proba[idx]
+
+    return Population(name, pop.k, draw, pop.validation)
+
+
 CONDITIONS = {"shift": "label shift", "none": "no shift", "large": "large shift"}
 
 
@@ -339,10 +358,34 @@ def _rows(pop: Population, condition: str, n: int, seed: int, *, validations: in
               f"{mae['own']:.4f} | {mae['fitted']:.4f} | {mae['mix_shrunk']:.4f} |", flush=True)
 
 
+def _beside(cells: list[Population], part: str, *, validations: int, windows: int, with_cbpe: bool) -> None:
+    """The cells beside the main table (module docstring): larger windows and shifts, larger validation sets, and
+    breast_cancer with distinct samples per window (``part`` "distinct": that one only)."""
+    if part != "distinct":
+        print("\n## Beside: larger windows and larger shifts, where CBPE's bias should outgrow the labels' noise "
+              f"({validations * windows} windows per cell)\n")
+        _header()
+        for i, pop in enumerate(cells[:2]):
+            for j, (condition, n) in enumerate((("shift", 10_000), ("large", 1000), ("large", 10_000))):
+                _rows(pop, condition, n, 1000 + 10 * i + j, validations=validations, windows=windows,
+                      with_cbpe=with_cbpe)
+        big = [_gaussians("gauss K=2 (LR, val 20000)", 2, LogisticRegression(), 20_000),
+               _gaussians("gauss K=2 (NB, val 20000)", 2, GaussianNB(), 20_000)]
+        for i, pop in enumerate(big):  # a validation 10 times larger: its calibration's noise 1/√10 of the above
+            _rows(pop, "shift", 10_000, 2000 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
+    print("\n## Beside: breast_cancer with windows of 100 distinct samples (no copies sharing a label)\n")
+    _header()
+    pop = _distinct("breast_cancer (LR), distinct", *load_breast_cancer(return_X_y=True),
+                    LogisticRegression(max_iter=5000))
+    for shift in (True, False):
+        _rows(pop, "shift" if shift else "none", 100, 3000 + shift, validations=validations, windows=windows,
+              with_cbpe=with_cbpe)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three cells, 30 windows each")
-    parser.add_argument("--part", choices=("all", "main", "beside", "test"), default="all",
+    parser.add_argument("--part", choices=("all", "main", "beside", "distinct", "test"), default="all",
                         help="only the main table, the larger windows and shifts beside it, or the mix test")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -368,18 +411,8 @@ def main() -> None:
             for shift in (True, False):
                 _rows(pop, "shift" if shift else "none", 1000, 7 * i + shift, validations=validations, windows=windows,
                       with_cbpe=with_cbpe)
-    if args.part in ("all", "beside"):
-        print("\n## Beside: larger windows and larger shifts, where CBPE's bias should outgrow the labels' noise "
-              f"({validations * windows} windows per cell)\n")
-        _header()
-        for i, pop in enumerate(cells[:2]):
-            for j, (condition, n) in enumerate((("shift", 10_000), ("large", 1000), ("large", 10_000))):
-                _rows(pop, condition, n, 1000 + 10 * i + j, validations=validations, windows=windows,
-                      with_cbpe=with_cbpe)
-        big = [_gaussians("gauss K=2 (LR, val 20000)", 2, LogisticRegression(), 20_000),
-               _gaussians("gauss K=2 (NB, val 20000)", 2, GaussianNB(), 20_000)]
-        for i, pop in enumerate(big):  # a validation 10 times larger: its calibration's noise 1/√10 of the above
-            _rows(pop, "shift", 10_000, 2000 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
+    if args.part in ("all", "beside", "distinct"):
+        _beside(cells, args.part, validations=validations, windows=windows, with_cbpe=with_cbpe)
     if args.part not in ("all", "test"):
         print(f"\n{time.perf_counter() - started:.0f} s")
         return

@@ -23,9 +23,9 @@ validation's by inverse-variance weighting (``_shrunk_mix``: tried, not kept).
 
 **Beside** (``--part beside``): the two synthetic K = 2 cells again with windows of 10,000 under the same label
 shift, and under a *large shift* (the reference minority's share uniform in [0.75, 0.95], the imbalance flipped)
-with windows of 1,000 and 10,000 — where CBPE's bias should outgrow the labels' noise — and label shift at windows
-of 10,000 read through validation sets of 20,000 (where the validation's own noise shrinks too). Reported beside
-the main cells, never instead of them. Last, breast_cancer with windows of 100 samples drawn *without*
+with windows of 1,000 and 10,000 — where CBPE's bias should outgrow the labels' noise — and label shift and no
+shift at windows of 10,000 read through validation sets of 20,000 (where the validation's own noise shrinks too).
+Reported beside the main cells, never instead of them. Last, breast_cancer with windows of 100 samples drawn *without*
 replacement within each class (``--part distinct``): no copies sharing one label.
 The bundled data set's windows are 1,000 draws with replacement from the 285 held-out samples (each repeated
 about 3.5 times, the copies sharing one label), so no floor is given there. ``bench_calibration.py`` compares the
@@ -373,6 +373,7 @@ def _beside(cells: list[Population], part: str, *, validations: int, windows: in
                _gaussians("gauss K=2 (NB, val 20000)", 2, GaussianNB(), 20_000)]
         for i, pop in enumerate(big):  # a validation 10 times larger: its calibration's noise 1/√10 of the above
             _rows(pop, "shift", 10_000, 2000 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
+            _rows(pop, "none", 10_000, 2100 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
     print("\n## Beside: breast_cancer with windows of 100 distinct samples (no copies sharing a label)\n")
     _header()
     pop = _distinct("breast_cancer (LR), distinct", *load_breast_cancer(return_X_y=True),

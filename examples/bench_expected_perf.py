@@ -39,7 +39,7 @@ the decisions follow). The hard-label test (``metrics.estimate_priors``) reads t
 scores. 100 trials per cell.
 
 ``--quick``: 3 cells, 30 windows; ``--part main|beside|distinct|test`` runs one part. On the shared 2-core
-machine the main table took 92 s, the beside table 215–270 s plus 61 s for the distinct windows; the mix test
+machine the main table took 92 s, the beside table 284 s (61 s of it the distinct windows); the mix test
 (unchanged, not re-run) took about 140 s of the earlier full run's 234 s.
 (No intervals are read here, so the validation sets are made with ``bootstrap=0``.)
 """

@@ -3,8 +3,9 @@ mix changed?" test (``Validation.mix_test``) against the hard-label test, on the
 
 **Expected performance.** Per cell, 10 validation sets × 10 windows of 1,000 predictions: under *pure label
 shift* the windows are sampled class by class at a Dirichlet(1) mix; under *no shift* at the validation's mix.
-streammon's estimate is the catalog metric on the expected confusion at the EM mix (and the expected
-``roc_auc``/``average_precision``); CBPE (``nannyml.CBPE``, isotonic calibration on the same validation set as its
+streammon's estimate is the catalog metric on the expected confusion at the EM mix, from the BCTS map shrunk
+towards the model's own probabilities (``Validation.shrunk_calibration``), and the expected
+``roc_auc``/``average_precision``; CBPE (``nannyml.CBPE``, isotonic calibration on the same validation set as its
 reference, ``chunk_size`` = the window) estimates the same metrics without any mix adjustment. The error is
 ``|estimate − realised|`` (the realised value computed by scikit-learn from the window's labels), averaged over the
 100 windows; ``ratio`` = streammon / CBPE (target: ≤ 0.5 under label shift, ≤ 1 under no shift). NannyML is run
@@ -16,7 +17,16 @@ floor** (synthetic cells): the error of an oracle that knows the true posteriors
 the metric's expectation given the window's inputs (a mean over 200 labellings drawn from them) — its distance to
 the realised value is the labels' own sampling noise, which no estimator can remove, so ``floor / CBPE`` is the
 lowest ratio any estimator could reach on that cell; streammon's error with the mix known (``at the true mix``:
-what the EM estimate costs) and with the model's own probabilities instead of BCTS (what the calibration costs).
+what the EM estimate costs), with the model's own probabilities instead of BCTS (what the calibration costs),
+with the fitted BCTS map unshrunk (streammon before the shrinkage) and at the EM mix shrunk towards the
+validation's by inverse-variance weighting (``_shrunk_mix``: tried, not kept).
+
+**Beside** (``--part beside``): the two synthetic K = 2 cells again with windows of 10,000 under the same label
+shift, and under a *large shift* (the reference minority's share uniform in [0.75, 0.95], the imbalance flipped)
+with windows of 1,000 and 10,000 — where CBPE's bias should outgrow the labels' noise — and label shift and no
+shift at windows of 10,000 read through validation sets of 20,000 (where the validation's own noise shrinks too).
+Reported beside the main cells, never instead of them. Last, breast_cancer with windows of 100 samples drawn *without*
+replacement within each class (``--part distinct``): no copies sharing one label.
 The bundled data set's windows are 1,000 draws with replacement from the 285 held-out samples (each repeated
 about 3.5 times, the copies sharing one label), so no floor is given there. ``bench_calibration.py`` compares the
 calibrations themselves (BCTS, CBPE's isotonic regression, the model's own) on held-out data.
@@ -28,8 +38,9 @@ samples' log-probability of their own class lowered by the constant that takes i
 the decisions follow). The hard-label test (``metrics.estimate_priors``) reads the decisions, the scores' test the
 scores. 100 trials per cell.
 
-``--quick``: 3 cells, 30 windows (about 1.5 minutes); the full run took 234 s on the shared 2-core
-machine.
+``--quick``: 3 cells, 30 windows; ``--part main|beside|distinct|test`` runs one part. On the shared 2-core
+machine the main table took 92 s, the beside table 284 s (61 s of it the distinct windows); the mix test
+(unchanged, not re-run) took about 140 s of the earlier full run's 234 s.
 (No intervals are read here, so the validation sets are made with ``bootstrap=0``.)
 """
 
@@ -52,11 +63,12 @@ from sklearn.metrics import (
     recall_score,
     roc_auc_score,
 )
+from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 
 from streammon import Validation
 from streammon.metrics import estimate_priors
-from streammon.metrics.em_priors import mix_posteriors
+from streammon.metrics.em_priors import estimate_mix, mix_posteriors
 from streammon.metrics.expected_scores import (
     expected_average_precision,
     expected_confusion,
@@ -143,13 +155,34 @@ def _oracle_expectation(posterior: np.ndarray, pred: np.ndarray, score: np.ndarr
 def _own_probabilities(v: Validation, p: np.ndarray, pred: np.ndarray, mix: np.ndarray, k: int) -> dict[str, float]:
     """streammon's estimate with the model's probabilities as they are (no BCTS) moved to the same EM mix: the
     calibration's share of the error."""
-    adjusted = mix_posteriors(p, v.priors, mix)
+    return _with_posteriors(v, p, p, pred, mix=mix, k=k)
+
+
+def _with_posteriors(v: Validation, posteriors: np.ndarray, p: np.ndarray, pred: np.ndarray, *, mix: np.ndarray,
+                     k: int) -> dict[str, float]:
+    """The expected metrics from ``posteriors`` (calibrated at the validation mix) moved to ``mix``."""
+    adjusted = mix_posteriors(posteriors, v.priors, mix)
     cm = expected_confusion(adjusted, np.eye(k)[pred])
     values = expected_metrics(cm, positive=1 if k == 2 else 0)
     ranking = p[:, 1] if k == 2 else p
     values["roc_auc"] = expected_roc_auc(ranking, adjusted, positive=1 if k == 2 else 0)
     values["average_precision"] = expected_average_precision(ranking, adjusted, positive=1 if k == 2 else 0)
     return values
+
+
+def _shrunk_mix(v: Validation, window: np.ndarray) -> np.ndarray:
+    """The EM mix shrunk towards the validation's by inverse-variance (empirical-Bayes) weighting — tried for the
+    no-shift cells and not kept: per class, ``π_val + w·(π̂ − π_val)`` with ``w = (V₀ + τ²)/(V₀ + τ² + V₁)``, ``V₁``
+    the EM estimate's variance for the generating mix (Fisher, ``target="mix"``, plus the validation's delta-method
+    term), ``V₀ = π_val(1 − π_val)/n_val`` and ``τ² = max(0, (π̂ − π_val)² − V₀ − V₁)`` (the shift's own variance,
+    Morris 1983)."""
+    e = estimate_mix(v.calibration, v.priors, window, parameter_covariance=v.parameter_covariance, target="mix")
+    d = e.priors - v.priors
+    v0 = v.priors * (1 - v.priors) / v.counts.sum()
+    v1 = np.diag(e.covariance)
+    tau = np.maximum(0.0, d**2 - v0 - v1)
+    mix = v.priors + (v0 + tau) / (v0 + tau + v1) * d
+    return np.asarray(mix / mix.sum())
 
 
 def _ours(values: object, name: str) -> float:
@@ -159,7 +192,7 @@ def _ours(values: object, name: str) -> float:
     return float(scores[name])
 
 
-COLUMNS = ("ours", "cbpe", "oracle", "true_mix", "own")
+COLUMNS = ("ours", "cbpe", "oracle", "true_mix", "own", "fitted", "mix_shrunk")
 
 
 def ratio_interval(ours: np.ndarray, theirs: np.ndarray, blocks: int, seed: int = 0) -> tuple[float, float]:
@@ -173,12 +206,25 @@ def ratio_interval(ours: np.ndarray, theirs: np.ndarray, blocks: int, seed: int 
     return float(low), float(high)
 
 
-def expected_cell(pop: Population, shift: bool, *, validations: int, windows: int, n: int, seed: int,
+def _mix(rng: np.random.Generator, condition: str, val_y: np.ndarray, k: int) -> np.ndarray:
+    """A window's generating mix: Dirichlet(1) (``shift``), the validation's (``none``), or, binary, the reference
+    minority's share uniform in [0.75, 0.95] (``large``: the imbalance flipped, where CBPE's bias is largest)."""
+    if condition == "shift":
+        return rng.dirichlet(np.ones(k))
+    if condition == "none":
+        return np.bincount(val_y, minlength=k) / val_y.size
+    share = rng.uniform(0.75, 0.95)
+    return np.array([1.0 - share, share])
+
+
+def expected_cell(pop: Population, condition: str, *, validations: int, windows: int, n: int, seed: int,
                   with_cbpe: bool) -> dict[str, dict[str, np.ndarray]]:
     """Per metric, the signed errors (estimate − realised) over ``validations × windows`` windows of one cell:
     streammon (``ours``), CBPE, the oracle (synthetic cells: the metric's expectation given the window's inputs
     under the true posteriors at the generating mix — the noise floor), streammon at the generating mix
-    (``true_mix``: the mix estimate's share) and with the model's own probabilities (``own``: BCTS's share)."""
+    (``true_mix``: the mix estimate's share), with the model's own probabilities (``own``: BCTS's share), with the
+    fitted BCTS map unshrunk (``fitted``: what ``expected`` read before the shrinkage) and at the EM mix shrunk
+    towards the validation's (``mix_shrunk``, ``_shrunk_mix``). ``condition``: ``_mix``'s."""
     rng = np.random.default_rng(seed)
     k = pop.k
     table = BINARY if k == 2 else MULTI
@@ -189,7 +235,7 @@ def expected_cell(pop: Population, shift: bool, *, validations: int, windows: in
                        positive=1 if k == 2 else None, bootstrap=0)
         drawn, truth = [], []
         for _ in range(windows):
-            mix = rng.dirichlet(np.ones(k)) if shift else np.bincount(val_y, minlength=k) / val_y.size
+            mix = _mix(rng, condition, val_y, k)
             counts = rng.multinomial(n, mix)
             if pop.oracle is not None:
                 y, p, posterior = pop.oracle(rng, counts, mix)
@@ -202,12 +248,16 @@ def expected_cell(pop: Population, shift: bool, *, validations: int, windows: in
             e = v.expected(window, pred)
             at_mix = v.expected(window, pred, priors=mix)
             own = _own_probabilities(v, p, pred, e.priors, k)
+            fitted = _with_posteriors(v, v.calibration.apply(window), p, pred, mix=e.priors, k=k)
+            mix_shrunk = v.expected(window, pred, priors=_shrunk_mix(v, window))
             floor = (_oracle_expectation(posterior, pred, window, k, rng) if posterior is not None else None)
             for m, name in table.items():
                 real = truth[-1][m]
                 errors[m]["ours"].append(_ours(e, name) - real)
                 errors[m]["true_mix"].append(_ours(at_mix, name) - real)
                 errors[m]["own"].append(_ours(own, name) - real)
+                errors[m]["fitted"].append(_ours(fitted, name) - real)
+                errors[m]["mix_shrunk"].append(_ours(mix_shrunk, name) - real)
                 errors[m]["oracle"].append(floor[m] - real if floor is not None else np.nan)
         if with_cbpe:
             estimates = _cbpe(val_y, val_p, drawn, k, n)
@@ -269,9 +319,75 @@ def test_cell(pop: Population, trials: int, n: int, seed: int) -> dict[str, floa
             "trials": done, "powered": powered}
 
 
+def _distinct(name: str, x: np.ndarray, y: np.ndarray, model: object) -> Population:
+    """As ``bench_em_priors._from_data`` (the same split and model), but each window draws its samples *without*
+    replacement within each class: no copies sharing one label (the expected AP assumes independent labels)."""
+    pop = _from_data(name, x, y, model)  # fits the model on the training half
+    _, xh, _, yh = train_test_split(x, y, test_size=0.5, stratify=y, random_state=0)
+    by_class = [np.flatnonzero(yh == c) for c in range(pop.k)]
+    proba = np.clip(model.predict_proba(xh), 0.0, 1.0)  # type: ignore[attr-defined]
+    proba /= proba.sum(axis=1, keepdims=True)
+
+    def draw(rng: np.random.Generator, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.concatenate([rng.choice(by_class[c], size=int(n), replace=False) for c, n in enumerate(counts)])
+        return yh[idx], proba[idx]
+
+    return Population(name, pop.k, draw, pop.validation)
+
+
+CONDITIONS = {"shift": "label shift", "none": "no shift", "large": "large shift"}
+
+
+def _header() -> None:
+    print("| cell | condition | window | metric | streammon | CBPE | ratio | 90 % (validations) | bias: streammon | "
+          "CBPE | noise floor | floor / CBPE | streammon at the true mix | with the model's own probabilities | "
+          "with BCTS unshrunk (before) | at the EM mix shrunk |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def _rows(pop: Population, condition: str, n: int, seed: int, *, validations: int, windows: int,
+          with_cbpe: bool) -> None:
+    row = expected_cell(pop, condition, validations=validations, windows=windows, n=n, seed=seed, with_cbpe=with_cbpe)
+    for m, err in row.items():
+        mae = {c: float(np.nanmean(np.abs(e))) if np.isfinite(e).any() else float("nan") for c, e in err.items()}
+        bias = {c: float(np.nanmean(e)) if np.isfinite(e).any() else float("nan") for c, e in err.items()}
+        low, high = ratio_interval(err["ours"], err["cbpe"], validations)
+        print(f"| {pop.name} | {CONDITIONS[condition]} | {n:,} | {m} | {mae['ours']:.4f} | {mae['cbpe']:.4f} | "
+              f"{mae['ours'] / mae['cbpe']:.2f} | {low:.2f}–{high:.2f} | {bias['ours']:+.4f} | {bias['cbpe']:+.4f} | "
+              f"{mae['oracle']:.4f} | {mae['oracle'] / mae['cbpe']:.2f} | {mae['true_mix']:.4f} | "
+              f"{mae['own']:.4f} | {mae['fitted']:.4f} | {mae['mix_shrunk']:.4f} |", flush=True)
+
+
+def _beside(cells: list[Population], part: str, *, validations: int, windows: int, with_cbpe: bool) -> None:
+    """The cells beside the main table (module docstring): larger windows and shifts, larger validation sets, and
+    breast_cancer with distinct samples per window (``part`` "distinct": that one only)."""
+    if part != "distinct":
+        print("\n## Beside: larger windows and larger shifts, where CBPE's bias should outgrow the labels' noise "
+              f"({validations * windows} windows per cell)\n")
+        _header()
+        for i, pop in enumerate(cells[:2]):
+            for j, (condition, n) in enumerate((("shift", 10_000), ("large", 1000), ("large", 10_000))):
+                _rows(pop, condition, n, 1000 + 10 * i + j, validations=validations, windows=windows,
+                      with_cbpe=with_cbpe)
+        big = [_gaussians("gauss K=2 (LR, val 20000)", 2, LogisticRegression(), 20_000),
+               _gaussians("gauss K=2 (NB, val 20000)", 2, GaussianNB(), 20_000)]
+        for i, pop in enumerate(big):  # a validation 10 times larger: its calibration's noise 1/√10 of the above
+            _rows(pop, "shift", 10_000, 2000 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
+            _rows(pop, "none", 10_000, 2100 + i, validations=validations, windows=windows, with_cbpe=with_cbpe)
+    print("\n## Beside: breast_cancer with windows of 100 distinct samples (no copies sharing a label)\n")
+    _header()
+    pop = _distinct("breast_cancer (LR), distinct", *load_breast_cancer(return_X_y=True),
+                    LogisticRegression(max_iter=5000))
+    for shift in (True, False):
+        _rows(pop, "shift" if shift else "none", 100, 3000 + shift, validations=validations, windows=windows,
+              with_cbpe=with_cbpe)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three cells, 30 windows each")
+    parser.add_argument("--part", choices=("all", "main", "beside", "distinct", "test"), default="all",
+                        help="only the main table, the larger windows and shifts beside it, or the mix test")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     started = time.perf_counter()
@@ -288,25 +404,19 @@ def main() -> None:
     if not args.quick:
         cells.append(_gaussians("gauss K=3 (LR, val 2000)", 3, LogisticRegression(), 2000))
     validations, windows = (3, 10) if args.quick else (10, 10)
-    print("## Expected performance without labels: mean |estimate − realised| over "
-          f"{validations * windows} windows of 1,000 per cell\n")
-    print("| cell | condition | metric | streammon | CBPE | ratio | 90 % (validations) | bias: streammon | CBPE | "
-          "noise floor | floor / CBPE | streammon at the true mix | with the model's own probabilities |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for i, pop in enumerate(cells):
-        for shift in (True, False):
-            row = expected_cell(pop, shift, validations=validations, windows=windows, n=1000, seed=7 * i + shift,
-                                with_cbpe=with_cbpe)
-            for m, err in row.items():
-                mae = {c: float(np.nanmean(np.abs(e))) if np.isfinite(e).any() else float("nan")
-                       for c, e in err.items()}
-                bias = {c: float(np.nanmean(e)) if np.isfinite(e).any() else float("nan") for c, e in err.items()}
-                low, high = ratio_interval(err["ours"], err["cbpe"], validations)
-                print(f"| {pop.name} | {'label shift' if shift else 'no shift'} | {m} | {mae['ours']:.4f} | "
-                      f"{mae['cbpe']:.4f} | {mae['ours'] / mae['cbpe']:.2f} | {low:.2f}–{high:.2f} | "
-                      f"{bias['ours']:+.4f} | "
-                      f"{bias['cbpe']:+.4f} | {mae['oracle']:.4f} | {mae['oracle'] / mae['cbpe']:.2f} | "
-                      f"{mae['true_mix']:.4f} | {mae['own']:.4f} |", flush=True)
+    if args.part in ("all", "main"):
+        print("## Expected performance without labels: mean |estimate − realised| over "
+              f"{validations * windows} windows of 1,000 per cell\n")
+        _header()
+        for i, pop in enumerate(cells):
+            for shift in (True, False):
+                _rows(pop, "shift" if shift else "none", 1000, 7 * i + shift, validations=validations, windows=windows,
+                      with_cbpe=with_cbpe)
+    if args.part in ("all", "beside", "distinct"):
+        _beside(cells, args.part, validations=validations, windows=windows, with_cbpe=with_cbpe)
+    if args.part not in ("all", "test"):
+        print(f"\n{time.perf_counter() - started:.0f} s")
+        return
     trials = 30 if args.quick else 100
     tests = list(cells[:3])
     if not args.quick:

@@ -140,8 +140,9 @@ def test_expected_at_the_true_mix_matches_the_labelled_counts_on_average() -> No
 
 def test_expected_average_precision_is_the_mean_over_labellings_from_the_adjusted_posteriors() -> None:
     """``Validation.expected``'s average_precision is the mean of scikit-learn's AP over 20,000 labellings of the
-    window drawn from its posteriors at the estimated mix (``posteriors`` moved by Saerens' adjustment), within 4
-    Monte Carlo standard errors plus 0.001, on a window of 60 (where the AP of the expected weights is 0.026 low)."""
+    window drawn from its posteriors at the estimated mix (``shrunk_calibration``'s, moved by Saerens'
+    adjustment), within 4 Monte Carlo standard errors plus 0.001, on a window of 60 (where the AP of the expected
+    weights is 0.026 low)."""
     rng = np.random.default_rng(12)
     yv = (rng.random(3000) < 0.2).astype(int)
     sv = special.expit(0.5 * (2 * yv - 1) + rng.normal(size=3000))  # weak scores: AP far from 1
@@ -149,7 +150,7 @@ def test_expected_average_precision_is_the_mean_over_labellings_from_the_adjuste
     yw = (rng.random(60) < 0.4).astype(int)
     sw = special.expit(0.5 * (2 * yw - 1) + rng.normal(size=60))
     e = v.expected(sw, (sw > 0.5).astype(int))
-    share = mix_posteriors(v.posteriors(sw), v.priors, e.priors)[:, 1]
+    share = mix_posteriors(v.shrunk_calibration.apply(sw), v.priors, e.priors)[:, 1]  # expected()'s map
     labels = rng.random((20_000, 60)) < share
     labels = labels[labels.any(axis=1)]
     order = np.argsort(-sw)  # distinct scores: AP is Σ over positives of the precision at their rank

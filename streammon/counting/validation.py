@@ -17,11 +17,14 @@ with counts as ``weights``):
   calibration's misfit at the estimated mix (``misfit``: EM on the validation itself moved to that mix, one more
   EM run), a bias that no amount of validation or window data removes: BCTS's K parameters cannot calibrate a
   real model within each class (on scikit-learn's small data sets the intervals covered 90–93 % without it);
-- ``expected``: the expected confusion and every catalog metric, ``roc_auc`` and ``average_precision`` at that mix;
+- ``expected``: the expected confusion and every catalog metric, ``roc_auc`` and ``average_precision`` at that mix,
+  from posteriors of the BCTS map shrunk towards the model's own probabilities by empirical Bayes
+  (``shrunk_calibration``, ``calibration.shrink_to_identity``): BCTS's K parameters carry sampling noise that a
+  calibrated model does not need (the mix estimate keeps the fitted map, which EM needs);
 - ``mix_test``: the p-value of "only the class mix changed" from the scores.
 
 Scores: binary, the score of the ``positive`` class, shape (n,), or (n, 2) in the class order; K > 2, (n, K) in
-the class order (``classes``), rows summing to 1 within ``ROW_TOLERANCE``.
+the class order (``classes``), rows summing to 1 within ``validation_inputs.ROW_TOLERANCE``.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -45,7 +48,13 @@ import numpy as np
 
 from streammon.counting.classes import check_label
 from streammon.counting.counts import ConfusionCounts, IntMatrix
-from streammon.metrics.calibration import Calibration, calibration_covariance, fit_bcts
+from streammon.counting.validation_inputs import (
+    class_order,
+    labels_of,
+    positive_index,
+    score_matrix,
+)
+from streammon.metrics.calibration import Calibration, calibration_covariance, fit_bcts, shrink_to_identity
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.em_priors import (
     MixEstimate,
@@ -73,7 +82,6 @@ from streammon.metrics.score_shift_test import (
 )
 
 BOOTSTRAP = 50  # replicas of the validation set for the intervals' validation noise (module docstring)
-ROW_TOLERANCE = 1e-6  # |Σ_k s_k − 1| allowed per row of K > 2 scores
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ class Validation:
     """A validation set ``(y_true, y_pred, y_score)`` with its calibration (module docstring)."""
 
     __slots__ = ("_binning", "_calibration", "_cells", "_classes", "_counts", "_covariance", "_labels", "_positive",
-                 "_posteriors", "_priors", "_replicas", "_size")
+                 "_posteriors", "_priors", "_replicas", "_shrinkage", "_shrunk", "_size")
     _binning: Binning
     _calibration: Calibration
     _cells: FloatArray
@@ -103,6 +111,8 @@ class Validation:
     _posteriors: FloatArray  # the validation's own calibrated posteriors (n, K), for the misfit term
     _priors: FloatArray
     _replicas: tuple[tuple[Calibration, FloatArray], ...]
+    _shrinkage: float
+    _shrunk: Calibration  # BCTS shrunk towards the model's own probabilities: the expected performance's map
     _size: int
 
     def __init__(self, y_true: Any, y_pred: Any, y_score: Any, *, classes: Sequence[Any] | None = None,
@@ -111,12 +121,12 @@ class Validation:
             raise ValueError(f"bins must be an int >= 2, got {bins!r}")
         if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
             raise ValueError(f"bootstrap must be an int >= 0 (replicas of the validation set), got {bootstrap!r}")
-        true = [check_label(v) for v in _sequence(y_true, "y_true")]
-        pred = [check_label(v) for v in _sequence(y_pred, "y_pred")]
+        true = [check_label(v) for v in labels_of(y_true, "y_true")]
+        pred = [check_label(v) for v in labels_of(y_pred, "y_pred")]
         n = len(true)
         if len(pred) != n:
             raise ValueError(f"y_true and y_pred must have one length, got {n} and {len(pred)}")
-        labels = _class_order(true, pred, classes)
+        labels = class_order(true, pred, classes)
         k = len(labels)
         index = {label: i for i, label in enumerate(labels)}
         y = np.array([index[v] for v in true], dtype=np.intp)
@@ -124,14 +134,15 @@ class Validation:
         if np.any(present == 0):
             missing = [labels[i] for i in np.flatnonzero(present == 0)]
             raise ValueError(f"every class needs validation samples with that true class; none for {missing}")
-        chosen = _positive(labels, present, positive)
-        scores = _scores(y_score, n, k, labels, chosen)
+        chosen = positive_index(labels, present, positive)
+        scores = score_matrix(y_score, n, k, labels, chosen)
         counts = np.zeros((k, k), dtype=np.int64)
         np.add.at(counts, (y, np.array([index[v] for v in pred], dtype=np.intp)), 1)
         counts.setflags(write=False)
         calibration = fit_bcts(scores, y, k)
         covariance = calibration_covariance(calibration, scores, y)
         covariance.setflags(write=False)
+        shrunk, shrinkage, _ = shrink_to_identity(calibration, covariance)
         priors = present / n
         priors.setflags(write=False)
         binning = make_binning(scores[:, 1] if k == 2 else scores, k, bins=bins)
@@ -143,6 +154,7 @@ class Validation:
         for name, value in (("_labels", labels), ("_positive", chosen), ("_counts", counts), ("_priors", priors),
                             ("_calibration", calibration), ("_covariance", covariance), ("_binning", binning),
                             ("_cells", cells), ("_size", n), ("_classes", y), ("_posteriors", posteriors),
+                            ("_shrunk", shrunk), ("_shrinkage", shrinkage),
                             ("_replicas", _replicas(scores, y, k, bootstrap, seed))):
             object.__setattr__(self, name, value)
 
@@ -181,6 +193,17 @@ class Validation:
     def calibration(self) -> Calibration:
         """The fitted BCTS map."""
         return self._calibration
+
+    @property
+    def shrunk_calibration(self) -> Calibration:
+        """BCTS shrunk towards the model's own probabilities by empirical Bayes (``calibration.shrink_to_identity``):
+        the map of ``expected``'s posteriors. EM (``estimate``) keeps the fitted ``calibration``."""
+        return self._shrunk
+
+    @property
+    def shrinkage(self) -> float:
+        """The weight ``w`` of the fitted map in ``shrunk_calibration`` (0: the model's own probabilities)."""
+        return self._shrinkage
 
     @property
     def parameter_covariance(self) -> FloatArray:
@@ -239,12 +262,14 @@ class Validation:
 
     def expected(self, scores: Any, decided: Any, *, weights: Any = None, priors: Any = None) -> Expected:
         """Expected performance at the mix ``priors`` (default: ``estimate(scores)``'s): ``decided`` holds the
-        decision of each row (class labels, or (m, K) counts of each decision per histogram row)."""
+        decision of each row (class labels, or (m, K) counts of each decision per histogram row). The posteriors
+        are ``shrunk_calibration``'s, moved to the mix: a model that is calibrated already then does not pay
+        BCTS's sampling noise (``examples/bench_expected_perf.py``), a miscalibrated one keeps its fit."""
         window = self._window(scores)
         w = check_weights(weights, window.shape[0])
         mix = self.estimate(window, weights=w, validation_noise=False).priors if priors is None else priors
         mix = np.asarray(mix, dtype=np.float64)
-        adjusted = mix_posteriors(self.calibration.apply(window), self._priors, mix)
+        adjusted = mix_posteriors(self._shrunk.apply(window), self._priors, mix)
         d = np.asarray(decided)
         if d.ndim == 1:
             index = {label: i for i, label in enumerate(self._labels)}
@@ -269,7 +294,7 @@ class Validation:
 
     def _window(self, scores: Any) -> FloatArray:
         s = np.asarray(scores)
-        return _scores(scores, s.shape[0] if s.ndim else -1, len(self._labels), self._labels, self._positive)
+        return score_matrix(scores, s.shape[0] if s.ndim else -1, len(self._labels), self._labels, self._positive)
 
 
 def _replicas(scores: FloatArray, y: Any, k: int, count: int,
@@ -288,71 +313,3 @@ def _replicas(scores: FloatArray, y: Any, k: int, count: int,
             continue
         out.append((fit_bcts(scores[idx], y[idx], k), present / n))
     return tuple(out)
-
-
-def _sequence(values: Any, name: str) -> list[Any]:
-    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
-        raise TypeError(f"{name} must be a 1-D sequence of class labels, got {values!r}")
-    out = list(np.asarray(values, dtype=object))
-    if not out:
-        raise ValueError(f"{name} is empty: a validation set needs samples")
-    return out
-
-
-def _class_order(true: list[Hashable], pred: list[Hashable], classes: Sequence[Any] | None) -> tuple[Hashable, ...]:
-    seen = set(true) | set(pred)
-    if classes is None:
-        try:
-            labels = tuple(sorted(seen))  # type: ignore[type-var]
-        except TypeError:
-            raise TypeError(f"the labels {sorted(seen, key=repr)} do not sort: give their order as classes=") from None
-    else:
-        labels = tuple(check_label(c) for c in classes)
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"classes must be distinct, got {list(classes)}")
-        unknown = seen - set(labels)
-        if unknown:
-            raise ValueError(f"labels {sorted(unknown, key=repr)} are not in classes={list(classes)}")
-    if len(labels) < 2:
-        raise ValueError(f"a validation set needs at least 2 classes, got {list(labels)}")
-    return labels
-
-
-def _positive(labels: tuple[Hashable, ...], present: Any, positive: Any) -> int | None:
-    if len(labels) > 2:
-        if positive is not None:
-            raise ValueError(f"positive= is for binary scores; there are {len(labels)} classes")
-        return None
-    if positive is None:
-        return int(np.argmin(present))  # the validation's minority class, as the monitor's default (seed 004)
-    label = check_label(positive)
-    if label not in labels:
-        raise ValueError(f"positive={positive!r} is not one of the classes {list(labels)}")
-    return labels.index(label)
-
-
-def _scores(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], positive: int | None) -> FloatArray:
-    """Scores as (n, K) probabilities in the class order (a binary (n,) score is the positive class's)."""
-    try:
-        s = np.asarray(y_score, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"y_score must be numbers, got {y_score!r}") from None
-    shape = "(n,) scores of the positive class or (n, 2)" if k == 2 else f"(n, {k}) in the order {list(labels)}"
-    if s.ndim not in (1, 2) or (s.ndim == 1 and k != 2) or (s.ndim == 2 and s.shape[1] != k) or s.shape[0] != n:
-        raise ValueError(f"y_score must be {shape} with n = {n}, got shape {s.shape}")
-    bad = ~np.isfinite(s) | (s < 0.0) | (s > 1.0)
-    if bad.any():
-        where = np.argwhere(bad)[0]
-        raise ValueError(f"y_score must be probabilities in [0, 1], got {float(s[tuple(where)])!r} at "
-                         f"{tuple(where.tolist())}")
-    if s.ndim == 1:
-        out = np.empty((n, 2))
-        out[:, positive or 0] = s
-        out[:, 1 - (positive or 0)] = 1.0 - s
-        return out
-    rows = np.abs(s.sum(axis=1) - 1.0)
-    if np.any(rows > ROW_TOLERANCE):
-        i = int(np.argmax(rows))
-        raise ValueError(f"each y_score row must sum to 1 (within {ROW_TOLERANCE}); row {i} sums to "
-                         f"{float(s[i].sum())!r}")
-    return s

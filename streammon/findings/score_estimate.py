@@ -152,7 +152,8 @@ class ScoreEstimates:
         out["roc_auc"] = x.roc_auc
         out["average_precision"] = x.average_precision
         if column != self._validation_positive():
-            adjusted = mix_posteriors(self.validation.posteriors(scores), self.validation.priors, mix)
+            adjusted = mix_posteriors(self.validation.shrunk_calibration.apply(scores), self.validation.priors,
+                                      mix)
             out["average_precision"] = expected_average_precision(scores[:, column], adjusted, weights=weights,
                                                                   positive=column)
         return out

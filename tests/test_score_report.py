@@ -355,14 +355,25 @@ def test_a_class_learned_after_the_scores_reads_nan() -> None:
 
 
 def test_pair_numerators_in_integers_and_in_floats_are_the_formula() -> None:
-    """The compiled pair numerator Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) — in integers (counts whose product
-    cannot overflow) and in float64 (beyond) — equals the formula computed with numpy's cumulative sum."""
-    from streammon.metrics.window_score_loop import _pair_numerator
+    """The compiled pair numerator ½ Σ_b other_b·g_b with the ranks g_b = 2·Σ_{b'>b} mine_b' + mine_b — in
+    integers (counts whose product cannot overflow) and in float64 (beyond), from counts of each integer type a
+    window keeps — equals the formula Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) computed with numpy's
+    cumulative sum (the pairs whose own-class sample ranks above the other's, ties ½), and the brute count of
+    such pairs on a few samples."""
+    from streammon.metrics.window_score_loop import _pair_numerator, _ranks
 
     rng = np.random.default_rng(5)
-    for _ in range(20):
+    for trial in range(20):
         mine = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
         other = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
         want = float(mine @ (np.cumsum(other) - 0.5 * other))
-        assert _pair_numerator(mine, other, True) == want
-        assert _pair_numerator(mine, other, False) == want
+        for dtype in (np.int16, np.int32, np.int64):
+            g = np.empty(2048, np.int64)
+            _ranks(mine.astype(dtype), g)
+            assert _pair_numerator(other.astype(dtype), g, True) == want, (trial, dtype)
+            assert _pair_numerator(other.astype(dtype), g, False) == want, (trial, dtype)
+    a, b = rng.integers(0, 30, 40), rng.integers(0, 30, 60)  # bins of 40 samples of one class, 60 of another
+    brute = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
+    g = np.empty(2048, np.int64)
+    _ranks(np.bincount(a, minlength=2048), g)
+    assert _pair_numerator(np.bincount(b, minlength=2048), g, True) == brute

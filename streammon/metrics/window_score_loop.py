@@ -6,12 +6,15 @@ operations a window (~5 µs each, whatever the size), more than the arithmetic i
 bins are K × K × 2,048 cells. This loop reads each histogram cell once (twice for the bins a column holds
 samples in, while they are in cache), and makes every pair's AUC numerator, every class's average precision
 at every mix, the Brier score, the log loss, the ECE and — binary — DeLong's variance of the AUC, with no
-array made per metric.
+array made per metric. A pair's AUC numerator is a dot product of the other class's bins with the ranks of the
+column's own class (``_ranks``), not a running sum: the compiler vectorises it (0.24 → 0.16 ms a K = 10
+window in cache). The counts may be any integer type (a sliding window keeps int16 or int32 ones).
 
-Exactness: the AUC numerators are sums of products of integer counts and half-integers, exact in float64 (below
-2⁵²) whatever the order; the average precisions add the same terms in the same order as ``window_scores``'s
-first compiled loop did (descending bins, the negatives summed over classes in class order); the means over
-classes and pairs are plain sums of at most K(K − 1)/2 terms (``math.fsum`` before: a difference of a few ulps).
+Exactness: the AUC numerators are sums of products of integer counts (in int64 while the two classes' counts
+multiply to less than 2⁶¹, else in float64); the average precisions add the same terms in the same order as
+``window_scores``'s first compiled loop did (descending bins, the negatives summed over classes in class order);
+the means over classes and pairs are plain sums of at most K(K − 1)/2 terms (``math.fsum`` before: a difference
+of a few ulps).
 ``tests/test_score_report.py`` checks every value against the per-metric functions (each checked against
 scikit-learn) to 1e-12.
 """
@@ -154,23 +157,30 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive:
 
 
 @jit
-def _pair_numerator(mine: Any, other: Any, exact: bool) -> float:
-    """``Σ_b mine[b]·(Σ_{b' < b} other[b'] + ½ other[b])`` over one column's bins: twice it in integers where
-    that cannot overflow (``exact``: the product of the two classes' counts below 2⁶¹), else in float64."""
+def _ranks(mine: Any, g: Any) -> None:
+    """``g[b] = 2·Σ_{b' > b} mine[b'] + mine[b]``: twice the samples of one class a sample in bin b ranks below,
+    a tie counting ½ (one cumulative pass, from the top bin down; exact integers)."""
+    above = 0
+    for b in range(mine.shape[0] - 1, -1, -1):
+        h = mine[b]
+        g[b] = 2 * above + h
+        above += h
+
+
+@jit
+def _pair_numerator(other: Any, g: Any, exact: bool) -> float:
+    """``½ Σ_b other[b]·g[b]`` (``g`` from ``_ranks`` of the other class's bins): the pairs whose sample of that
+    class scores above the sample of this one, ties ½ — a dot product, with no running sum to wait for, so the
+    compiler vectorises it. In integers where that cannot overflow (``exact``: the product of the two classes'
+    counts below 2⁶¹), else in float64."""
     if exact:
-        run = 0
         acc = 0
-        for b in range(mine.shape[0]):
-            h = other[b]
-            acc += mine[b] * (2 * run + h)
-            run += h
+        for b in range(other.shape[0]):
+            acc += other[b] * g[b]
         return acc * 0.5
-    runf = 0.0
     accf = 0.0
-    for b in range(mine.shape[0]):
-        h = other[b]
-        accf += mine[b] * (runf + 0.5 * h)
-        runf += h
+    for b in range(other.shape[0]):
+        accf += other[b] * (0.5 * g[b])
     return accf
 
 
@@ -216,38 +226,43 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 @jit
 def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
-    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, reading each
-    column's rows of bins in order (contiguous: the bins of one true class and column are one row); then ROC AUC
-    (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
+    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column:
+    class i's own bins in its column give the ranks ``g`` (``_ranks``); each other class's row of that column is
+    then read once, for its pair numerator (a dot product with ``g``) and its weighted share of the negatives at
+    each mix. Then ROC AUC (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
     k, _, bins = hist.shape
     views = out.shape[0]
     numer = np.zeros((k, k))
     aps = np.full((views, k), math.nan)
     neg = np.empty((views, bins))
+    g = np.empty(bins, np.int64)
     for i in range(k):
         mine = hist[i, i]
+        _ranks(mine, g)
         neg[:] = 0.0
         for j in range(k):
             if j == i:
                 continue
             row = hist[j, i]
-            numer[i, j] = _pair_numerator(mine, row, counts[i] * counts[j] < 2.0**61)
+            numer[i, j] = _pair_numerator(row, g, counts[i] * counts[j] < 2.0**61)
             for v in range(views):  # the negatives of class i's column at each mix, classes added in order
                 wj = w[v, j]
                 if defined[v] and wj != 0.0:
+                    nv = neg[v]
                     for b in range(bins):
-                        neg[v, b] += wj * row[b]
+                        nv[b] += wj * row[b]
         for v in range(views):
             if not defined[v]:
                 continue
             wi = w[v, i]
+            nv = neg[v]
             tp = 0.0
             fp = 0.0
             acc = 0.0
             for b in range(bins - 1, -1, -1):
                 p = wi * mine[b]
                 tp += p
-                fp += neg[v, b]
+                fp += nv[b]
                 if p > 0.0:
                     acc += p * tp / (tp + fp)
             aps[v, i] = acc / tp if tp > 0.0 else math.nan
@@ -257,7 +272,7 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
 @jit
 def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
                 out: Any, delong: Any) -> None:
-    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) int64,
+    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
     variance into ``delong[0]``. ``out`` comes filled with NaN."""

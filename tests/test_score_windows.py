@@ -51,6 +51,7 @@ def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, .
     assert got is not None
     hist, sums, top = recount(samples, k, positive, columns)
     assert got.n_scored == len(samples)
+    np.testing.assert_array_equal(got.class_counts, hist[:, 0, :].sum(axis=1))  # read from the confidence bins
     np.testing.assert_array_equal(got.hist, hist)
     np.testing.assert_allclose(got.sums, sums, rtol=1e-9, atol=1e-7)
     np.testing.assert_allclose(got.top, top, rtol=1e-9, atol=1e-9)

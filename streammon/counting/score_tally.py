@@ -77,14 +77,15 @@ class ScoreTally:
 
     @property
     def class_counts(self) -> npt.NDArray[np.int64]:
-        """The scored samples of each true class (K,)."""
-        counts: npt.NDArray[np.int64] = self.hist[:, 0, :].sum(axis=1)
+        """The scored samples of each true class (K,): the counts of its confidence bins (exact integers in
+        float64; the same as its histogram's, a column's bins — K × 2,048 to add up, not K × 15)."""
+        counts: npt.NDArray[np.int64] = self.top[:, :, 0].sum(axis=1).astype(np.int64)
         return counts
 
     @property
     def n_scored(self) -> int:
         """The window's samples that carried a score."""
-        return int(self.hist[:, 0, :].sum())
+        return int(self.top[:, :, 0].sum())
 
     @classmethod
     def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,

@@ -58,14 +58,14 @@ def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
 @dataclass(frozen=True, eq=False)
 class ScoreTally:
     """One window's score distribution by true class, read-only (``streammon.metrics.score_bins`` gives the
-    layout): ``hist`` integer counts (K, C, BINS) — int64, or int16/int32 from a sliding window, whose counts
-    cannot exceed its size (``count_type``) —, ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
+    layout): ``hist`` integer counts (K, C, BINS) — a window's snapshot in the narrowest of int16, int32 and
+    int64 that holds its samples (``count_type``) —, ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
     monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class score, else
     one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold samples
     without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
     the probability of (None for C > 1)."""
 
-    hist: npt.NDArray[np.int64]
+    hist: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
     top: npt.NDArray[np.float64]
     positive: int | None
@@ -97,8 +97,8 @@ class ScoreTally:
         return cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
 
     @classmethod
-    def frozen(cls, hist: npt.NDArray[np.int64], sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64],
-               positive: int | None) -> ScoreTally:
+    def frozen(cls, hist: npt.NDArray[np.signedinteger[Any]], sums: npt.NDArray[np.float64],
+               top: npt.NDArray[np.float64], positive: int | None) -> ScoreTally:
         """A tally of these arrays (not copied: the caller gives up its own), made read-only."""
         return cls(_readonly(hist), _readonly(sums), _readonly(top), positive)
 

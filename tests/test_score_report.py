@@ -313,7 +313,7 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
     """``metrics.window_scores`` (what reports read: every pair and class in one pass) gives the values of the
     per-metric functions — each tested against scikit-learn in test_score_metrics — on random tallies, as read
     and at random mixes, with absent classes, a mix without one of the window's classes, tied (rounded) scores,
-    and both ``multi_class`` forms."""
+    both ``multi_class`` forms, and histograms of each count type a window keeps (int16, int32, int64)."""
     rng = np.random.default_rng(k)
     for trial in range(60):
         shares = rng.dirichlet(np.ones(k))
@@ -332,14 +332,17 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
         lacking = rng.dirichlet(np.ones(k))
         lacking[rng.integers(k)] = 0.0
         mixes = (None, rng.dirichlet(np.ones(k)), lacking)
-        for multi_class in ("ovo", "ovr"):
-            for mix, got in zip(mixes, score_metrics_at(*parts, mixes, positive=positive, multi_class=multi_class),
+        hist, sums, top = parts
+        for multi_class, dtype in (("ovo", np.int64), ("ovr", np.int64), ("ovo", np.int16), ("ovr", np.int32)):
+            # a window's snapshot keeps the narrowest count type that holds its samples: each reads the same
+            narrow = (hist.astype(dtype), sums, top)
+            for mix, got in zip(mixes, score_metrics_at(*narrow, mixes, positive=positive, multi_class=multi_class),
                                 strict=True):
                 for name, value in got.items():
                     params = {"multi_class": multi_class} if name == "roc_auc" else {}
                     want = compute_scores(name, parts, positive=positive, priors=mix, **params)
                     assert (math.isnan(value) and math.isnan(want)) or value == pytest.approx(want, abs=1e-12), (
-                        trial, name, multi_class, mix)
+                        trial, name, multi_class, mix, dtype)
 
 
 def test_a_class_learned_after_the_scores_reads_nan() -> None:

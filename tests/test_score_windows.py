@@ -469,3 +469,20 @@ def test_a_saved_sliding_bin_beyond_its_count_type_is_refused() -> None:
     body["scores"]["windows"][0]["tally"]["counts"][0] = 40_000
     with pytest.raises(state.StateError, match=r"counts in \[1, 32767\]"):
         Monitor._from_body(body, clock=lambda: 0.0)
+
+
+def test_a_sliding_window_that_mostly_changed_between_reads_is_counted_afresh_exactly() -> None:
+    """Read after batches of three quarters of a (binary, so small-histogram) sliding window — counted afresh,
+    not by subtracting and adding — and after batches of a tenth (counted by subtracting and adding), the tally
+    is the recount of the window's last samples each time."""
+    rng = np.random.default_rng(11)
+    labels = np.array(["x", "y"])
+    for batch in (150, 20):
+        m = Monitor([Sliding(200)], reference={"x": 3, "y": 1})
+        true, scores = rng.integers(2, size=1_000), rng.random(1_000)
+        for start in range(0, 1_000, batch):
+            end = min(start + batch, 1_000)
+            m.update_many(labels[true[start:end]], labels[true[start:end]], y_score=scores[start:end])
+            last = slice(max(0, end - 200), end)
+            assert_tally(m.report().windows["sliding_200"].score_tally,
+                         [(int(t), (float(s),)) for t, s in zip(true[last], scores[last], strict=True)], 2, 1)

@@ -12,7 +12,9 @@ dot product of the other class's bins with the ranks of the column's own class (
 and the inner loops run over slices from 0 (``_add_scaled``, ``_tail``: written over index ranges of whole
 arrays, the same loops ran 5x slower). A K = 10 window of 60,000 samples, in cache: 0.24 ms before, 0.055 ms
 (int16 counts) to 0.067 ms (int64). The counts may be any integer type (a window's snapshot keeps the narrowest
-that holds its samples).
+that holds its samples); each type is a compiled specialisation of its own — with numba's disk cache a one-time
+load, without one (``streammon.metrics.jitting``) ~3 s of compiling the first time a snapshot takes that type
+(int32: a cumulative window past 32,767 samples).
 
 Exactness: the AUC numerators are sums of products of integer counts (in int64 while the two classes' counts
 multiply to less than 2⁶¹, else in float64); the average precisions add the same terms in the same order as

@@ -9,6 +9,7 @@ taking turns within each repeat; absolute times are only indicative (a shared ma
 checks that the scored report holds every score metric in every window.
 
     python examples/bench_score_report.py [--quick]     # full: ~1.5 min of CPU; --quick: ~30 s of CPU
+    python examples/bench_score_report.py --profile 10  # where a K = 10 report's CPU goes (~10 s)
 
 Each cell is printed twice: wall time (``time.perf_counter``) and the reading thread's CPU time
 (``time.thread_time``). On a shared machine the wall-time ratio swings with the load (at a load average of ~14
@@ -100,10 +101,62 @@ def check(k: int) -> None:
     assert b'metric="roc_auc"' in MonitorCollector({"model": m}).exposition()
 
 
+def profile(k: int, reads: int = 40) -> None:
+    """Medians of the reading thread's CPU time of each part of a scored report (the plain monitor read in turn,
+    as in ``timed_reads``): each sliding window's catch-up, each window's snapshot copy and its score metrics —
+    timed by wrapping those functions (``SlidingScores.catch_up``, ``ScoreWindow._frozen``, the compiled
+    metrics' ``score_values`` as ``findings.score_window`` calls it)."""
+    from streammon.counting.windows import scored as windows  # noqa: PLC0415 - the internals being timed
+    from streammon.findings import score_window  # noqa: PLC0415
+
+    parts: dict[str, list[float]] = {}
+
+    def timed(owner: object, name: str, key: Callable[..., str]) -> None:
+        inner = getattr(owner, name)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            start = time.thread_time()
+            out = inner(*args, **kwargs)
+            parts.setdefault(key(*args), []).append(time.thread_time() - start)
+            return out
+        setattr(owner, name, wrapper)
+
+    def window(w: object) -> str:
+        return f"{type(w).__name__} {getattr(w, 'size', '')}".strip()
+
+    timed(windows.SlidingScores, "catch_up", lambda w: f"catch-up   {window(w)}")
+    timed(windows.ScoreWindow, "_frozen", lambda w, *_: f"copy       {window(w)}")
+    timed(score_window, "score_values", lambda hist, *_: f"metrics    {hist.dtype} snapshot")
+    true, pred, scores, labels = data(20_000 + 1_000 * reads, k)
+    plain, scored = fresh(labels), fresh(labels)
+    plain.update_many(true[:20_000], pred[:20_000])
+    scored.update_many(true[:20_000], pred[:20_000], y_score=scores[:20_000])
+    plain.report(), scored.report()
+    parts.clear()
+    totals: dict[str, list[float]] = {"plain": [], "scored": []}
+    for i in range(reads):
+        s = slice(20_000 + i * 1_000, 20_000 + (i + 1) * 1_000)
+        plain.update_many(true[s], pred[s])
+        scored.update_many(true[s], pred[s], y_score=scores[s])
+        for name, m in (("plain", plain), ("scored", scored)):
+            gc.collect()
+            cpu = time.thread_time()
+            m.report()
+            totals[name].append(time.thread_time() - cpu)
+    print(f"K = {k}: report without scores {statistics.median(totals['plain']) * 1e3:.2f} ms, with "
+          f"{statistics.median(totals['scored']) * 1e3:.2f} ms (CPU, medians of {reads})")
+    for key, ts in sorted(parts.items()):
+        print(f"  {key:<32} {len(ts) / reads:4.1f} a report, median {statistics.median(ts) * 1e3:6.3f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="15 reads instead of 60 (~30 s of CPU)")
+    parser.add_argument("--profile", type=int, metavar="K", help="time the parts of a report at K classes instead")
     args = parser.parse_args()
+    if args.profile:
+        profile(args.profile)
+        return
     reads = 15 if args.quick else 60
     for k in (2, 10):
         check(k)

@@ -313,7 +313,7 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
     """``metrics.window_scores`` (what reports read: every pair and class in one pass) gives the values of the
     per-metric functions — each tested against scikit-learn in test_score_metrics — on random tallies, as read
     and at random mixes, with absent classes, a mix without one of the window's classes, tied (rounded) scores,
-    and both ``multi_class`` forms."""
+    both ``multi_class`` forms, and histograms of each count type a window keeps (int16, int32, int64)."""
     rng = np.random.default_rng(k)
     for trial in range(60):
         shares = rng.dirichlet(np.ones(k))
@@ -332,14 +332,17 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
         lacking = rng.dirichlet(np.ones(k))
         lacking[rng.integers(k)] = 0.0
         mixes = (None, rng.dirichlet(np.ones(k)), lacking)
-        for multi_class in ("ovo", "ovr"):
-            for mix, got in zip(mixes, score_metrics_at(*parts, mixes, positive=positive, multi_class=multi_class),
+        hist, sums, top = parts
+        for multi_class, dtype in (("ovo", np.int64), ("ovr", np.int64), ("ovo", np.int16), ("ovr", np.int32)):
+            # a window's snapshot keeps the narrowest count type that holds its samples: each reads the same
+            narrow = (hist.astype(dtype), sums, top)
+            for mix, got in zip(mixes, score_metrics_at(*narrow, mixes, positive=positive, multi_class=multi_class),
                                 strict=True):
                 for name, value in got.items():
                     params = {"multi_class": multi_class} if name == "roc_auc" else {}
                     want = compute_scores(name, parts, positive=positive, priors=mix, **params)
                     assert (math.isnan(value) and math.isnan(want)) or value == pytest.approx(want, abs=1e-12), (
-                        trial, name, multi_class, mix)
+                        trial, name, multi_class, mix, dtype)
 
 
 def test_a_class_learned_after_the_scores_reads_nan() -> None:
@@ -355,14 +358,25 @@ def test_a_class_learned_after_the_scores_reads_nan() -> None:
 
 
 def test_pair_numerators_in_integers_and_in_floats_are_the_formula() -> None:
-    """The compiled pair numerator Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) — in integers (counts whose product
-    cannot overflow) and in float64 (beyond) — equals the formula computed with numpy's cumulative sum."""
-    from streammon.metrics.window_score_loop import _pair_numerator
+    """The compiled pair numerator ½ Σ_b other_b·g_b with the ranks g_b = 2·Σ_{b'>b} mine_b' + mine_b — in
+    integers (counts whose product cannot overflow) and in float64 (beyond), from counts of each integer type a
+    window keeps — equals the formula Σ_b mine_b·(Σ_{b'<b} other_b' + ½ other_b) computed with numpy's
+    cumulative sum (the pairs whose own-class sample ranks above the other's, ties ½), and the brute count of
+    such pairs on a few samples."""
+    from streammon.metrics.window_score_loop import _pair_numerator, _ranks
 
     rng = np.random.default_rng(5)
-    for _ in range(20):
+    for trial in range(20):
         mine = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
         other = rng.integers(0, 50, 2048) * (rng.random(2048) < 0.3)
         want = float(mine @ (np.cumsum(other) - 0.5 * other))
-        assert _pair_numerator(mine, other, True) == want
-        assert _pair_numerator(mine, other, False) == want
+        for dtype in (np.int16, np.int32, np.int64):
+            g = np.empty(2048, np.int64)
+            _ranks(mine.astype(dtype), g)
+            assert _pair_numerator(other.astype(dtype), g, True) == want, (trial, dtype)
+            assert _pair_numerator(other.astype(dtype), g, False) == want, (trial, dtype)
+    a, b = rng.integers(0, 30, 40), rng.integers(0, 30, 60)  # bins of 40 samples of one class, 60 of another
+    brute = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
+    g = np.empty(2048, np.int64)
+    _ranks(np.bincount(a, minlength=2048), g)
+    assert _pair_numerator(np.bincount(b, minlength=2048), g, True) == brute

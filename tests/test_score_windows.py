@@ -51,6 +51,7 @@ def assert_tally(got: ScoreTally | None, samples: list[tuple[int, tuple[float, .
     assert got is not None
     hist, sums, top = recount(samples, k, positive, columns)
     assert got.n_scored == len(samples)
+    np.testing.assert_array_equal(got.class_counts, hist[:, 0, :].sum(axis=1))  # read from the confidence bins
     np.testing.assert_array_equal(got.hist, hist)
     np.testing.assert_allclose(got.sums, sums, rtol=1e-9, atol=1e-7)
     np.testing.assert_allclose(got.top, top, rtol=1e-9, atol=1e-9)
@@ -434,3 +435,54 @@ def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fre
     now[0] += 6.0  # two buckets on, nothing new: the timed window drops its oldest samples
     expired = check()
     assert expired["cumulative"] is before["cumulative"] and expired["timed_10s"] is not before["timed_10s"]
+
+
+def test_narrow_histogram_counts_never_wrap() -> None:
+    """A sliding window keeps int16 counts up to 32,767 samples (its bins cannot hold more) and a snapshot is in
+    the narrowest type that holds its window's samples: 40,000 equal scores read 32,767 in the sliding window's
+    bin and 40,000 in the cumulative one's — the counts a plain recount gives, never wrapped."""
+    from streammon.counting.score_tally import count_type
+
+    m = Monitor([Cumulative(), Sliding(32_767)], reference={"x": 1, "y": 1})
+    n = 40_000
+    m.update_many(["x", "y"] * (n // 2), ["x", "y"] * (n // 2), y_score=np.full(n, 0.75))
+    r = m.report()
+    bin_of = bisect.bisect_right(EDGES, 0.75) - 1
+    cumulative, sliding = r.windows["cumulative"].score_tally, r.windows["sliding_32767"].score_tally
+    assert cumulative is not None and sliding is not None
+    assert cumulative.hist.dtype == np.int32 and sliding.hist.dtype == np.int16
+    assert cumulative.hist[:, 0, bin_of].tolist() == [n // 2, n // 2]
+    assert sliding.hist[:, 0, bin_of].tolist() == [16_383, 16_384]  # the last 32,767 alternate, ending on y
+    assert int(sliding.hist.sum()) == 32_767 and cumulative.n_scored == n
+    assert [count_type(x).__name__ for x in (32_767, 32_768, 2**31 - 1, 2**31)] == ["int16", "int32", "int32",
+                                                                                    "int64"]
+
+
+def test_a_saved_sliding_bin_beyond_its_count_type_is_refused() -> None:
+    """A state file whose sliding-window bin holds more than the window's count type can (more than the window
+    holds) fails ``load`` with a message naming the range, instead of wrapping."""
+    from streammon import state
+
+    m = Monitor([Sliding(10)], reference={"x": 3, "y": 1})
+    m.update_many(["x", "y"], ["x", "y"], y_score=[0.1, 0.9])
+    body = state.loads(m.dumps())
+    body["scores"]["windows"][0]["tally"]["counts"][0] = 40_000
+    with pytest.raises(state.StateError, match=r"counts in \[1, 32767\]"):
+        Monitor._from_body(body, clock=lambda: 0.0)
+
+
+def test_a_sliding_window_that_mostly_changed_between_reads_is_counted_afresh_exactly() -> None:
+    """Read after batches of three quarters of a (binary, so small-histogram) sliding window — counted afresh,
+    not by subtracting and adding — and after batches of a tenth (counted by subtracting and adding), the tally
+    is the recount of the window's last samples each time."""
+    rng = np.random.default_rng(11)
+    labels = np.array(["x", "y"])
+    for batch in (150, 20):
+        m = Monitor([Sliding(200)], reference={"x": 3, "y": 1})
+        true, scores = rng.integers(2, size=1_000), rng.random(1_000)
+        for start in range(0, 1_000, batch):
+            end = min(start + batch, 1_000)
+            m.update_many(labels[true[start:end]], labels[true[start:end]], y_score=scores[start:end])
+            last = slice(max(0, end - 200), end)
+            assert_tally(m.report().windows["sliding_200"].score_tally,
+                         [(int(t), (float(s),)) for t, s in zip(true[last], scores[last], strict=True)], 2, 1)

@@ -58,13 +58,14 @@ def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
 @dataclass(frozen=True, eq=False)
 class ScoreTally:
     """One window's score distribution by true class, read-only (``streammon.metrics.score_bins`` gives the
-    layout): ``hist`` int64 (K, C, BINS), ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
+    layout): ``hist`` integer counts (K, C, BINS) — a window's snapshot in the narrowest of int16, int32 and
+    int64 that holds its samples (``count_type``) —, ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
     monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class score, else
     one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold samples
     without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
     the probability of (None for C > 1)."""
 
-    hist: npt.NDArray[np.int64]
+    hist: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
     top: npt.NDArray[np.float64]
     positive: int | None
@@ -76,14 +77,15 @@ class ScoreTally:
 
     @property
     def class_counts(self) -> npt.NDArray[np.int64]:
-        """The scored samples of each true class (K,)."""
-        counts: npt.NDArray[np.int64] = self.hist[:, 0, :].sum(axis=1)
+        """The scored samples of each true class (K,): the counts of its confidence bins (exact integers in
+        float64; the same as its histogram's, a column's bins — K × 2,048 to add up, not K × 15)."""
+        counts: npt.NDArray[np.int64] = self.top[:, :, 0].sum(axis=1).astype(np.int64)
         return counts
 
     @property
     def n_scored(self) -> int:
         """The window's samples that carried a score."""
-        return int(self.hist[:, 0, :].sum())
+        return int(self.top[:, :, 0].sum())
 
     @classmethod
     def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
@@ -95,8 +97,8 @@ class ScoreTally:
         return cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
 
     @classmethod
-    def frozen(cls, hist: npt.NDArray[np.int64], sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64],
-               positive: int | None) -> ScoreTally:
+    def frozen(cls, hist: npt.NDArray[np.signedinteger[Any]], sums: npt.NDArray[np.float64],
+               top: npt.NDArray[np.float64], positive: int | None) -> ScoreTally:
         """A tally of these arrays (not copied: the caller gives up its own), made read-only."""
         return cls(_readonly(hist), _readonly(sums), _readonly(top), positive)
 
@@ -123,13 +125,29 @@ class ScoreTally:
         return f"ScoreTally(classes={len(self.hist)}, columns={self.columns}, n_scored={self.n_scored})"
 
 
+def count_type(most: int) -> type[np.signedinteger[Any]]:
+    """The narrowest histogram count type that holds ``most`` samples in one bin: a window that can never hold
+    more (a sliding window of ``size`` samples) keeps int16 or int32 counts — a quarter or half of the memory
+    that every read of its histogram moves (1.6 MB at K = 10 in int64) — and counts can never wrap.
+
+    >>> count_type(1_000).__name__, count_type(100_000).__name__, count_type(2**31).__name__
+    ('int16', 'int32', 'int64')
+    """
+    for dtype in (np.int16, np.int32):
+        if most <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
 class ScoreCounts:
     """A mutable score tally over ``rows`` true classes (a window's capacity): add, subtract, grow, snapshot."""
 
     __slots__ = ("hist", "sums", "top")
 
-    def __init__(self, rows: int, columns: int) -> None:
-        self.hist = np.zeros((rows, columns, BINS), np.int64)
+    def __init__(self, rows: int, columns: int, dtype: type[np.signedinteger[Any]] = np.int64) -> None:
+        """``dtype``: the type of the histogram's counts — int64, or a narrower one where the window's counts
+        cannot exceed it (``count_type``)."""
+        self.hist = np.zeros((rows, columns, BINS), dtype)
         self.sums = np.zeros((rows, columns, len(SUMS)), np.float64)
         self.top = np.zeros((rows, ECE_BINS, len(TOP)), np.float64)
 
@@ -233,9 +251,9 @@ class ScoreCounts:
         counts = np.asarray(state["counts"], dtype=np.int64)
         if (cells.ndim != 1 or cells.shape != counts.shape
                 or (cells.size and (cells[0] < 0 or cells[-1] >= size or (np.diff(cells) <= 0).any()
-                                    or (counts <= 0).any()))):
-            raise ValueError(f"a saved score histogram must hold cells in [0, {size}) with counts > 0, sorted "
-                             "and unique")
+                                    or (counts <= 0).any() or counts.max() > np.iinfo(self.hist.dtype).max))):
+            raise ValueError(f"a saved score histogram must hold cells in [0, {size}) with counts in "
+                             f"[1, {np.iinfo(self.hist.dtype).max}], sorted and unique")
         rows = np.asarray(state["rows"], dtype=np.int64).reshape(-1)
         sums = np.asarray(state["sums"], dtype=np.float64).reshape(len(rows), *self.sums.shape[1:])
         top = np.asarray(state["top"], dtype=np.float64).reshape(len(rows), *self.top.shape[1:])

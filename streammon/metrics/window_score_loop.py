@@ -6,12 +6,21 @@ operations a window (~5 µs each, whatever the size), more than the arithmetic i
 bins are K × K × 2,048 cells. This loop reads each histogram cell once (twice for the bins a column holds
 samples in, while they are in cache), and makes every pair's AUC numerator, every class's average precision
 at every mix, the Brier score, the log loss, the ECE and — binary — DeLong's variance of the AUC, with no
-array made per metric.
+array made per metric. Only the average precisions' running sums are sequential, and they run over the bins the
+class holds samples in; every other pass is written for the compiler to vectorise: a pair's AUC numerator is a
+dot product of the other class's bins with the ranks of the column's own class (``_ranks``), not a running sum,
+and the inner loops run over slices from 0 (``_add_scaled``, ``_tail``: written over index ranges of whole
+arrays, the same loops ran 5x slower). A K = 10 window of 60,000 samples, in cache: 0.24 ms before, 0.055 ms
+(int16 counts) to 0.067 ms (int64). The counts may be any integer type (a window's snapshot keeps the narrowest
+that holds its samples); each type is a compiled specialisation of its own — with numba's disk cache a one-time
+load, without one (``streammon.metrics.jitting``) ~3 s of compiling the first time a snapshot takes that type
+(int32: a cumulative window past 32,767 samples).
 
-Exactness: the AUC numerators are sums of products of integer counts and half-integers, exact in float64 (below
-2⁵²) whatever the order; the average precisions add the same terms in the same order as ``window_scores``'s
-first compiled loop did (descending bins, the negatives summed over classes in class order); the means over
-classes and pairs are plain sums of at most K(K − 1)/2 terms (``math.fsum`` before: a difference of a few ulps).
+Exactness: the AUC numerators are sums of products of integer counts (in int64 while the two classes' counts
+multiply to less than 2⁶¹, else in float64); the average precisions add the same terms in the same order as
+``window_scores``'s first compiled loop did (descending bins, the negatives summed over classes in class order);
+the means over classes and pairs are plain sums of at most K(K − 1)/2 terms (``math.fsum`` before: a difference
+of a few ulps).
 ``tests/test_score_report.py`` checks every value against the per-metric functions (each checked against
 scikit-learn) to 1e-12.
 """
@@ -41,14 +50,11 @@ def _weights(hist: Any, mixes: Any, as_read: Any, w: Any, defined: Any, counts: 
     """Each class's sample count into ``counts`` and, per mix row v, each class's weight into ``w[v]`` (1 as
     read; ``π_c·n/n_c``, 0 for a class the mix lacks, NaN for one the mix needs but the window lacks) and whether
     the row reads anything (``defined[v]``: every weight finite, some weighted sample)."""
-    k, _, bins = hist.shape
+    k = hist.shape[0]
     n = 0.0
     for c in range(k):
-        total = 0
-        for b in range(bins):
-            total += hist[c, 0, b]
-        counts[c] = total
-        n += total
+        counts[c] = _tail(hist[c, 0])
+        n += counts[c]
     for v in range(mixes.shape[0]):
         ok = True
         mass = 0.0
@@ -154,23 +160,30 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive:
 
 
 @jit
-def _pair_numerator(mine: Any, other: Any, exact: bool) -> float:
-    """``Σ_b mine[b]·(Σ_{b' < b} other[b'] + ½ other[b])`` over one column's bins: twice it in integers where
-    that cannot overflow (``exact``: the product of the two classes' counts below 2⁶¹), else in float64."""
+def _ranks(mine: Any, g: Any) -> None:
+    """``g[b] = 2·Σ_{b' > b} mine[b'] + mine[b]``: twice the samples of one class a sample in bin b ranks below,
+    a tie counting ½ (one cumulative pass, from the top bin down; exact integers)."""
+    above = 0
+    for b in range(mine.shape[0] - 1, -1, -1):
+        h = mine[b]
+        g[b] = 2 * above + h
+        above += h
+
+
+@jit
+def _pair_numerator(other: Any, g: Any, exact: bool) -> float:
+    """``½ Σ_b other[b]·g[b]`` (``g`` from ``_ranks`` of the other class's bins): the pairs whose sample of that
+    class scores above the sample of this one, ties ½ — a dot product, with no running sum to wait for, so the
+    compiler vectorises it. In integers where that cannot overflow (``exact``: the product of the two classes'
+    counts below 2⁶¹), else in float64."""
     if exact:
-        run = 0
         acc = 0
-        for b in range(mine.shape[0]):
-            h = other[b]
-            acc += mine[b] * (2 * run + h)
-            run += h
+        for b in range(other.shape[0]):
+            acc += other[b] * g[b]
         return acc * 0.5
-    runf = 0.0
     accf = 0.0
-    for b in range(mine.shape[0]):
-        h = other[b]
-        accf += mine[b] * (runf + 0.5 * h)
-        runf += h
+    for b in range(other.shape[0]):
+        accf += other[b] * (0.5 * g[b])
     return accf
 
 
@@ -216,38 +229,54 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 @jit
 def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
-    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, reading each
-    column's rows of bins in order (contiguous: the bins of one true class and column are one row); then ROC AUC
-    (Hand & Till or macro one-vs-rest) and the macro AP of each mix."""
+    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column.
+
+    Class i's own bins in its column, held in bins ``[lo, hi)``, give the ranks ``g`` (``_ranks``; 0 from ``hi``
+    up). Each other class's row of that column is then read once: its pair numerator is a dot product with ``g``
+    over ``[0, hi)``; its weighted share of the negatives is needed bin by bin only over ``[lo, hi)`` — where the
+    average precision's running sum stops — and above as one total (``_tail``). Then ROC AUC (Hand & Till or
+    macro one-vs-rest) and the macro AP of each mix."""
     k, _, bins = hist.shape
     views = out.shape[0]
     numer = np.zeros((k, k))
     aps = np.full((views, k), math.nan)
     neg = np.empty((views, bins))
+    above = np.empty(views)
+    g = np.empty(bins, np.int64)
     for i in range(k):
         mine = hist[i, i]
-        neg[:] = 0.0
+        hi = bins
+        while hi > 0 and mine[hi - 1] == 0:
+            hi -= 1
+        lo = 0
+        while lo < hi and mine[lo] == 0:
+            lo += 1
+        _ranks(mine[:hi], g)
+        neg[:, lo:hi] = 0.0
+        above[:] = 0.0
         for j in range(k):
             if j == i:
                 continue
             row = hist[j, i]
-            numer[i, j] = _pair_numerator(mine, row, counts[i] * counts[j] < 2.0**61)
+            numer[i, j] = _pair_numerator(row[:hi], g, counts[i] * counts[j] < 2.0**61)
+            tail = _tail(row[hi:])
             for v in range(views):  # the negatives of class i's column at each mix, classes added in order
                 wj = w[v, j]
                 if defined[v] and wj != 0.0:
-                    for b in range(bins):
-                        neg[v, b] += wj * row[b]
+                    above[v] += wj * tail
+                    _add_scaled(neg[v, lo:hi], wj, row[lo:hi])
         for v in range(views):
             if not defined[v]:
                 continue
             wi = w[v, i]
+            nv = neg[v]
             tp = 0.0
-            fp = 0.0
+            fp = above[v]
             acc = 0.0
-            for b in range(bins - 1, -1, -1):
+            for b in range(hi - 1, lo - 1, -1):
                 p = wi * mine[b]
                 tp += p
-                fp += neg[v, b]
+                fp += nv[b]
                 if p > 0.0:
                     acc += p * tp / (tp + fp)
             aps[v, i] = acc / tp if tp > 0.0 else math.nan
@@ -255,9 +284,26 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
 
 
 @jit
+def _add_scaled(into: Any, weight: float, row: Any) -> None:
+    """``into += weight · row``, elementwise — over slices, from 0: written ``for b in range(lo, hi)`` on the whole
+    arrays, the compiler did not vectorise it (5x slower)."""
+    for b in range(into.shape[0]):
+        into[b] += weight * row[b]
+
+
+@jit
+def _tail(row: Any) -> int:
+    """The samples of a row's bins (an integer sum: exact, and vectorised)."""
+    total = 0
+    for b in range(row.shape[0]):
+        total += row[b]
+    return total
+
+
+@jit
 def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
                 out: Any, delong: Any) -> None:
-    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) int64,
+    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
     variance into ``delong[0]``. ``out`` comes filled with NaN."""

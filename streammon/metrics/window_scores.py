@@ -45,6 +45,7 @@ from streammon.metrics.confusion import FloatArray
 from streammon.metrics.prior import normalise_priors
 
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
+COUNT_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))  # histograms read without a copy
 
 
 def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
@@ -87,7 +88,9 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     >>> variance  # placements: positives 1/2, 1; negatives 1, 1/2 -> 2 x (1/16 + 1/16) / (1 x 2)
     0.125
     """
-    hist = np.ascontiguousarray(hist, dtype=np.int64)
+    hist = np.ascontiguousarray(hist)
+    if hist.dtype not in COUNT_TYPES:  # the loop is compiled once per integer type (the windows keep these)
+        hist = hist.astype(np.int64)
     k = hist.shape[0]
     rows = np.zeros((len(mixes), k))
     as_read = np.array([mix is None for mix in mixes], dtype=np.bool_)

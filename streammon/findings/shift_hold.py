@@ -5,8 +5,8 @@ A sliding or timed window read hourly is a fresh small sample at each read: whil
 alert's levels, the window's own test passes and fails by chance, and a hold of a few turnovers (how the other
 window alerts clear: ``streammon.findings.alerts.held_alerts``) ends inside the shift. Measured on the 90-day
 scenario of ``examples/bench_alert_episodes.py`` (100 seeds): 8 of 100 seeds raised the alert twice on
-``sliding_1000`` while the fraud share was still rising, the off decision resting on three windows of ~10 fraud
-samples each. So the off decision of these alerts pools its evidence:
+``sliding_1000`` while the fraud share was still rising (6 on ``timed_3600s``), the off decision resting on three
+windows of ~10–20 fraud samples each; with the pool, 1 and 0. So the off decision of these alerts pools its evidence:
 
 - **clearing begins** at the first read where the alert's looser condition fails (p ≥ ``shift_clear_alpha`` or
   ratio < ``shift_clear_ratio``, ``streammon.findings.alerts.shift_holds``); from then the *pool* holds that
@@ -24,7 +24,6 @@ few hundred; while the share stays 1.3× its prior it passes with probability be
 
 >>> import numpy as np
 >>> from streammon.findings.distortion import Policy
->>> key = ("prior_shift", "sliding_1000", "class_mix")
 >>> pool = start_pool(np.array([990, 10]), np.array([100_000, 3_000]))  # clearing begins on a 1 % window
 >>> pool
 (-99010, -2990)

@@ -2,7 +2,9 @@
 
 One score window follows one confusion window and holds exactly the scored samples that window holds:
 
-- cumulative: one tally, added to;
+- cumulative: one tally, added to — beside a window sliding by time, its histogram is the samples that left that
+  window's open bucket plus the open bucket's (``ScoreWindow.follow``): each score is binned into one histogram,
+  not two;
 - sliding by count: a ring of the last ``2 × size`` samples' true classes and scores (NaN for a sample that came
   without one) with the bin each was counted with, so each evicted sample's score is subtracted exactly — 10 bytes
   a score column and 8 bytes of class a slot, allocated only once the monitor's first score
@@ -114,6 +116,19 @@ class ScoredBatch:
         else:
             counts.add(delta.hist, delta.sums, delta.top)
 
+    def add_sums(self, counts: ScoreCounts) -> None:
+        """Add every sample's sums and confidence bins to ``counts``, not its histogram (a window whose histogram
+        takes the batch through another window's: ``ScoreWindow.follow``)."""
+        assert self.sums is not None and self.top is not None
+        k = len(self.sums)
+        counts.sums[:k] += self.sums
+        counts.top[:k] += self.top
+
+    def add_bins(self, hist: npt.NDArray[np.int64], start: int, stop: int) -> None:
+        """Add samples ``start:stop``'s bins to ``hist``: their histogram only."""
+        assert self.bins is not None
+        add_hist(self.true[start:stop], self.scores[start:stop], self.bins[start:stop], hist)
+
     def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
         """Add samples ``start:stop`` to ``counts``, one by one."""
         assert self.bins is not None and self.logs is not None and self.log1ms is not None
@@ -128,6 +143,20 @@ class ScoreWindow:
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)
         self.positive = positive
+        self._bucket: ScoreCounts | None = None  # following a timed window: its open bucket (follow)
+
+    def follow(self, bucket: ScoreCounts, *, holding: bool = False) -> None:
+        """Take the histogram of every sample through a timed window (``TimedScores.lead``) instead of binning
+        each score again: from now on ``counts.hist`` holds the samples that left that window's open ``bucket``
+        (the timed window adds them as they leave) and a read adds the bucket's; the sums and confidence bins
+        stay this window's own (the batch's, made once). ``holding``: ``counts`` holds the bucket's samples
+        already (a restored state), whose histogram is taken out — ``ValueError`` if it holds fewer."""
+        if holding:
+            k = len(bucket.hist)
+            if (self.counts.hist[:k] < bucket.hist).any():
+                raise ValueError("the cumulative score tally holds fewer scores than the timed window's newest bucket")
+            self.counts.hist[:k] -= bucket.hist
+        self._bucket = bucket
 
     @property
     def rows(self) -> int:
@@ -140,15 +169,22 @@ class ScoreWindow:
     def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
         """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
         adds the batch otherwise."""
-        return self.counts
+        return self.counts if self._bucket is None else None
 
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.scored:
-            batch.add_whole(self.counts)
+            if self._bucket is None:
+                batch.add_whole(self.counts)
+            else:  # the histogram comes through the timed window followed
+                batch.add_sums(self.counts)
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
-        return self._frozen(k, positive, self.counts)
+        if self._bucket is None:
+            return self._frozen(k, positive, self.counts)
+        counts = self.counts
+        return ScoreTally.frozen(counts.hist[:k] + self._bucket.hist[:k], counts.sums[:k].copy(),
+                                 counts.top[:k].copy(), positive)
 
     def _frozen(self, k: int, positive: int | None, counts: ScoreCounts,
                 other: ScoreCounts | None = None) -> ScoreTally:
@@ -164,9 +200,17 @@ class ScoreWindow:
         return None
 
     def state(self) -> dict[str, Any]:
-        return {"tally": self.counts.state()}
+        """The window's whole tally (following a timed window, its open bucket's histogram included)."""
+        if self._bucket is None:
+            return {"tally": self.counts.state()}
+        whole = ScoreCounts(self.rows, self.counts.columns)
+        whole.hist += self.counts.hist
+        whole.hist[: len(self._bucket.hist)] += self._bucket.hist
+        whole.sums, whole.top = self.counts.sums, self.counts.top
+        return {"tally": whole.state()}
 
     def restore(self, state: dict[str, Any]) -> None:
+        """Load ``state()`` (not following a window yet: ``follow(..., holding=True)`` comes after)."""
         self.counts.restore(state["tally"])
 
 

@@ -104,14 +104,15 @@ class Scoring:
             w.grow(rows)
 
     def ingest(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64] | None,
-               times: npt.NDArray[np.float64] | float | None) -> None:
-        """Feed a batch (``scores`` None: none of its samples carried one)."""
+               times: npt.NDArray[np.float64] | float | None, *, rows: int | None = None) -> None:
+        """Feed a batch (``scores`` None: none of its samples carried one; ``rows``: the classes known, more than
+        any index in ``true``, if the caller knows it)."""
         targets: list[ScoreCounts] = []
         if scores is None:
             scores = np.full((len(true), self.columns), np.nan)
         else:  # the windows that take the whole batch get its bins in the pass that makes them
             targets = [t for t in (w.whole_target(times) for w in self.windows) if t is not None]
-        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets)
+        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows)
         for w in self.windows:
             w.ingest(batch)
 

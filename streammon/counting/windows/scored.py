@@ -23,6 +23,7 @@ of a window's samples carried one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,14 +45,17 @@ class ScoredBatch:
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
-                 targets: Sequence[ScoreCounts] = ()) -> None:
+                 targets: Sequence[ScoreCounts] = (), rows: int | None = None) -> None:
         """``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
-        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays)."""
+        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays).
+        ``rows``: more than the largest class index of ``true``, if the caller knows it (else it is looked up)."""
         self.true = np.ascontiguousarray(true, dtype=np.intp)
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
         self.positive = positive
-        self.scored = bool((~np.isnan(self.scores[:, 0])).any()) if len(true) else False
+        # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
+        self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
+                                         or bool((~np.isnan(self.scores[:, 0])).any()))
         self.bins: npt.NDArray[np.int16] | None = None
         self.logs: npt.NDArray[np.float64] | None = None
         self.log1ms: npt.NDArray[np.float64] | None = None
@@ -60,7 +64,7 @@ class ScoredBatch:
         self._delta: tuple[int, ScoreCounts | None] | None = None
         self._binned: tuple[ScoreCounts, ...] = ()
         if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
-            rows = int(self.true.max()) + 1
+            rows = int(self.true.max()) + 1 if rows is None else rows
             columns = self.scores.shape[1]
             dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
             if dense is None:

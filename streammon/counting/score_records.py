@@ -109,7 +109,7 @@ def row_records(pack: Callable[..., bytes]) -> Callable[[int, Any], bytes | None
             if record[15::8].isascii():
                 return record
         # a sum above 1: a score above 1 would be in (1, high], every one of which has 0x3F, 0xF0 as its top two
-        # bytes; where no score's second byte (14 + 8i) is 0xF0 none is (else max decides)
+        # bytes (as long as high < 1 + 1/16); where no score's second byte (14 + 8i) is 0xF0 none is (else max)
         elif 1.0 < total <= high and record[15::8].isascii() and (0xF0 not in record[14::8] or max(row) <= 1.0):
             return record
         return None

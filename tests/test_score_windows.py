@@ -296,6 +296,8 @@ def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     lambda b: b["scores"]["windows"][2]["buckets"][0].update(id="x"),
     lambda b: b["scores"]["windows"][2]["tally"]["sums"][0][0].__setitem__(0, float("nan")),
     lambda b: b.update(prediction_scores={"records": [[0, 0.5]], "tallies": None}),
+    # the cumulative tally's newest score one bin down: its bin holds fewer than the timed window's newest bucket
+    lambda b: b["scores"]["windows"][0]["tally"]["cells"].__setitem__(-1, b["scores"]["windows"][0]["tally"]["cells"][-1] - 1),  # noqa: E501
 ])
 def test_a_tampered_score_state_is_refused(tamper: object) -> None:
     """Score entries that do not fit the monitor or contradict each other fail ``load`` with ``StateError``."""

@@ -148,6 +148,7 @@ class ScoreWindow:
         self.counts = ScoreCounts(rows, columns)
         self.positive = positive
         self._bucket: ScoreCounts | None = None  # following a timed window: its open bucket (follow)
+        self._shell = self.counts  # (following: the bucket's histogram with zero sums, for snapshot)
 
     def follow(self, bucket: ScoreCounts, *, holding: bool = False) -> None:
         """Take the histogram of every sample through a timed window (``TimedScores.lead``) instead of binning
@@ -161,6 +162,7 @@ class ScoreWindow:
                 raise ValueError("the cumulative score tally holds fewer scores than the timed window's newest bucket")
             self.counts.hist[:k] -= bucket.hist
         self._bucket = bucket
+        self._shell = ScoreCounts(self.rows, self.counts.columns)  # a read's view of the bucket: zero sums
 
     @property
     def rows(self) -> int:
@@ -169,6 +171,8 @@ class ScoreWindow:
     def grow(self, rows: int) -> None:
         """Room for more true classes."""
         self.counts.grow(rows)
+        if self._bucket is not None:
+            self._shell = ScoreCounts(rows, self.counts.columns)
 
     def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
         """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
@@ -186,9 +190,8 @@ class ScoreWindow:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
         if self._bucket is None:
             return self._frozen(k, positive, self.counts)
-        counts = self.counts
-        return ScoreTally.frozen(counts.hist[:k] + self._bucket.hist[:k], counts.sums[:k].copy(),
-                                 counts.top[:k].copy(), positive)
+        self._shell.hist = self._bucket.hist  # the open bucket's histogram, with no sums (counts holds them)
+        return self._frozen(k, positive, self.counts, self._shell)
 
     def _frozen(self, k: int, positive: int | None, counts: ScoreCounts,
                 other: ScoreCounts | None = None) -> ScoreTally:

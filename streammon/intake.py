@@ -33,7 +33,6 @@ from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
 from streammon.counting.score_input import as_float_array, as_score_row, as_score_rows
-from streammon.counting.score_records import packed_row
 from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
@@ -60,7 +59,9 @@ class Intake:
         self._open_until = -math.inf  # buffered samples share a bucket of every timed window until this time
         self._clock_driven = False
         self._journal: Journal | None = None  # with one, every accepted call is committed to it first
-        self._packer: tuple[Callable[..., bytes], int] | None = None  # the score records' pack and columns
+        # a scored sample's record if its score is proved valid, else None (score_records.ScoreRecords.lock_free)
+        self._score_record: Callable[[int, Any], bytes | None] = self._first_score_record
+        self._binary_pack: Callable[..., bytes] | None = None  # a binary layout's pack, once set
 
     @property
     def tally(self) -> Tally:
@@ -119,15 +120,12 @@ class Intake:
             except (KeyError, TypeError):  # a new or invalid label, or a broken clock: the slow path says which
                 fast = False
             if fast and y_score is not None:  # a scored sample is buffered as one bytes record (score_records)
-                packer = self._packer
-                if packer is None and self._tally.scoring is not None:  # the layout is set once, never changed
-                    packer = self._packer = (self._tally.scoring.records.pack, self._tally.scoring.columns)
-                item = None  # the first score sets the layout, and a score not proved valid is checked: locked
-                if packer is not None:
-                    if packer[1] > 1:
-                        item = packed_row(packer[0], cell, y_score)
-                    elif (type(y_score) is float or type(y_score) is np.float64) and 0.0 <= y_score <= 1.0:
-                        item = packer[0](cell, y_score)
+                pack = self._binary_pack  # a binary model's float: checked here, no call (K = 2 stays ~1.5x)
+                if pack is not None and (type(y_score) is float or type(y_score) is np.float64) \
+                        and 0.0 <= y_score <= 1.0:
+                    item = pack(cell, y_score)
+                else:
+                    item = self._score_record(cell, y_score)  # None: not proved valid, or the first score: locked
                 fast = item is not None
             if fast:
                 if self._timed:
@@ -138,6 +136,17 @@ class Intake:
                     self.flush()
                 return
         self._update_checked(y_true, y_pred, t, y_score)
+
+    def _first_score_record(self, cell: int, y_score: Any) -> bytes | None:
+        """``_score_record`` until the score layout is set (by the first score, under the lock): None (the
+        checked path) until then, and from then on the layout's own check, which replaces this one."""
+        scoring = self._tally.scoring
+        if scoring is None:
+            return None
+        self._score_record = scoring.records.lock_free
+        if scoring.columns == 1:
+            self._binary_pack = scoring.records.pack
+        return self._score_record(cell, y_score)
 
     def _score_of_one(self, y_score: Any) -> tuple[Scoring, tuple[float, ...]]:
         """One sample's score, checked, and the score side it fits (a new one if it is the first score, not

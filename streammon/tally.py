@@ -124,7 +124,7 @@ class Tally:
         for w in [*self.windows, self.lifetime]:
             w.ingest(batch)
         if self.scoring is not None:
-            self.scoring.ingest(batch.indices()[0], batch.scores, batch.times)
+            self.scoring.ingest(batch.indices()[0], batch.scores, batch.times, rows=len(self.index))
         self.ingested += len(batch)
 
     def positive_index(self) -> int | None:

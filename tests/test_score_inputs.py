@@ -223,6 +223,53 @@ def test_the_lock_free_check_of_a_score_row_accepts_only_what_the_checked_path_a
     assert taken > 0 and plain_taken / plain_rows > 0.99, (taken, plain_taken, plain_rows)
 
 
+def test_the_lock_free_check_of_a_row_summing_just_above_1_takes_it_only_without_a_score_above_1() -> None:
+    """A row summing to just above 1 (within the tolerance) is taken by ``update``'s lock-free check exactly when
+    the checked path takes it: refused with one score in (1, 1 + tolerance] (whatever the other scores' bytes),
+    taken when every score is at most 1 — whether or not some score's second byte is 0xF0, the byte the check
+    looks for before it falls back to ``max``."""
+    import struct
+
+    from streammon.counting.score_input import SUM_TOLERANCE, as_score_row
+    from streammon.counting.score_records import ScoreRecords
+
+    rng = np.random.default_rng(8)
+    f0 = 2.0**-16 * (1 + rng.random(50) / 16)  # second byte 0xF0 (exponent 0x3EF, mantissa's top nibble 0)
+    assert all(struct.pack("<d", x)[6] == 0xF0 for x in f0)
+    rows: list[list[float]] = []
+    for i in range(400):
+        k = int(rng.integers(3, 8))
+        over = 1.0 + float(rng.choice([2.0**-52, 1e-9, 1e-6, SUM_TOLERANCE / 2, SUM_TOLERANCE * 0.999]))
+        rest = rng.dirichlet(np.ones(k - 1)) * (1.0 + SUM_TOLERANCE - over) * rng.random()
+        bad = [over, *rest.tolist()]
+        if i % 2:
+            bad[-1] = float(f0[i % 50]) if 1.0 + SUM_TOLERANCE - over > 1e-4 else bad[-1]
+        rows.append([bad[j] for j in rng.permutation(k)])
+        target = 1.0 + SUM_TOLERANCE * (0.1 + 0.8 * rng.random())
+        if i % 2:  # one score's second byte 0xF0: max decides
+            good = [float(f0[i % 50]), *(rng.dirichlet(np.ones(k - 1)) * (target - f0[i % 50])).tolist()]
+        else:
+            good = (rng.dirichlet(np.ones(k)) * target).tolist()
+        rows.append([good[j] for j in rng.permutation(k)])
+    taken = refused = 0
+    for row in rows:
+        k = len(row)
+        check = ScoreRecords(k).lock_free
+        try:
+            as_score_row(row, columns=k, positive=None)
+            valid = True
+        except ValueError:
+            valid = False
+        record = check(3, row)
+        if valid and sum(row) > 1.0:
+            assert record is not None, row
+            taken += 1
+        if not valid:
+            assert record is None, row
+            refused += 1
+    assert taken > 100 and refused > 100, (taken, refused)
+
+
 def test_lock_free_updates_mixing_scored_and_unscored_samples_keep_each_score_with_its_sample() -> None:
     """``update`` without a time (the lock-free buffer) with K-class rows and binary floats, some samples without a
     score and some rows refused in between: every window's tally is the recount of the scored samples it holds,

@@ -297,6 +297,8 @@ def test_the_state_memory_bound_counts_the_score_histograms() -> None:
     lambda b: b["scores"]["windows"][2]["buckets"][0].update(id="x"),
     lambda b: b["scores"]["windows"][2]["tally"]["sums"][0][0].__setitem__(0, float("nan")),
     lambda b: b.update(prediction_scores={"records": [[0, 0.5]], "tallies": None}),
+    # the cumulative tally's newest score one bin down: its bin holds fewer than the timed window's newest bucket
+    lambda b: b["scores"]["windows"][0]["tally"]["cells"].__setitem__(-1, b["scores"]["windows"][0]["tally"]["cells"][-1] - 1),  # noqa: E501
 ])
 def test_a_tampered_score_state_is_refused(tamper: object) -> None:
     """Score entries that do not fit the monitor or contradict each other fail ``load`` with ``StateError``."""
@@ -486,3 +488,66 @@ def test_a_sliding_window_that_mostly_changed_between_reads_is_counted_afresh_ex
             last = slice(max(0, end - 200), end)
             assert_tally(m.report().windows["sliding_200"].score_tally,
                          [(int(t), (float(s),)) for t, s in zip(true[last], scores[last], strict=True)], 2, 1)
+
+
+def indexed(items: list[tuple[float, str, tuple[float, ...] | None]],
+            order: tuple[object, ...]) -> list[tuple[int, tuple[float, ...]]]:
+    """The scored ``(time, label, row)`` items as ``(class index, row)`` in a monitor's class ``order``."""
+    return [(order.index(label), row) for _, label, row in items if row is not None]
+
+
+def test_a_cumulative_window_beside_a_timed_one_holds_every_scored_sample() -> None:
+    """The cumulative window's histogram comes through the timed window's open bucket (one bin increment a score):
+    it still holds every scored sample — through buckets closing and expiring (at a batch, and at a read after a
+    quiet spell of the clock), a batch whose first samples are too old for the timed window, new classes growing
+    the windows, samples without a score, and a save and load in the middle of a bucket — recounted sample by
+    sample; the timed window holds its own samples only."""
+    rng = np.random.default_rng(28)
+    labels = ["c0", "c1", "c2", "s3", "s4", "s5"]  # the last three: stray classes met later (rows, no score column)
+    now = [0.0]
+    timed_by_time = Monitor([Cumulative(), Timed(10, buckets=5), Sliding(15)], classes=labels[:3], detector=None)
+    by_clock = Monitor([Timed(10, buckets=5), Cumulative()], classes=labels[:3], detector=None,
+                       clock=lambda: now[0])
+    held: list[tuple[float, str, tuple[float, ...] | None]] = []
+    clocked: list[tuple[float, str, tuple[float, ...] | None]] = []
+    t = 0.0
+    for step in range(36):
+        k_now = 3 if step < 12 else (5 if step < 24 else 6)
+        size = int(rng.choice([1, 4, 30]))
+        true = rng.integers(k_now, size=size)
+        rows = rng.dirichlet(np.ones(3) * 0.5, size=size)
+        scored = step % 7 != 3
+        gap = 60.0 if step % 9 == 8 else float(rng.choice([0.3, 4.0]))
+        # every fifth batch spans 30 s: its first samples are older than the timed window
+        times = t + gap + (np.linspace(0.0, 30.0, size) if step % 5 == 4 else np.sort(rng.random(size)))
+        t = float(times[-1])
+        names = [labels[i] for i in true]
+        preds = [labels[i] for i in rows.argmax(axis=1)]
+        if size == 1:
+            timed_by_time.update(names[0], preds[0], t=t, y_score=rows[0].tolist() if scored else None)
+        else:
+            timed_by_time.update_many(names, preds, t=times, y_score=rows if scored else None)
+        now[0] = t
+        by_clock.update_many(names, preds, y_score=rows if scored else None)
+        for i in range(size):
+            score = tuple(rows[i].tolist()) if scored else None
+            held.append((float(times[i]), names[i], score))
+            clocked.append((t, names[i], score))
+        if step % 6 == 5:  # a save and load in the middle of a bucket: the restored monitor goes on
+            text = timed_by_time.dumps()
+            timed_by_time = Monitor.loads(text)
+            assert timed_by_time.dumps() == text
+        if step % 3 != 2:
+            continue
+        k, order = len(timed_by_time.labels), timed_by_time.labels  # strays take indices as they come
+        newest = math.floor(t / 2.0)  # buckets of 2 s: the window holds the 5 newest bucket ids
+        report = timed_by_time.report()
+        assert_tally(report.windows["cumulative"].score_tally, indexed(held, order), k, 0, columns=3)
+        assert_tally(report.windows["timed_10s"].score_tally,
+                     indexed([h for h in held if math.floor(h[0] / 2.0) > newest - 5], order), k, 0, columns=3)
+        assert_tally(report.windows["sliding_15"].score_tally, indexed(held[-15:], order), k, 0, columns=3)
+        now[0] = t + 25.0  # a quiet spell: the clock-driven timed window empties at this read
+        report = by_clock.report()
+        assert_tally(report.windows["cumulative"].score_tally, indexed(clocked, by_clock.labels),
+                     len(by_clock.labels), 0, columns=3)
+        assert report.windows["timed_10s"].n == 0

@@ -78,25 +78,41 @@ class Scoring:
                              f"{declared * declared * 2048 * 8 / 2**20:.0f} MiB each")
         return cls(declared, -1)
 
-    def attach(self, windows: Sequence[Window], rows: int) -> None:
-        """One score window per window, ``rows`` true classes wide."""
+    def attach(self, windows: Sequence[Window], rows: int, *, link: bool = True) -> None:
+        """One score window per window, ``rows`` true classes wide (``link``: cumulative windows follow a timed
+        one, ``_link``)."""
         self.windows = [score_window(w, rows=rows, columns=self.columns, positive=max(self.positive, 0))
                         for w in windows]
         self._views.clear()
+        if link:
+            self._link()
+
+    def _link(self, *, holding: bool = False) -> None:
+        """Cumulative score windows take their histograms through the first window sliding by time, if any
+        (``ScoreWindow.follow``): one histogram increment a score instead of two. ``holding``: their restored
+        tallies hold the timed window's open bucket already."""
+        timed = next((w for w in self.windows if isinstance(w, TimedScores)), None)
+        if timed is None:
+            return
+        for w in self.windows:
+            if type(w) is ScoreWindow:
+                w.follow(timed.open_bucket, holding=holding)
+                timed.lead(w.counts)
 
     def grow(self, rows: int) -> None:
         for w in self.windows:
             w.grow(rows)
 
     def ingest(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64] | None,
-               times: npt.NDArray[np.float64] | float | None) -> None:
-        """Feed a batch (``scores`` None: none of its samples carried one)."""
+               times: npt.NDArray[np.float64] | float | None, *, rows: int | None = None) -> None:
+        """Feed a batch (``scores`` None: none of its samples carried one; ``rows``: the classes known, more than
+        any index in ``true``, if the caller knows it)."""
         targets: list[ScoreCounts] = []
         if scores is None:
             scores = np.full((len(true), self.columns), np.nan)
         else:  # the windows that take the whole batch get its bins in the pass that makes them
             targets = [t for t in (w.whole_target(times) for w in self.windows) if t is not None]
-        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets)
+        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows)
         for w in self.windows:
             w.ingest(batch)
 
@@ -135,9 +151,10 @@ class Scoring:
         if not isinstance(state["windows"], list) or len(state["windows"]) != len(windows):
             raise ValueError(f"saved scores must hold one entry per window ({len(windows)})")
         scoring = cls(columns, positive)
-        scoring.attach(windows, rows)
+        scoring.attach(windows, rows, link=False)
         for w, item in zip(scoring.windows, state["windows"], strict=True):
             w.restore(item)
+        scoring._link(holding=True)
         return scoring
 
 

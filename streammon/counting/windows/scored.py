@@ -2,7 +2,9 @@
 
 One score window follows one confusion window and holds exactly the scored samples that window holds:
 
-- cumulative: one tally, added to;
+- cumulative: one tally, added to — beside a window sliding by time, its histogram is the samples that left that
+  window's open bucket plus the open bucket's (``ScoreWindow.follow``): each score is binned into one histogram,
+  not two;
 - sliding by count: a ring of the last ``2 × size`` samples' true classes and scores (NaN for a sample that came
   without one) with the bin each was counted with, so each evicted sample's score is subtracted exactly — 10 bytes
   a score column and 8 bytes of class a slot, allocated only once the monitor's first score
@@ -21,6 +23,7 @@ of a window's samples carried one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,14 +45,17 @@ class ScoredBatch:
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
-                 targets: Sequence[ScoreCounts] = ()) -> None:
+                 targets: Sequence[ScoreCounts] = (), rows: int | None = None) -> None:
         """``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
-        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays)."""
+        histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays).
+        ``rows``: more than the largest class index of ``true``, if the caller knows it (else it is looked up)."""
         self.true = np.ascontiguousarray(true, dtype=np.intp)
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
         self.positive = positive
-        self.scored = bool((~np.isnan(self.scores[:, 0])).any()) if len(true) else False
+        # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
+        self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
+                                         or bool((~np.isnan(self.scores[:, 0])).any()))
         self.bins: npt.NDArray[np.int16] | None = None
         self.logs: npt.NDArray[np.float64] | None = None
         self.log1ms: npt.NDArray[np.float64] | None = None
@@ -58,7 +64,7 @@ class ScoredBatch:
         self._delta: tuple[int, ScoreCounts | None] | None = None
         self._binned: tuple[ScoreCounts, ...] = ()
         if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
-            rows = int(self.true.max()) + 1
+            rows = int(self.true.max()) + 1 if rows is None else rows
             columns = self.scores.shape[1]
             dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
             if dense is None:
@@ -114,6 +120,19 @@ class ScoredBatch:
         else:
             counts.add(delta.hist, delta.sums, delta.top)
 
+    def add_sums(self, counts: ScoreCounts) -> None:
+        """Add every sample's sums and confidence bins to ``counts``, not its histogram (a window whose histogram
+        takes the batch through another window's: ``ScoreWindow.follow``)."""
+        assert self.sums is not None and self.top is not None
+        k = len(self.sums)
+        counts.sums[:k] += self.sums
+        counts.top[:k] += self.top
+
+    def add_bins(self, hist: npt.NDArray[np.int64], start: int, stop: int) -> None:
+        """Add samples ``start:stop``'s bins to ``hist``: their histogram only."""
+        assert self.bins is not None
+        add_hist(self.true[start:stop], self.scores[start:stop], self.bins[start:stop], hist)
+
     def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
         """Add samples ``start:stop`` to ``counts``, one by one."""
         assert self.bins is not None and self.logs is not None and self.log1ms is not None
@@ -128,6 +147,22 @@ class ScoreWindow:
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)
         self.positive = positive
+        self._bucket: ScoreCounts | None = None  # following a timed window: its open bucket (follow)
+        self._shell = self.counts  # (following: the bucket's histogram with zero sums, for snapshot)
+
+    def follow(self, bucket: ScoreCounts, *, holding: bool = False) -> None:
+        """Take the histogram of every sample through a timed window (``TimedScores.lead``) instead of binning
+        each score again: from now on ``counts.hist`` holds the samples that left that window's open ``bucket``
+        (the timed window adds them as they leave) and a read adds the bucket's; the sums and confidence bins
+        stay this window's own (the batch's, made once). ``holding``: ``counts`` holds the bucket's samples
+        already (a restored state), whose histogram is taken out — ``ValueError`` if it holds fewer."""
+        if holding:
+            k = len(bucket.hist)
+            if (self.counts.hist[:k] < bucket.hist).any():
+                raise ValueError("the cumulative score tally holds fewer scores than the timed window's newest bucket")
+            self.counts.hist[:k] -= bucket.hist
+        self._bucket = bucket
+        self._shell = ScoreCounts(self.rows, self.counts.columns)  # a read's view of the bucket: zero sums
 
     @property
     def rows(self) -> int:
@@ -136,19 +171,27 @@ class ScoreWindow:
     def grow(self, rows: int) -> None:
         """Room for more true classes."""
         self.counts.grow(rows)
+        if self._bucket is not None:
+            self._shell = ScoreCounts(rows, self.counts.columns)
 
     def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
         """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
         adds the batch otherwise."""
-        return self.counts
+        return self.counts if self._bucket is None else None
 
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.scored:
-            batch.add_whole(self.counts)
+            if self._bucket is None:
+                batch.add_whole(self.counts)
+            else:  # the histogram comes through the timed window followed
+                batch.add_sums(self.counts)
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
-        return self._frozen(k, positive, self.counts)
+        if self._bucket is None:
+            return self._frozen(k, positive, self.counts)
+        self._shell.hist = self._bucket.hist  # the open bucket's histogram, with no sums (counts holds them)
+        return self._frozen(k, positive, self.counts, self._shell)
 
     def _frozen(self, k: int, positive: int | None, counts: ScoreCounts,
                 other: ScoreCounts | None = None) -> ScoreTally:
@@ -171,9 +214,17 @@ class ScoreWindow:
         return None
 
     def state(self) -> dict[str, Any]:
-        return {"tally": self.counts.state()}
+        """The window's whole tally (following a timed window, its open bucket's histogram included)."""
+        if self._bucket is None:
+            return {"tally": self.counts.state()}
+        whole = ScoreCounts(self.rows, self.counts.columns)
+        whole.hist += self.counts.hist
+        whole.hist[: len(self._bucket.hist)] += self._bucket.hist
+        whole.sums, whole.top = self.counts.sums, self.counts.top
+        return {"tally": whole.state()}
 
     def restore(self, state: dict[str, Any]) -> None:
+        """Load ``state()`` (not following a window yet: ``follow(..., holding=True)`` comes after)."""
         self.counts.restore(state["tally"])
 
 

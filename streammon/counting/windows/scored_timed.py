@@ -9,6 +9,11 @@ a later bucket opens, the open one is added to ``counts`` (one dense addition a 
 its cells; a closed bucket that leaves the window is subtracted from ``counts``; a read adds the open bucket to
 ``counts``. The state is the one the window always wrote: the window's whole tally and every bucket.
 
+A cumulative window beside it takes its histogram through this window (``lead``): whatever leaves the open bucket
+(closed, expired) is added to the cumulative histogram, and so are the samples of a batch too old for this window;
+the samples in the open bucket are read from it. Each score is then binned into one histogram, the open bucket's,
+not two (``streammon.counting.windows.scored.ScoreWindow.follow``).
+
 >>> from streammon.counting.windows import Timed
 >>> from streammon.counting.windows.scored import ScoredBatch
 >>> s = TimedScores(Timed(60.0, buckets=3), rows=2, columns=1, positive=1)
@@ -64,6 +69,25 @@ class TimedScores(ScoreWindow):
         self._closed: dict[int, _Closed] = {}
         self._open = ScoreCounts(rows, columns)
         self._open_id: int | None = None
+        self._led: list[ScoreCounts] = []  # tallies whose histograms take what leaves the open bucket (lead)
+
+    @property
+    def open_bucket(self) -> ScoreCounts:
+        """The open bucket's tally (all zeros while no bucket is open), updated in place."""
+        return self._open
+
+    def lead(self, counts: ScoreCounts) -> None:
+        """Add to ``counts.hist`` the histogram of every sample that leaves the open bucket, and of the samples of
+        a batch too old for this window: with the open bucket's, the histogram of every sample this window was
+        given (a cumulative window's: ``ScoreWindow.follow``)."""
+        self._led.append(counts)
+
+    def _spill(self) -> None:
+        """The open bucket's histogram into the led tallies, before the bucket is cleared."""
+        if self._led and self._open.top[:, :, 0].any():
+            k = len(self._open.hist)
+            for counts in self._led:
+                counts.hist[:k] += self._open.hist
 
     def grow(self, rows: int) -> None:
         super().grow(rows)
@@ -78,6 +102,7 @@ class TimedScores(ScoreWindow):
             bucket = self._closed.pop(bucket_id)
             self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
         if self._open_id is not None and self._open_id < oldest_kept:
+            self._spill()
             self._open.clear()
             self._open_id = None
 
@@ -87,6 +112,7 @@ class TimedScores(ScoreWindow):
             if self._open.top[:, :, 0].any():  # a bucket that holds scores: into the window's closed part
                 self._closed[self._open_id] = _Closed.of(self._open)
                 self.counts.add(self._open.hist, self._open.sums, self._open.top)
+                self._spill()
             self._open.clear()
         self._expire(bucket_id)
         self._open_id = bucket_id
@@ -129,6 +155,9 @@ class TimedScores(ScoreWindow):
         for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(ids)], strict=True):
             if ids[lo] > newest - self.window.buckets:  # older buckets would leave within this batch
                 self._add(int(ids[lo]), batch, lo, hi)
+            else:  # never in this window, but in those led
+                for counts in self._led:
+                    batch.add_bins(counts.hist, lo, hi)
 
     def _whole(self) -> ScoreCounts:
         """The window's tally: the closed buckets' and the open one's."""

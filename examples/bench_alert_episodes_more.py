@@ -16,7 +16,7 @@ episode); in the flat one, none beyond the documented rate (about α³ a read of
 confirmation across two turnovers).
 
 Run: ``python examples/bench_alert_episodes_more.py`` (100 seeds, two processes: ~25 min on the shared 2-core
-machine); ``--seeds N``.
+machine); ``--seeds N``, ``--case I`` (only case I, by position; repeatable).
 """
 
 from __future__ import annotations
@@ -70,22 +70,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Replay every case's seeds (two processes) and print one table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=100, help="seeds per case (default 100)")
+    parser.add_argument("--case", choices=range(len(CASES)), type=int, action="append",
+                        help="only these cases, by position (default: all)")
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1, got {args.seeds}")
+    chosen = [name for i, name in enumerate(CASES) if args.case is None or i in args.case]
     started = time.perf_counter()
     with Pool(2) as pool:
-        results = pool.map(replay_case, [(name, seed) for name in CASES for seed in range(args.seeds)])
+        results = pool.map(replay_case, [(name, seed) for name in chosen for seed in range(args.seeds)])
     print(f"# Prior-shift episodes on other scenarios ({args.seeds} seeds each, hourly reads, default policy)\n")
     print("| scenario | window | episodes mean / max | seeds with 0 / 1 / more | first on, day (median) |")
     print("|---|---|---|---|---|")
-    for name, (_, specs) in CASES.items():
+    more: list[str] = []
+    for name in chosen:
+        scenario, specs = CASES[name]
         for window in [_window(s).name for s in specs]:
+            more += [f"- {name}, {window}, seed {seed}: episodes from days "
+                     f"{', '.join(f'{d:.2f}' for d in starts[window])} (the mix moves on day {scenario.shift_start:g})"
+                     for case, seed, starts in results if case == name and len(starts.get(window, [])) > 1]
             counts = [len(starts.get(window, [])) for case, _, starts in results if case == name]
             first = [starts[window][0] for case, _, starts in results if case == name and starts.get(window)]
             median = f"{statistics.median(first):.1f}" if first else "–"
             print(f"| {name} | {window} | {statistics.fmean(counts):.2f} / {max(counts)} | {counts.count(0)} / "
                   f"{counts.count(1)} / {sum(c > 1 for c in counts)} | {median} |")
+    if more:
+        print("\nWindows with more than one episode:\n")
+        print("\n".join(more))
     print(f"\nRun time: {time.perf_counter() - started:.0f} s.")
     return 0
 

@@ -31,7 +31,8 @@ from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import Hold, active_since, confirmed_alerts, raised_at_once
+from streammon.findings.alerts import Hold, active_since, confirmed_alerts, confirming_reads, raised_at_once
+from streammon.findings.alerts import Pending as Waiting
 from streammon.findings.assemble import (
     Assembled,
     Pending,
@@ -199,8 +200,9 @@ class Monitor(Labelling):
         # each window's hold (findings.alerts.held_alerts)
         self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
         # alerts waiting for confirmation: when their condition first held (findings.alerts.confirmed_alerts)
-        self._alert_pending: dict[tuple[str, str, str], tuple[int, float]] = {}
+        self._alert_pending: dict[tuple[str, str, str], Waiting] = {}  # alerts waiting for confirmation
         self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
+        self._confirm_reads = confirming_reads(self._policy.alert_confirm)
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         self._save_lock = threading.Lock()
@@ -364,9 +366,12 @@ class Monitor(Labelling):
             monitor._tally.restore(body)
             monitor._last_t = -math.inf if body["last_t"] is None else float(body["last_t"])
             monitor._clock_driven = bool(body["clock_driven"])
-            monitor._alert_since, monitor._alert_pending, monitor._alert_clearing = (
+            monitor._alert_since, monitor._alert_clearing = (
                 {(k, w, s): (int(n), float(t)) for k, w, s, n, t in body.get(part, ())}
-                for part in ("alert_since", "alert_pending", "alert_clearing"))  # the last two: absent from older files
+                for part in ("alert_since", "alert_clearing"))  # the last: absent from older files
+            # absent from older files; their entries lack the reads count (one read known: the first)
+            monitor._alert_pending = {(k, w, s): (int(n), float(t), int(reads[0]) if reads else 1)
+                                      for k, w, s, n, t, *reads in body.get("alert_pending", ())}
             monitor._alert_pools = {(k, w, s): tuple(int(x) for x in pool)  # absent from older files
                                     for k, w, s, pool in body.get("alert_pools", ())}
             monitor._restore_pending(saved)
@@ -440,9 +445,11 @@ class Monitor(Labelling):
             stamp = self._last_t if view.now is None else view.now
             strong = {c[:3] for c in conditions
                       if c[1] in windows and raised_at_once(c, windows[c[1]], view.reference, self._policy)}
-            first = {**self._alert_pending, **self._alert_since}  # a confirmed alert is on since it first held
+            # a confirmed alert is on since it first held
+            first = {**{k: v[:2] for k, v in self._alert_pending.items()}, **self._alert_since}
             conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
-                                                               strong, view.samples, stamp, self._confirm)
+                                                               strong, view.samples, stamp, self._confirm,
+                                                               self._confirm_reads)
             conditions, self._alert_clearing, self._alert_pools = hold_window_alerts(
                 self._alert_since, self._alert_clearing, self._alert_pools, conditions, windows, view, self._policy,
                 stamp, self._turnover)

@@ -15,6 +15,7 @@ from scipy import stats
 from streammon import DetectorSettings, Monitor, Sliding, Timed
 from streammon.findings.distortion import Policy
 from streammon.findings.report import CLASS_SET_CHANGE, PRIOR_SHIFT
+from streammon.state import _digest
 
 N, PI = 200, 0.05  # window size, the reference minority's share
 
@@ -86,7 +87,7 @@ def test_a_confirmed_alert_is_on_since_its_first_read_and_a_failed_read_resets_t
     assert not _read(monitor, 20, rng)  # pending again, from sample 600
     restored = Monitor.loads(monitor.dumps())
     assert json.loads(restored.dumps())["body"]["alert_pending"] == [[PRIOR_SHIFT, f"sliding_{N}", "class_mix", 600,
-                                                                     0.0]]
+                                                                     0.0, 1]]  # first held at 600, at one read
     assert not _read(restored, 20, rng) and _read(restored, 20, rng)  # two turnovers after sample 600
     assert [(a.kind, a.since_sample) for a in restored.report().alerts] == [(PRIOR_SHIFT, 600)]
 
@@ -128,3 +129,27 @@ def test_a_lost_class_whose_label_holds_a_comma_is_still_raised() -> None:
         monitor.update_many(["c"] * 50, ["c"] * 50)
         kinds.append({(a.kind, a.subject) for a in monitor.report().alerts})
     assert [(CLASS_SET_CHANGE, "-a,b") in k for k in kinds] == [False, False, True]
+
+
+def test_reads_farther_apart_than_a_turnover_still_confirm_on_three_reads() -> None:
+    """A timed window of 30 s read every 60 s (each read on fresh samples): the second read already comes two
+    turnovers after the first, but the default confirmation (two turnovers) asks for three reads where the
+    condition held — three disjoint looks, as closer reads get. A pending entry of an older state file (no reads
+    count) loads as one read."""
+    assert all(1e-6 < _p_and_ratio(k, n)[0] < 0.01 for k, n in ((20, 200),))  # strict, not strong (scipy)
+    monitor = Monitor([Timed(30, buckets=3)], reference={"a": 1 - PI, "b": PI},
+                      detector=DetectorSettings(enabled=False))
+
+    def read(at: Monitor, t: float) -> bool:
+        batch = ["b"] * 20 + ["a"] * 180
+        at.update_many(batch, batch, t=[t] * 200)
+        return bool(at.report().alerting(PRIOR_SHIFT))
+
+    assert [read(monitor, t) for t in (0.0, 60.0)] == [False, False]
+    body = json.loads(monitor.dumps())
+    assert body["body"]["alert_pending"] == [[PRIOR_SHIFT, "timed_30s", "class_mix", 200, 0.0, 2]]  # since read 1
+    assert read(monitor, 120.0)
+    body["body"]["alert_pending"][0] = body["body"]["alert_pending"][0][:5]  # as an older version wrote it
+    body["sha256"] = _digest(body["body"])
+    older = Monitor.loads(json.dumps(body))
+    assert [read(older, t) for t in (120.0, 180.0)] == [False, True]  # one read known: two more needed

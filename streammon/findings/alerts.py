@@ -113,6 +113,7 @@ def degradation_reason(label: Hashable, baseline: float, change_at: int, recall:
 HELD_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT)  # the window alerts a hold keeps on (see held_alerts)
 CONFIRMED_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE)  # the test-based window alerts (see confirmed_alerts)
 Hold = tuple[int, float]  # a window's turnover: samples (sliding by count) or seconds (sliding by time); 0: none
+Pending = tuple[int, float, int]  # an alert waiting for confirmation: first sample and time it held, reads it held
 
 
 def held_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
@@ -174,45 +175,61 @@ def raised_at_once(condition: Condition, w: WindowReport, reference: Reference |
 
 def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
     since: Collection[AlertKey],
-    pending: Mapping[AlertKey, tuple[int, float]],
+    pending: Mapping[AlertKey, Pending],
     conditions: list[Condition],
     at_once: Collection[AlertKey],
     sample: int,
     time: float,
     turnover: Mapping[str, Hold],
-) -> tuple[list[Condition], dict[AlertKey, tuple[int, float]]]:
+    reads: int = 2,
+) -> tuple[list[Condition], dict[AlertKey, Pending]]:
     """The conditions whose alert may be raised (or stay on) now, and the *pending* ones: a window alert that is
     off is raised only when its condition has held at every read across one confirmation span of its window
-    (``turnover``: ``Policy.alert_confirm`` turnovers — samples of a sliding window, seconds of a timed one), so
+    (``turnover``: ``Policy.alert_confirm`` turnovers — samples of a sliding window, seconds of a timed one) and at
+    ``reads`` reads at least (``confirming_reads``: reads farther apart than a turnover span it in fewer), so
     that it rests on fresh samples as well as on those that first raised it (a Prometheus rule's ``for:``), unless
     its evidence is strong enough alone (``at_once``: ``raised_at_once``). Hourly reads of a small window under no
     shift are independent tests: at level α each, one false alarm every 1/α reads; confirmed across c turnovers,
     about one in 1/α^(c+1).
     The cumulative window (nothing turns over) and the alerts on now (``since``) pass unchanged. Returns the
-    conditions to raise or keep and, per pending alert, when its condition first held (``pending`` carries that
-    between reports; a read where the condition fails drops it).
+    conditions to raise or keep and, per pending alert, when its condition first held and at how many reads
+    (``pending`` carries that between reports; a read where the condition fails drops it).
 
     >>> key = ("prior_shift", "sliding_100", "class_mix")
     >>> c = [(*key, "class mix moved")]
     >>> confirmed_alerts(set(), {}, c, set(), 100, 0.0, {"sliding_100": (100, 0.0)})
-    ([], {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0)})
-    >>> confirmed_alerts(set(), {key: (100, 0.0)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)})[0] == c
+    ([], {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0, 1)})
+    >>> confirmed_alerts(set(), {key: (100, 0.0, 1)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)})[0] == c
     True
+    >>> confirmed_alerts(set(), {key: (100, 0.0, 1)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)}, reads=3)[1]
+    {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0, 2)}
     """
     out: list[Condition] = []
-    still: dict[AlertKey, tuple[int, float]] = {}
+    still: dict[AlertKey, Pending] = {}
     for condition in conditions:
         key = condition[:3]
         samples, seconds = turnover.get(key[1], (0, 0.0))
         if key in since or key[0] not in CONFIRMED_KINDS or key in at_once or not (samples or seconds):
             out.append(condition)
             continue
-        first_sample, first_time = pending.get(key, (sample, time))
-        if (samples and sample - first_sample >= samples) or (seconds and time - first_time >= seconds):
+        first_sample, first_time, seen = pending.get(key, (sample, time, 0))
+        spanned = (samples and sample - first_sample >= samples) or (seconds and time - first_time >= seconds)
+        if spanned and seen + 1 >= reads:
             out.append(condition)
         else:
-            still[key] = (first_sample, first_time)
+            still[key] = (first_sample, first_time, seen + 1)
     return out, still
+
+
+def confirming_reads(turnovers: float) -> int:
+    """The reads a confirmation across ``turnovers`` turnovers needs at least: one more than the whole turnovers
+    it spans (``1 + ceil(turnovers)``; 1 when nothing is confirmed), so that reads farther apart than a turnover
+    — an hourly read of a 30-minute window — still confirm on as many disjoint looks as close ones.
+
+    >>> confirming_reads(2.0), confirming_reads(0.5), confirming_reads(0.0)
+    (3, 2, 1)
+    """
+    return 1 + math.ceil(turnovers)
 
 
 def active_since(

@@ -62,7 +62,8 @@ class Policy:
     ``shift_clear_ratio`` of its reference share at level ``1 − confidence`` (``streammon.findings.shift_hold``).
 
     ``alert_confirm``: such an alert that is off is raised only once its condition has held at every read across
-    this many turnovers of its window (0: at once) — confirmed on fresh samples, as a Prometheus rule's ``for:`` —
+    this many turnovers of its window, and at ``1 + ceil(alert_confirm)`` reads at least (0: at once) — confirmed
+    on fresh samples, as a Prometheus rule's ``for:`` —
     unless its evidence alone reaches level ``shift_alpha ** (1 + alert_confirm)`` — ``shift_alpha³`` by default
     (``streammon.findings.alerts.confirmed_alerts``).
     Hourly reads of a small window are independent tests: at level α each they cry wolf every 1/α reads.

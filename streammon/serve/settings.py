@@ -93,8 +93,8 @@ HELP: dict[str, Help] = {
                               "no hold); a prior-shift alert also until the samples since then show the mix back",
                               "TURNOVERS"),
     "Policy.alert_confirm": Help("a window alert that is off is raised only once its condition has held across "
-                                 "this many turnovers of its window, unless its p-value is below shift_alpha ** (1 + "
-                                 "this) (0: at once)", "TURNOVERS"),
+                                 "this many turnovers of its window and 1 + ceil(this) reads, unless its p-value is "
+                                 "below shift_alpha ** (1 + this) (0: at once)", "TURNOVERS"),
     "Policy.shift_min_js": Help("smallest Jensen-Shannon divergence (bits) that counts as a prior shift"),
     "Policy.confidence": Help("level of the reports' intervals (and of the incompetence evidence and the prior-shift "
                               "alert's off test)", "LEVEL"),

@@ -118,10 +118,17 @@ def check_body(body: Any) -> None:
 
 
 def _alert_times(entries: Any, where: str, ingested: Any) -> None:
-    """A list of ``[kind, window, subject, sample, time]`` entries: alerts with a sample and time each."""
+    """A list of ``[kind, window, subject, sample, time]`` entries: alerts with a sample and time each (pending
+    ones also with the reads they held at, which older files lack)."""
     most = ingested if type(ingested) is int else MAX_COUNT
     for i, entry in enumerate(_list(entries, where)):
-        kind, window, subject, since, time = _list(entry, f"{where}[{i}]", 5)
+        fields = _list(entry, f"{where}[{i}]")
+        if len(fields) != 5 and not (where == "alert_pending" and len(fields) == 6):
+            raise StateError(f"{where}[{i}] must have {'5 or 6' if where == 'alert_pending' else 5} entries, "
+                             f"got {len(fields)}")
+        kind, window, subject, since, time = fields[:5]
+        if len(fields) == 6:
+            _int(fields[5], f"{where}[{i}] reads", 1, MAX_COUNT)
         if kind not in ALERT_KINDS:
             raise StateError(f"{where}[{i}] kind must be one of {ALERT_KINDS}, got {kind!r:.60}")
         _str(window, f"{where}[{i}] window")

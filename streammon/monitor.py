@@ -31,8 +31,7 @@ from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import Hold, active_since, confirmed_alerts, confirming_reads, raised_at_once
-from streammon.findings.alerts import Pending as Waiting
+from streammon.findings.alerts import Hold, Waiting, active_since, confirmed_alerts, confirming_reads, raised_at_once
 from streammon.findings.assemble import (
     Assembled,
     Pending,
@@ -199,8 +198,9 @@ class Monitor(Labelling):
         self._alert_pools: dict[tuple[str, str, str], Pool] = {}  # held prior-shift alerts' evidence (shift_hold)
         # each window's hold (findings.alerts.held_alerts)
         self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
-        # alerts waiting for confirmation: when their condition first held (findings.alerts.confirmed_alerts)
-        self._alert_pending: dict[tuple[str, str, str], Waiting] = {}  # alerts waiting for confirmation
+        # alerts waiting for confirmation: when their condition first held, at how many reads
+        # (findings.alerts.confirmed_alerts)
+        self._alert_pending: dict[tuple[str, str, str], Waiting] = {}
         self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
         self._confirm_reads = confirming_reads(self._policy.alert_confirm)
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log

@@ -113,7 +113,7 @@ def degradation_reason(label: Hashable, baseline: float, change_at: int, recall:
 HELD_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE, INCOMPETENT)  # the window alerts a hold keeps on (see held_alerts)
 CONFIRMED_KINDS = (PRIOR_SHIFT, CLASS_SET_CHANGE)  # the test-based window alerts (see confirmed_alerts)
 Hold = tuple[int, float]  # a window's turnover: samples (sliding by count) or seconds (sliding by time); 0: none
-Pending = tuple[int, float, int]  # an alert waiting for confirmation: first sample and time it held, reads it held
+Waiting = tuple[int, float, int]  # an alert waiting for confirmation: first sample and time it held, reads it held
 
 
 def held_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
@@ -175,14 +175,14 @@ def raised_at_once(condition: Condition, w: WindowReport, reference: Reference |
 
 def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
     since: Collection[AlertKey],
-    pending: Mapping[AlertKey, Pending],
+    pending: Mapping[AlertKey, Waiting],
     conditions: list[Condition],
     at_once: Collection[AlertKey],
     sample: int,
     time: float,
     turnover: Mapping[str, Hold],
     reads: int = 2,
-) -> tuple[list[Condition], dict[AlertKey, Pending]]:
+) -> tuple[list[Condition], dict[AlertKey, Waiting]]:
     """The conditions whose alert may be raised (or stay on) now, and the *pending* ones: a window alert that is
     off is raised only when its condition has held at every read across one confirmation span of its window
     (``turnover``: ``Policy.alert_confirm`` turnovers — samples of a sliding window, seconds of a timed one) and at
@@ -205,7 +205,7 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
     {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0, 2)}
     """
     out: list[Condition] = []
-    still: dict[AlertKey, Pending] = {}
+    still: dict[AlertKey, Waiting] = {}
     for condition in conditions:
         key = condition[:3]
         samples, seconds = turnover.get(key[1], (0, 0.0))

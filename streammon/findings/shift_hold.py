@@ -27,9 +27,9 @@ few hundred; while the share stays 1.3× its prior it passes with probability be
 >>> pool = start_pool(np.array([990, 10]), np.array([100_000, 3_000]))  # clearing begins on a 1 % window
 >>> pool
 (-99010, -2990)
->>> mix_back(pool, np.array([120_000, 3_200]), np.array([0.99, 0.01]), Policy())  # 20,000 more at 1 %
+>>> mix_back(pooled_counts(pool, np.array([120_000, 3_200])), np.array([0.99, 0.01]), Policy())  # 20,000 more at 1 %
 True
->>> mix_back(pool, np.array([120_000, 3_300]), np.array([0.99, 0.01]), Policy())  # at 1.5 %
+>>> mix_back(pooled_counts(pool, np.array([120_000, 3_300])), np.array([0.99, 0.01]), Policy())  # at 1.5 %
 False
 """
 
@@ -63,9 +63,10 @@ def pooled_counts(pool: Pool, lifetime_true: IntArray) -> IntArray:
     return counts
 
 
-def mix_back(pool: Pool, lifetime_true: IntArray, priors: npt.NDArray[np.float64], policy: Policy) -> bool:
-    """Whether the pool shows every class within ``shift_clear_ratio`` of its prior at level ``1 − confidence``."""
-    return within_ratio(pooled_counts(pool, lifetime_true), priors, policy.shift_clear_ratio, 1.0 - policy.confidence)
+def mix_back(counts: IntArray, priors: npt.NDArray[np.float64], policy: Policy) -> bool:
+    """Whether a pool's counts show every class within ``shift_clear_ratio`` of its prior at level
+    ``1 − confidence``."""
+    return within_ratio(counts, priors, policy.shift_clear_ratio, 1.0 - policy.confidence)
 
 
 def held_shifts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is kept)
@@ -105,10 +106,11 @@ def held_shifts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it is ke
         pool = pools.get(key) or start_pool(window_true[window], lifetime_true)
         samples, seconds = turnover.get(window, (0, 0.0))
         waited = (not samples or sample - first[0] >= samples) and (not seconds or time - first[1] >= seconds)
-        if waited and mix_back(pool, lifetime_true, priors, policy):
+        counts = pooled_counts(pool, lifetime_true)
+        if waited and mix_back(counts, priors, policy):
             continue  # off: the pool shows the mix back within the clear ratio
         still[key], kept[key] = first, pool
-        n = int(pooled_counts(pool, lifetime_true).sum())
+        n = int(counts.sum())
         span = f"{samples} samples" if samples else f"{seconds:g} s"
         out.append(by_key.get(key) or (PRIOR_SHIFT, window, key[2], (
             f"no longer holds since sample {first[0]}; held until the {n} samples since then show every class "
@@ -132,11 +134,14 @@ def hold_window_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as i
     (``held_shifts``), the others for ``Policy.alert_hold`` turnovers (``held_alerts``). Returns the conditions
     with the held alerts, and the clearing and pools to keep."""
     pooled = {key for key in since if key[0] == PRIOR_SHIFT and any(turnover.get(key[1], (0, 0.0)))}
-    window_true = {name: counts.sum(axis=1) for name, _, counts in view.windows}
-    priors = None if view.reference is None else view.reference.aligned(view.labels)
-    conditions, shift_clearing, kept = held_shifts(pooled, clearing, pools, conditions, windows, window_true,
-                                                   view.lifetime.sum(axis=1), priors, policy, view.samples, time,
-                                                   turnover)
+    shift_clearing: dict[AlertKey, tuple[int, float]] = {}
+    kept: dict[AlertKey, Pool] = {}
+    if pooled:  # (the sums only where a prior-shift alert is on)
+        window_true = {name: counts.sum(axis=1) for name, _, counts in view.windows}
+        priors = None if view.reference is None else view.reference.aligned(view.labels)
+        conditions, shift_clearing, kept = held_shifts(pooled, clearing, pools, conditions, windows, window_true,
+                                                       view.lifetime.sum(axis=1), priors, policy, view.samples,
+                                                       time, turnover)
     held, still = held_alerts({k: v for k, v in since.items() if k not in pooled}, clearing, conditions,
                               view.samples, time, turnover)
     return conditions + held, {**still, **shift_clearing}, kept

@@ -69,7 +69,7 @@ def check_optional(body: dict[str, Any]) -> None:
         raise StateError(f"closed must be true or false, got {body['closed']!r:.60}")
     for part in ("alert_pending", "alert_clearing"):  # the alerts' confirmations and holds in progress
         if part in body:
-            _alert_times(body[part], part, body.get("ingested"))
+            _alert_times(body[part], part, body.get("ingested"), reads=part == "alert_pending")
     if "alert_pools" in body:  # the held prior-shift alerts' evidence (streammon.findings.shift_hold)
         _alert_pools(body["alert_pools"], body.get("max_classes"))
 
@@ -117,15 +117,14 @@ def check_body(body: Any) -> None:
     _alert_times(body["alert_since"], "alert_since", ingested)
 
 
-def _alert_times(entries: Any, where: str, ingested: Any) -> None:
-    """A list of ``[kind, window, subject, sample, time]`` entries: alerts with a sample and time each (pending
-    ones also with the reads they held at, which older files lack)."""
+def _alert_times(entries: Any, where: str, ingested: Any, *, reads: bool = False) -> None:
+    """A list of ``[kind, window, subject, sample, time]`` entries: alerts with a sample and time each; with
+    ``reads`` (pending confirmations) also the reads they held at, which older files lack."""
     most = ingested if type(ingested) is int else MAX_COUNT
     for i, entry in enumerate(_list(entries, where)):
         fields = _list(entry, f"{where}[{i}]")
-        if len(fields) != 5 and not (where == "alert_pending" and len(fields) == 6):
-            raise StateError(f"{where}[{i}] must have {'5 or 6' if where == 'alert_pending' else 5} entries, "
-                             f"got {len(fields)}")
+        if len(fields) != 5 and not (reads and len(fields) == 6):
+            raise StateError(f"{where}[{i}] must have {'5 or 6' if reads else 5} entries, got {len(fields)}")
         kind, window, subject, since, time = fields[:5]
         if len(fields) == 6:
             _int(fields[5], f"{where}[{i}] reads", 1, MAX_COUNT)

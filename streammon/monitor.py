@@ -204,6 +204,9 @@ class Monitor(Labelling):
         self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
         self._confirm_reads = confirming_reads(self._policy.alert_confirm)
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
+        # reads that changed the alert bookkeeping above: a server saves soon after one (serve.hub), as reads are
+        # not journalled and a kill -9 would otherwise lose a raised, held or confirming alert
+        self._alert_changes = 0
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         self._save_lock = threading.Lock()
         if pending is not None:
@@ -445,6 +448,7 @@ class Monitor(Labelling):
             stamp = self._last_t if view.now is None else view.now
             strong = {c[:3] for c in conditions
                       if c[1] in windows and raised_at_once(c, windows[c[1]], view.reference, self._policy)}
+            before = (self._alert_since, self._alert_pending, self._alert_clearing, self._alert_pools)
             # a confirmed alert is on since it first held
             first = {**{k: v[:2] for k, v in self._alert_pending.items()}, **self._alert_since}
             conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
@@ -455,6 +459,8 @@ class Monitor(Labelling):
                 stamp, self._turnover)
             self._alert_since = active_since(first, conditions, view.samples, stamp)
             since = dict(self._alert_since)
+            if before != (self._alert_since, self._alert_pending, self._alert_clearing, self._alert_pools):
+                self._alert_changes += 1
         report = assemble_report(view, windows, conditions, since)
         if lifetime_stats is not None:
             report = replace(report, label_stats=lifetime_stats)

@@ -5,7 +5,10 @@ Under ``state_dir``: ``STEM.journal.sqlite`` (every accepted batch, committed be
 ``streammon.pending.sqlite``) and ``STEM.state.json`` (the checkpoint), where ``STEM`` is the model's name, or
 ``NAME@DIGEST`` for a segment (``NAME.segments.json`` lists the segments and their stems; a segment is written
 there before its first batch is acknowledged). A restart — also after ``kill -9`` — loads each checkpoint and
-replays the journal after it: every acknowledged batch exactly once (``docs/explanation/durability.md``). A
+replays the journal after it: every acknowledged batch exactly once (``docs/explanation/durability.md``). Reads
+(a scrape, a report) are not journalled, yet they move the alerts — raised after confirmation, held, their pools:
+a monitor whose read changed that bookkeeping is saved within ``ALERT_SAVE_DELAY`` seconds, not at the next
+checkpoint, so that a ``kill -9`` does not turn a held or confirmed alert off (and the on-call's alert flap). A
 checkpoint written with other settings than the configuration's (windows, reference, detector, label TTL, max
 pending) is refused at start, naming the difference: counts kept under one definition are not silently read
 under another. The policy (tolerances and metric parameters, read-time only) is the configuration's.
@@ -21,6 +24,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -33,6 +37,7 @@ from streammon.serve.config import ModelConfig, ServerConfig
 logger = logging.getLogger("streammon.serve")
 
 MAX_SEGMENT_VALUE = 64
+ALERT_SAVE_DELAY = 1.0  # seconds from a read that changed a monitor's alerts to its save
 Key = tuple[str, str]  # (model, segment); segment "" for a model without segments
 
 
@@ -51,6 +56,7 @@ class Hub:
             raise ValueError(f"[server] state_dir {config.state_dir}: cannot create it: {exc.strerror}") from exc
         self.monitors: dict[Key, Monitor] = {}
         self._stems: dict[Key, str] = {}
+        self._saved_changes: dict[Key, int] = {}  # each monitor's alert changes as of its last save
         self.dropped: dict[str, int] = dict.fromkeys(config.models, 0)  # rows clients report dropping
         self.last_error: BaseException | None = None
         self._on_new = on_new
@@ -102,14 +108,25 @@ class Hub:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.config.checkpoint_every):
-            self.save_all()
+        every = self.config.checkpoint_every
+        due = time.monotonic() + every
+        while not self._stop.wait(min(ALERT_SAVE_DELAY, every)):
+            if time.monotonic() >= due:
+                self.save_all()
+                due = time.monotonic() + every
+            else:
+                self.save_all(alerts_changed=True)
 
-    def save_all(self) -> None:
-        """Save every monitor now; a failure is logged and kept in ``last_error`` (the others still save)."""
+    def save_all(self, *, alerts_changed: bool = False) -> None:
+        """Save every monitor now (with ``alerts_changed``, those whose alerts a read changed since their last
+        save); a failure is logged and kept in ``last_error`` (the others still save)."""
         for key, monitor in list(self.monitors.items()):
+            changes = monitor._alert_changes  # read before the save's snapshot: a later change saves again
+            if alerts_changed and changes == self._saved_changes.get(key, 0):
+                continue
             try:
                 monitor.save(self.config.state_dir / f"{self._stems[key]}.state.json")
+                self._saved_changes[key] = changes
             except Exception as exc:  # a full disk, a locked journal: logged, kept, retried next time
                 logger.error("checkpoint of %s failed: %s", "/".join(filter(None, key)), exc, exc_info=exc)
                 self.last_error = exc

@@ -196,13 +196,10 @@ class Monitor(Labelling):
         self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
         self._alert_pools: dict[tuple[str, str, str], Pool] = {}  # held prior-shift alerts' evidence (shift_hold)
-        # each window's hold (findings.alerts.held_alerts)
-        self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
         # alerts waiting for confirmation: when their condition first held, at how many reads
         # (findings.alerts.confirmed_alerts)
         self._alert_pending: dict[tuple[str, str, str], Waiting] = {}
-        self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
-        self._confirm_reads = confirming_reads(self._policy.alert_confirm)
+        self._spans(windows)
         self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
         # reads that changed the alert bookkeeping above: a server saves soon after one (serve.hub), as reads are
         # not journalled and a kill -9 would otherwise lose a raised, held or confirming alert
@@ -477,6 +474,20 @@ class Monitor(Labelling):
             ALERT_LOG.info("alert cleared: %s in %s on %s (raised at sample %d), at sample %d", alert.kind,
                            alert.window, alert.subject, alert.since_sample, report.samples, extra={"alert": alert})
         return report
+
+    def _spans(self, windows: Iterable[Window]) -> None:
+        """Each window's hold (``findings.alerts.held_alerts``) and confirmation span, from the policy."""
+        self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
+        self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
+        self._confirm_reads = confirming_reads(self._policy.alert_confirm)
+
+    def _use_policy(self, policy: Policy) -> None:
+        """Read with ``policy`` from now on — a server's configuration over the policy its checkpoint was saved
+        with: the holds and confirmations in progress then count in this policy's turnovers and reads."""
+        with self._lock:
+            self._policy = policy
+            self._spans(self._tally.windows)
+            self._last_report = None
 
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"

@@ -211,5 +211,5 @@ def open_model(model: ModelConfig, state_dir: Path, stem: str) -> Monitor:
         raise ValueError(f"[models.{model.name}]: the checkpoint {checkpoint} was written with other "
                          f"{', '.join(differences)} than the configuration's: restore the configuration, or move the "
                          "checkpoint and journal away to start this model afresh")
-    monitor._policy = model.policy
+    monitor._use_policy(model.policy)
     return monitor

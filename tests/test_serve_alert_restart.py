@@ -1,7 +1,8 @@
-"""A ``streammon serve`` process ``kill -9``ed with alerts in flight: a held prior-shift alert and its pool, a
-confirmation waiting on another window. Reads are not journalled, so these live in the checkpoint only: the server
-saves a monitor within seconds of a read that changed them, not at its next checkpoint (an hour apart here).
-Every process started here is stopped by PID in a finally."""
+"""A ``streammon serve`` restarted with alerts in flight. Killed with ``kill -9``: a held prior-shift alert and its
+pool, a confirmation waiting on another window — reads are not journalled, so these live in the checkpoint only,
+and the server saves a monitor within seconds of a read that changed them, not at its next checkpoint (an hour
+apart here). Restarted under another policy: the configuration's holds and confirmations apply. Every process
+started here is stopped by PID in a finally."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import streammon
 from streammon import state
+from streammon.serve.config import ModelConfig, parse
+from streammon.serve.hub import open_model
 from tests.serve_http import post, report
 from tests.test_serve_process import Served
 
@@ -77,3 +80,42 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     finally:
         server.stop()
         never_killed.close()
+
+
+def _model(state_dir: Path, confirm: int) -> ModelConfig:
+    return parse(f'[server]\nlisten = "127.0.0.1:0"\nstate_dir = "{state_dir}"\n[models.m]\nwindows = ["sliding:200"]\n'
+                 f'reference = {{ legit = 95, fraud = 5 }}\npolicy = {{ alert_confirm = {confirm} }}\n').models["m"]
+
+
+def _first_read_after_restart(state_dir: Path, saved_with: int, reopened_with: int) -> tuple[list[str], float]:
+    """A checkpoint of 1,000 samples at the reference mix saved under ``alert_confirm = saved_with``, reopened as
+    the server does under ``alert_confirm = reopened_with``, then 200 samples at 10 % fraud and one read: the
+    windows alerted and the prior-shift p-value of sliding_200."""
+    state_dir.mkdir()
+    monitor = open_model(_model(state_dir, saved_with), state_dir, "m")
+    for _ in range(10):
+        y = ["fraud"] * 5 + ["legit"] * 95
+        monitor.update_many(y, y)
+        monitor.report()
+    monitor.save(state_dir / "m.state.json")
+    monitor.close()
+    monitor = open_model(_model(state_dir, reopened_with), state_dir, "m")
+    try:
+        y = ["fraud"] * 10 + ["legit"] * 90
+        monitor.update_many(y * 2, y * 2)
+        read = monitor.report()
+        p = read.windows["sliding_200"].prior_shift.p_value
+        return [a.window for a in read.alerts if a.kind == "prior_shift"], p
+    finally:
+        monitor.close()
+
+
+def test_a_restart_confirms_alerts_by_the_configurations_policy_not_the_checkpoints(tmp_path: Path) -> None:
+    """A checkpoint saved under alert_confirm = 0 and reopened by a configuration saying alert_confirm = 2: a shift
+    whose p-value lies between shift_alpha**3 and shift_alpha waits for its confirmation at the first read (the
+    documented rule), as it does when both say 2; reopened under 0 it is raised at once."""
+    confirmed, p = _first_read_after_restart(tmp_path / "a", saved_with=0, reopened_with=2)
+    assert 0.01**3 < p < 0.01, "the shift no longer sits between the two levels: re-plan"
+    assert confirmed == []
+    assert _first_read_after_restart(tmp_path / "b", saved_with=2, reopened_with=2)[0] == []
+    assert _first_read_after_restart(tmp_path / "c", saved_with=2, reopened_with=0)[0] == ["sliding_200"]

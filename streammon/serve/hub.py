@@ -11,7 +11,8 @@ a monitor whose read changed that bookkeeping is saved within ``ALERT_SAVE_DELAY
 checkpoint, so that a ``kill -9`` does not turn a held or confirmed alert off (and the on-call's alert flap). A
 checkpoint written with other settings than the configuration's (windows, reference, detector, label TTL, max
 pending) is refused at start, naming the difference: counts kept under one definition are not silently read
-under another. The policy (tolerances and metric parameters, read-time only) is the configuration's.
+under another (a reference the model learned from its warm-up is its own when the configuration names none).
+The policy (tolerances and metric parameters, read-time only) is the configuration's.
 
 A segmented model (``segments = ["country"]``) keeps a monitor per segment value, made by the segment's first
 batch, at most ``max_segments``: a batch of a new segment beyond that is refused (400), never merged into
@@ -73,6 +74,7 @@ class Hub:
         except BaseException:
             self.close(save=False)
             raise
+
 
     def _open(self, model: ModelConfig, segment: str, stem: str) -> Monitor:
         monitor = open_model(model, self.config.state_dir, stem)
@@ -197,9 +199,12 @@ def open_model(model: ModelConfig, state_dir: Path, stem: str) -> Monitor:
         return Monitor(**model.options(), pending=journal)
     monitor = Monitor.load(checkpoint, pending=journal, validation=model.validation)
     fresh = Monitor(**model.options())
+    saved = monitor.reference
+    # without a reference in the configuration the model learns one from its warm-up: that one is its own
+    learned = fresh.reference is None and saved is not None and saved.source == "warmup"
     differences = [what for what, a, b in (
         ("windows", monitor.window_names, fresh.window_names),
-        ("reference", monitor.reference and monitor.reference.priors, fresh.reference and fresh.reference.priors),
+        ("reference", None if saved is None or learned else saved.priors, fresh.reference and fresh.reference.priors),
         ("detector", asdict(monitor._tally.watch.settings), asdict(model.detector)),
         ("label_ttl", monitor._records.label_ttl, model.label_ttl),
         ("max_pending", monitor._records.max_pending, model.max_pending),

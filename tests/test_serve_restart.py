@@ -1,7 +1,8 @@
 """A ``streammon serve`` restarted with alerts in flight. Killed with ``kill -9``: a held prior-shift alert and its
 pool, a confirmation waiting on another window — reads are not journalled, so these live in the checkpoint only,
 and the server saves a monitor within seconds of a read that changed them, not at its next checkpoint (an hour
-apart here). Restarted under another policy: the configuration's holds and confirmations apply. Every process
+apart here). Restarted under another policy: the configuration's holds and confirmations apply. Restarted
+without a reference in its configuration: the one learned from the warm-up is the model's own. Every process
 started here is stopped by PID in a finally."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import signal
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import streammon
 from streammon import state
@@ -119,3 +122,26 @@ def test_a_restart_confirms_alerts_by_the_configurations_policy_not_the_checkpoi
     assert confirmed == []
     assert _first_read_after_restart(tmp_path / "b", saved_with=2, reopened_with=2)[0] == []
     assert _first_read_after_restart(tmp_path / "c", saved_with=2, reopened_with=0)[0] == ["sliding_200"]
+
+
+def test_a_model_without_reference_restarts_from_the_checkpoint_of_its_learned_one(tmp_path: Path) -> None:
+    """A model configured without a reference learns it from its warm-up (here 100 samples, 30 of them fraud); a
+    checkpoint saved after that reopens under the same configuration with the learned mix (0.3 fraud, as recounted),
+    while a configuration that now names another reference is still refused, naming it."""
+    def model(reference: str = "") -> ModelConfig:
+        return parse(f'[server]\nlisten = "127.0.0.1:0"\nstate_dir = "{tmp_path}"\n[models.m]\n'
+                     f'windows = ["cumulative"]\nwarmup = 100\n{reference}').models["m"]
+    monitor = open_model(model(), tmp_path, "m")
+    y = ["fraud"] * 30 + ["legit"] * 70 + ["fraud"] * 100 + ["legit"] * 100
+    monitor.update_many(y, y)
+    monitor.save(tmp_path / "m.state.json")
+    monitor.close()
+    reopened = open_model(model(), tmp_path, "m")
+    try:
+        assert reopened.reference is not None and reopened.reference.source == "warmup"
+        assert reopened.reference.priors == {"fraud": 0.3, "legit": 0.7}
+        assert reopened.report().windows["cumulative"].n == len(y)
+    finally:
+        reopened.close()
+    with pytest.raises(ValueError, match="written with other reference than the configuration's"):
+        open_model(model("reference = { legit = 95, fraud = 5 }\n"), tmp_path, "m")

@@ -2,8 +2,8 @@
 pool, a confirmation waiting on another window — reads are not journalled, so these live in the checkpoint only,
 and the server saves a monitor within seconds of a read that changed them, not at its next checkpoint (an hour
 apart here). Restarted under another policy: the configuration's holds and confirmations apply. Restarted
-without a reference in its configuration: the one learned from the warm-up is the model's own. Every process
-started here is stopped by PID in a finally."""
+without a reference in its configuration: the one learned from the warm-up is the model's own. Killed during a
+save: the restart removes the save's temporary file. Every process started here is stopped by PID in a finally."""
 
 from __future__ import annotations
 
@@ -145,3 +145,42 @@ def test_a_model_without_reference_restarts_from_the_checkpoint_of_its_learned_o
         reopened.close()
     with pytest.raises(ValueError, match="written with other reference than the configuration's"):
         open_model(model("reference = { legit = 95, fraud = 5 }\n"), tmp_path, "m")
+
+
+def _killed_saves(state_dir: Path, others: list[Path]) -> list[Path]:
+    return [p for p in state_dir.glob(".fraud.state.json.*.tmp") if p not in others]
+
+
+def test_a_restart_removes_the_temporary_files_of_saves_cut_short_and_nothing_else(tmp_path: Path) -> None:
+    """A server saving every 50 ms is killed with kill -9 as soon as a checkpoint's temporary file appears; the
+    file is still there (the save was cut short); the restarted server removes it, keeps a file of the same shape
+    for another model, a temporary file of another name and every count of the batch acknowledged before."""
+    server = Served(tmp_path)
+    state_dir = tmp_path / "state"
+    server.config.write_text(f'[server]\nlisten = "127.0.0.1:{server.port}"\nstate_dir = "{state_dir}"\n'
+                             'checkpoint_every = 0.05\n[models.fraud]\nwindows = ["cumulative", "sliding:100000"]\n')
+    state_dir.mkdir()
+    others = [state_dir / ".churn.state.json.abcd1234.tmp", state_dir / ".fraud.state.json.partial.tmp"]
+    for path in others:
+        path.write_text("not ours")
+    try:
+        server.start()
+        y = ["fraud", "legit"] * 5000
+        assert post(server.port, "fraud", "samples", {"y_true": y, "y_pred": y})[0] == 200
+        cut: list[Path] = []
+        for _ in range(5):  # a save may still finish between its file being seen and the kill: then again
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not _killed_saves(state_dir, others):
+                pass
+            assert server.kill() == -signal.SIGKILL
+            cut = _killed_saves(state_dir, others)
+            if cut:
+                break
+            server.start()
+        assert cut, "no save was caught under way"
+        server.start()
+        assert not any(p.exists() for p in cut)
+        assert all(p.read_text() == "not ours" for p in others)
+        assert report(server.port, "fraud")["windows"]["cumulative"]["n"] == len(y)
+    finally:
+        server.stop()

@@ -21,9 +21,12 @@ another. Segments are named ``country=DE`` (keys in the configuration's order, j
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,7 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from streammon.atomic import write_atomically
+from streammon.atomic import PREFIX_CHARACTERS, write_atomically
 from streammon.monitor import Monitor
 from streammon.serve.config import ModelConfig, ServerConfig
 
@@ -74,7 +77,9 @@ class Hub:
         except BaseException:
             self.close(save=False)
             raise
-
+        # every journal is locked now and no save has started: the temporary files left here are of killed saves
+        for stem in self._stems.values():
+            _remove_killed_saves(config.state_dir, stem)
 
     def _open(self, model: ModelConfig, segment: str, stem: str) -> Monitor:
         monitor = open_model(model, self.config.state_dir, stem)
@@ -174,6 +179,20 @@ def segment_name(config: ModelConfig, segment: Any) -> str:
                              "characters, without ',' or '='")
         parts.append(f"{key}={text}")
     return ",".join(parts)
+
+
+def _remove_killed_saves(state_dir: Path, stem: str) -> None:
+    """Remove the temporary files of the checkpoint saves of ``stem`` that a ``kill -9`` cut short
+    (``streammon.atomic``: ``.NAME.XXXXXXXX.tmp``, ``NAME`` the state file's name cut to its first characters): never
+    read, each as large as a checkpoint, they would pile up one per crash. Called only while the model's journal
+    is locked by this process and before its first save, so no save of it is under way."""
+    prefix = f"{stem}.state.json"[:PREFIX_CHARACTERS]
+    name = re.compile(rf"\.{re.escape(prefix)}\.[a-z0-9_]{{8}}\.tmp")
+    for path in state_dir.glob(f".{glob.escape(prefix)}.*.tmp"):
+        if name.fullmatch(path.name):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                logger.info("removed %s, the temporary file of a checkpoint save cut short", path)
 
 
 def _read_index(state_dir: Path, model: str) -> dict[str, str]:

@@ -197,3 +197,42 @@ def test_a_window_histogram_reads_as_its_samples() -> None:
     assert by_bins.priors == pytest.approx(by_samples.priors, abs=0.002)
     assert by_bins.n == by_samples.n == 2000
     assert (v.mix_test(bin_representatives(), weights=counts).p_value < 0.05) == (v.mix_test(window).p_value < 0.05)
+
+
+@pytest.mark.parametrize(
+    ("decided", "priors", "match"),
+    [
+        (["ok"], None, "one decision per score row: 5 rows, got 1"),  # was broadcast against the 5 weights
+        ("ok", None, "one decision per score row: 5 rows, got a scalar"),
+        (np.ones((1, 2)), None, "one decision per score row: 5 rows, got 1"),
+        (np.ones((5, 3)), None, r"\(5, 2\) non-negative counts, got shape \(5, 3\)"),
+        (["ok"] * 5, [0.5], r"priors must be 2 non-negative shares summing to 1 .* got \[0.5\]"),  # was broadcast
+        (["ok"] * 5, [1.0, 1.0], "priors must be 2 non-negative shares summing to 1"),  # was read as is
+        (["ok"] * 5, [1.5, -0.5], "priors must be 2 non-negative shares summing to 1"),
+        (["ok"] * 5, [float("nan"), 1.0], "priors must be 2 non-negative shares summing to 1"),
+    ],
+)
+def test_expected_refuses_decisions_or_a_mix_that_do_not_fit_the_rows(decided: object, priors: object,
+                                                                       match: str) -> None:
+    """``expected`` names a decision list of another length than the scores, or a mix that is not K shares summing
+    to 1, instead of broadcasting it into a wrong expected confusion."""
+    y, p, s = _binary()
+    v = Validation(y, p, s)
+    with pytest.raises(ValueError, match=match):
+        v.expected(s[:5], decided, priors=priors)
+
+
+def test_expected_at_a_given_mix_is_saerens_adjustment_recounted_by_hand() -> None:
+    """At a given mix the expected confusion is Σᵢ p'ᵢ ⊗ e(decisionᵢ) with p' the shrunk calibration's posteriors
+    moved by Saerens' formula p'_k ∝ (π'_k / π_k) p_k, recomputed here sample by sample."""
+    y, p, s = _binary()
+    v = Validation(y, p, s)
+    window, decided, mix = s[:200], p[:200], np.array([0.6, 0.4])
+    e = v.expected(window, decided, priors=mix)
+    posteriors = v.shrunk_calibration.apply(np.column_stack([window, 1.0 - window]))  # columns: fraud, ok
+    hand = np.zeros((2, 2))
+    for row, label in zip(posteriors, decided, strict=True):
+        moved = row * mix / v.priors
+        hand[:, v.labels.index(label)] += moved / moved.sum()
+    assert np.asarray(e.confusion) == pytest.approx(hand, abs=1e-9)
+    assert e.priors.tolist() == mix.tolist()

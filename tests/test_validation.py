@@ -67,6 +67,7 @@ def test_default_positive_is_the_minority_and_a_named_one_flips_the_score() -> N
         (([0.5, 1], [1, 1], [0.1, 0.2]), {}, ValueError, "looks like a score"),
         (([None, 1], [1, 1], [0.1, 0.2]), {}, ValueError, "is missing"),
         ((["a", "b"], ["a", "b"], ["x", "y"]), {}, TypeError, "y_score must be numbers"),
+        ((["a", "b"], ["a", "b"], [True, False]), {}, TypeError, "got booleans"),
         ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bins": 1}, ValueError, "bins must be an int >= 2"),
         ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bootstrap": -1}, ValueError, "bootstrap must be an int >= 0"),
     ],

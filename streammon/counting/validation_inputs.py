@@ -57,6 +57,8 @@ def positive_index(labels: tuple[Hashable, ...], present: Any, positive: Any) ->
 
 def score_matrix(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], positive: int | None) -> FloatArray:
     """Scores as (n, K) probabilities in the class order (a binary (n,) score is the positive class's)."""
+    if np.asarray(y_score).dtype.kind == "b":  # as the monitor refuses them: decisions, not scores
+        raise TypeError("y_score must be probabilities, got booleans (decisions, not scores: a bool is no probability)")
     try:
         s = np.asarray(y_score, dtype=np.float64)
     except (TypeError, ValueError):

@@ -237,3 +237,21 @@ def test_expected_at_a_given_mix_is_saerens_adjustment_recounted_by_hand() -> No
         hand[:, v.labels.index(label)] += moved / moved.sum()
     assert np.asarray(e.confusion) == pytest.approx(hand, abs=1e-9)
     assert e.priors.tolist() == mix.tolist()
+
+
+def test_validation_takes_the_rows_a_monitor_takes() -> None:
+    """K = 10 probabilities written with 5 decimals (a CSV, as ``streammon serve`` reads a validation file) sum to 1
+    within ~5e-5 only: the monitor takes them as ``y_score``, and so does a Validation (it refused them, at 1e-6);
+    a row off by 2e-4 is refused by both."""
+    rng = np.random.default_rng(3)
+    y = np.arange(300) % 10
+    logits = rng.normal(size=(300, 10)) + 2.0 * np.eye(10)[y]
+    p = np.round(special.softmax(logits, axis=1), 5)
+    assert np.abs(p.sum(axis=1) - 1).max() > 1e-6
+    Monitor(classes=list(range(10))).update_many(y, p.argmax(axis=1), y_score=p)
+    assert Validation(y, p.argmax(axis=1), p).labels == tuple(range(10))
+    p[0, 0] += 2e-4
+    with pytest.raises(ValueError, match="row 0 sums to"):
+        Monitor(classes=list(range(10))).update_many(y, p.argmax(axis=1), y_score=p)
+    with pytest.raises(ValueError, match="row 0 sums to"):
+        Validation(y, p.argmax(axis=1), p)

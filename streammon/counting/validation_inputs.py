@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.classes import check_label
+from streammon.counting.score_input import SUM_TOLERANCE
 from streammon.metrics.confusion import FloatArray
 
-ROW_TOLERANCE = 1e-6  # |Σ_k s_k − 1| allowed per row of K > 2 scores
+ROW_TOLERANCE = SUM_TOLERANCE  # |Σ_k s_k − 1| per row of K > 2 scores: the monitor's, so both take the same rows
 
 
 def labels_of(values: Any, name: str) -> list[Any]:

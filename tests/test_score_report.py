@@ -198,6 +198,17 @@ def test_a_class_learned_after_the_first_score_blanks_only_the_windows_holding_i
                for x in SCORE_METRICS)
 
 
+@pytest.mark.parametrize("reference", [{"ok": 9, "fraud": 1}, {"fraud": 1, "ok": 9}])
+def test_a_binary_score_of_one_half_is_a_negative_decision_in_either_class_order(reference: dict) -> None:
+    """The documented ECE tie rule, recounted by hand: two frauds scored 0.5 and 0.52 share the bin [7/15, 8/15);
+    0.5 is a decision for "ok" (wrong), 0.52 for "fraud" (right): |1/2 − 0.51| = 0.01, whichever class comes
+    first in the monitor's order."""
+    m = Monitor([Cumulative()], reference=reference, detector=None)
+    m.update_many(["fraud", "fraud"], ["ok", "fraud"], y_score=[0.5, 0.52])
+    assert m.positive == "fraud"
+    assert m.report().windows["cumulative"].scores["ece"] == pytest.approx(abs(0.5 - (0.5 + 0.52) / 2), abs=1e-12)
+
+
 def test_one_class_reads_nan_roc_auc() -> None:
     """A window of one true class has no ROC AUC (NaN), while the Brier score is defined."""
     m = Monitor([Cumulative()], reference={0: 9, 1: 1}, detector=None)

@@ -4,6 +4,7 @@ other reason) raises a clear error and leaves the monitor's saved state byte-ide
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +34,7 @@ BINARY_BATCHES = [
     (["a", "b"], TypeError, r"y_score must hold numbers"),
     ({"a": 1}, TypeError, r"y_score must be numbers"),
     ([[[0.5]]] * 2, ValueError, r"1-D or 2-D"),
+    ([True, False], TypeError, r"got booleans \(decisions, not scores"),  # was read as 1.0 and 0.0
 ]
 
 
@@ -57,6 +59,19 @@ def test_a_refused_single_score_changes_nothing(y_score: object, error: type[Exc
     before = m.dumps()
     with pytest.raises(error, match=message):
         m.update("legit", "fraud", y_score=y_score)
+    assert m.dumps() == before
+
+
+def test_a_durable_monitor_refuses_a_bool_score_as_update_does(tmp_path: Path) -> None:
+    """With a pending store ``update`` takes the batch path; a bool score is refused there too (it was counted as
+    1.0), and the state is unchanged."""
+    m = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1}, pending=tmp_path / "pending.db")
+    m.update("legit", "legit", y_score=0.2)
+    before = m.dumps()
+    with pytest.raises(TypeError, match="booleans"):
+        m.update("legit", "fraud", y_score=True)
+    with pytest.raises(TypeError, match="booleans"):
+        m.predict_many(["k1"], ["fraud"], y_score=np.array([True]))
     assert m.dumps() == before
 
 

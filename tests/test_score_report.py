@@ -172,6 +172,43 @@ def test_window_without_scored_samples_reads_nan_and_unscored_monitor_has_none()
     assert not set(plain.report().windows["cumulative"].scores) & set(SCORE_METRICS)
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_class_learned_after_the_first_score_blanks_only_the_windows_holding_its_scores(k: int) -> None:
+    """A label of a class the scores have no column for (learned after the first score, the monitor open) leaves
+    every window's score metrics equal to scikit-learn's on its scored samples while the window holds no scored
+    sample of that class — as read and at the reference mix, which gives the new class no weight — and NaN in a
+    window that holds one (its score cannot be read). Before, one such label made every window NaN for good."""
+    rng = np.random.default_rng(40 + k)
+    ref_counts = np.array([900, 100]) if k == 2 else np.arange(1, k + 1) * 100
+    priors = ref_counts / ref_counts.sum()
+    m = Monitor([Cumulative(), Sliding(500)], reference={c: int(n) for c, n in enumerate(ref_counts)}, detector=None)
+    y1, s1 = draw(rng, 300, k, np.ones(k) / k)
+    m.update_many(y1.tolist(), y1.tolist(), y_score=s1)
+    m.update(k, 0)  # a new class, without a score: in the confusion counts only
+    y2, s2 = draw(rng, 600, k, np.ones(k) / k)
+    m.update_many(y2.tolist(), y2.tolist(), y_score=s2)
+    assert m.labels == tuple(range(k + 1))
+    report = m.report()
+    y, s = np.concatenate([y1, y2]), np.concatenate([s1, s2])
+    assert_window(report.windows["cumulative"], y, s, k, priors)
+    assert_window(report.windows["sliding_500"], y[-500:], s[-500:], k, priors)
+    m.update_many([k], [0], y_score=s2[:1])  # a scored sample of the new class: its score has no column
+    report = m.report()
+    assert all(math.isnan(report.windows[name].scores[x]) for name in ("cumulative", "sliding_500")
+               for x in SCORE_METRICS)
+
+
+@pytest.mark.parametrize("reference", [{"ok": 9, "fraud": 1}, {"fraud": 1, "ok": 9}])
+def test_a_binary_score_of_one_half_is_a_negative_decision_in_either_class_order(reference: dict) -> None:
+    """The documented ECE tie rule, recounted by hand: two frauds scored 0.5 and 0.52 share the bin [7/15, 8/15);
+    0.5 is a decision for "ok" (wrong), 0.52 for "fraud" (right): |1/2 − 0.51| = 0.01, whichever class comes
+    first in the monitor's order."""
+    m = Monitor([Cumulative()], reference=reference, detector=None)
+    m.update_many(["fraud", "fraud"], ["ok", "fraud"], y_score=[0.5, 0.52])
+    assert m.positive == "fraud"
+    assert m.report().windows["cumulative"].scores["ece"] == pytest.approx(abs(0.5 - (0.5 + 0.52) / 2), abs=1e-12)
+
+
 def test_one_class_reads_nan_roc_auc() -> None:
     """A window of one true class has no ROC AUC (NaN), while the Brier score is defined."""
     m = Monitor([Cumulative()], reference={0: 9, 1: 1}, detector=None)
@@ -346,12 +383,16 @@ def test_all_at_once_equals_each_metric_function(k: int) -> None:
 
 
 def test_a_class_learned_after_the_scores_reads_nan() -> None:
-    """A class the model gives no score column for (learned after the first K-class score, or a third class of a
-    binary monitor) makes the window's score metrics NaN, not an error; the exporter still writes."""
+    """A scored sample of a class the model gives no score column for (learned after the first K-class score, or
+    a third class of a binary monitor) makes the window's score metrics NaN, not an error; the exporter still
+    writes. An unscored sample of it counts in the confusion counts only, as any unscored sample does."""
     m = Monitor([Cumulative()], reference={"a": 1, "b": 1, "c": 1}, detector=None)
-    m.update_many(["a", "b", "c"], ["a", "b", "c"], y_score=np.array([[.7, .2, .1], [.1, .8, .1], [.2, .2, .6]]))
+    probs = np.array([[.7, .2, .1], [.1, .8, .1], [.2, .2, .6]])
+    m.update_many(["a", "b", "c"], ["a", "b", "c"], y_score=probs)
     assert m.report().windows["cumulative"].scores["roc_auc"] == 1.0
     m.update("d", "a")
+    assert m.report().windows["cumulative"].scores["roc_auc"] == 1.0
+    m.update("d", "a", y_score=probs[0])
     w = m.report().windows["cumulative"]
     assert all(math.isnan(w.scores[x]) for x in SCORE_METRICS)
     assert [math.isnan(v) for v in series(exposition(m), "streammon_score", metric="roc_auc")] == [True]

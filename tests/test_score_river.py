@@ -86,3 +86,34 @@ def test_scores_need_the_classes_and_known_classes() -> None:
     with pytest.raises(ValueError, match="not classes of the monitor"):
         m.update("a", {"a": 0.5, "z": 0.5})
     assert m.monitor.dumps() == before
+
+
+@pytest.mark.parametrize(
+    ("proba", "match"),
+    [
+        ({"a": float("nan"), "b": 0.5}, r"finite number >= 0, got nan"),  # was counted without a score
+        ({"a": float("nan"), "b": float("nan"), "c": 0.0}, r"finite number >= 0, got nan"),
+        ({"a": float("inf"), "b": 0.5}, r"finite number >= 0, got inf"),  # was reported as y_score[0] is nan
+        ({"a": -0.5, "b": 1.5}, r"finite number >= 0, got -0.5"),
+        ({"a": True, "b": False}, r"finite number >= 0, got True"),
+        ({"a": "0.5", "b": "0.5"}, r"finite number >= 0, got '0.5'"),
+        ({"a": 0.0, "b": 0.0, "c": 0.0}, "sum to 0"),  # was counted without a score
+    ],
+)
+def test_a_malformed_probability_dict_is_refused_and_counts_nothing(proba: dict, match: str) -> None:
+    """A ``predict_proba_one`` dict holding NaN, an infinity, a negative, a bool or a string, or probabilities
+    summing to 0, raises a ValueError naming the dict's value, and the monitor's state is what it was."""
+    m = MonitorMetric(reference={"a": 1, "b": 1, "c": 1}, scores=True)
+    m.update("a", {"a": 0.6, "b": 0.3, "c": 0.1})
+    before = m.monitor.dumps()
+    with pytest.raises(ValueError, match=match):
+        m.update("a", proba)
+    assert m.monitor.dumps() == before
+
+
+def test_numpy_probabilities_are_numbers() -> None:
+    """NumPy scalars in a dict (float32, int64) are read as the numbers they are: the window's Brier score is the
+    recount (0.6 − 1)² + 0.3² + 0.1² on the one sample."""
+    m = MonitorMetric(reference={"a": 1, "b": 1, "c": 1}, scores=True, metric="brier")
+    m.update("a", {"a": np.float32(0.6), "b": np.float64(0.3), "c": np.float32(0.1)})
+    assert m.get() == pytest.approx((0.6 - 1) ** 2 + 0.3**2 + 0.1**2, abs=1e-7)

@@ -67,6 +67,7 @@ def test_default_positive_is_the_minority_and_a_named_one_flips_the_score() -> N
         (([0.5, 1], [1, 1], [0.1, 0.2]), {}, ValueError, "looks like a score"),
         (([None, 1], [1, 1], [0.1, 0.2]), {}, ValueError, "is missing"),
         ((["a", "b"], ["a", "b"], ["x", "y"]), {}, TypeError, "y_score must be numbers"),
+        ((["a", "b"], ["a", "b"], [True, False]), {}, TypeError, "got booleans"),
         ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bins": 1}, ValueError, "bins must be an int >= 2"),
         ((["a", "b"], ["a", "b"], [0.1, 0.2]), {"bootstrap": -1}, ValueError, "bootstrap must be an int >= 0"),
     ],
@@ -197,3 +198,60 @@ def test_a_window_histogram_reads_as_its_samples() -> None:
     assert by_bins.priors == pytest.approx(by_samples.priors, abs=0.002)
     assert by_bins.n == by_samples.n == 2000
     assert (v.mix_test(bin_representatives(), weights=counts).p_value < 0.05) == (v.mix_test(window).p_value < 0.05)
+
+
+@pytest.mark.parametrize(
+    ("decided", "priors", "match"),
+    [
+        (["ok"], None, "one decision per score row: 5 rows, got 1"),  # was broadcast against the 5 weights
+        ("ok", None, "one decision per score row: 5 rows, got a scalar"),
+        (np.ones((1, 2)), None, "one decision per score row: 5 rows, got 1"),
+        (np.ones((5, 3)), None, r"\(5, 2\) non-negative counts, got shape \(5, 3\)"),
+        (["ok"] * 5, [0.5], r"priors must be 2 non-negative shares summing to 1 .* got \[0.5\]"),  # was broadcast
+        (["ok"] * 5, [1.0, 1.0], "priors must be 2 non-negative shares summing to 1"),  # was read as is
+        (["ok"] * 5, [1.5, -0.5], "priors must be 2 non-negative shares summing to 1"),
+        (["ok"] * 5, [float("nan"), 1.0], "priors must be 2 non-negative shares summing to 1"),
+    ],
+)
+def test_expected_refuses_decisions_or_a_mix_that_do_not_fit_the_rows(decided: object, priors: object,
+                                                                       match: str) -> None:
+    """``expected`` names a decision list of another length than the scores, or a mix that is not K shares summing
+    to 1, instead of broadcasting it into a wrong expected confusion."""
+    y, p, s = _binary()
+    v = Validation(y, p, s)
+    with pytest.raises(ValueError, match=match):
+        v.expected(s[:5], decided, priors=priors)
+
+
+def test_expected_at_a_given_mix_is_saerens_adjustment_recounted_by_hand() -> None:
+    """At a given mix the expected confusion is Σᵢ p'ᵢ ⊗ e(decisionᵢ) with p' the shrunk calibration's posteriors
+    moved by Saerens' formula p'_k ∝ (π'_k / π_k) p_k, recomputed here sample by sample."""
+    y, p, s = _binary()
+    v = Validation(y, p, s)
+    window, decided, mix = s[:200], p[:200], np.array([0.6, 0.4])
+    e = v.expected(window, decided, priors=mix)
+    posteriors = v.shrunk_calibration.apply(np.column_stack([window, 1.0 - window]))  # columns: fraud, ok
+    hand = np.zeros((2, 2))
+    for row, label in zip(posteriors, decided, strict=True):
+        moved = row * mix / v.priors
+        hand[:, v.labels.index(label)] += moved / moved.sum()
+    assert np.asarray(e.confusion) == pytest.approx(hand, abs=1e-9)
+    assert e.priors.tolist() == mix.tolist()
+
+
+def test_validation_takes_the_rows_a_monitor_takes() -> None:
+    """K = 10 probabilities written with 5 decimals (a CSV, as ``streammon serve`` reads a validation file) sum to 1
+    within ~5e-5 only: the monitor takes them as ``y_score``, and so does a Validation (it refused them, at 1e-6);
+    a row off by 2e-4 is refused by both."""
+    rng = np.random.default_rng(3)
+    y = np.arange(300) % 10
+    logits = rng.normal(size=(300, 10)) + 2.0 * np.eye(10)[y]
+    p = np.round(special.softmax(logits, axis=1), 5)
+    assert np.abs(p.sum(axis=1) - 1).max() > 1e-6
+    Monitor(classes=list(range(10))).update_many(y, p.argmax(axis=1), y_score=p)
+    assert Validation(y, p.argmax(axis=1), p).labels == tuple(range(10))
+    p[0, 0] += 2e-4
+    with pytest.raises(ValueError, match="row 0 sums to"):
+        Monitor(classes=list(range(10))).update_many(y, p.argmax(axis=1), y_score=p)
+    with pytest.raises(ValueError, match="row 0 sums to"):
+        Validation(y, p.argmax(axis=1), p)

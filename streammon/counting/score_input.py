@@ -50,7 +50,9 @@ def as_float_array(y_score: Any) -> npt.NDArray[np.float64]:
         except OverflowError:  # an int beyond float64
             raise ValueError(f"y_score must be probabilities in [0, 1], got a number beyond float64 in "
                              f"{y_score!r:.80}") from None
-    if arr.dtype.kind not in "fiub":
+    if arr.dtype.kind == "b":  # as update() and the worker client refuse a bool: a decision, not a score
+        raise TypeError("y_score must be probabilities, got booleans (decisions, not scores: a bool is no probability)")
+    if arr.dtype.kind not in "fiu":
         raise TypeError(f"y_score must hold numbers, got dtype {arr.dtype}")
     return arr.astype(np.float64, copy=False)
 

@@ -67,6 +67,7 @@ from streammon.metrics.em_priors import (
     satterthwaite_df,
 )
 from streammon.metrics.expected_scores import (
+    decision_counts,
     expected_average_precision,
     expected_confusion,
     expected_metrics,
@@ -266,18 +267,27 @@ class Validation:
         are ``shrunk_calibration``'s, moved to the mix: a model that is calibrated already then does not pay
         BCTS's sampling noise (``examples/bench_expected_perf.py``), a miscalibrated one keeps its fit."""
         window = self._window(scores)
-        w = check_weights(weights, window.shape[0])
-        mix = self.estimate(window, weights=w, validation_noise=False).priors if priors is None else priors
-        mix = np.asarray(mix, dtype=np.float64)
-        adjusted = mix_posteriors(self._shrunk.apply(window), self._priors, mix)
+        rows, k = window.shape
+        w = check_weights(weights, rows)
         d = np.asarray(decided)
+        if d.ndim == 0 or len(d) != rows:  # checked before the weights could broadcast against a wrong length
+            raise ValueError(f"decided must hold one decision per score row: {rows} rows, got "
+                             f"{'a scalar' if not d.ndim else len(d)}")
         if d.ndim == 1:
             index = {label: i for i, label in enumerate(self._labels)}
             try:
                 d = np.array([index[check_label(v)] for v in d], dtype=np.intp)
             except KeyError as error:
                 raise ValueError(f"decided holds {error.args[0]!r}, not a class of {list(self._labels)}") from None
-            d = np.eye(len(self._labels))[d]
+        d = decision_counts(d, rows, k)  # (rows, K): one-hot rows, or the given counts checked
+        if priors is None:
+            mix = self.estimate(window, weights=w, validation_noise=False).priors
+        else:
+            mix = np.asarray(priors, dtype=np.float64)
+            if mix.shape != (k,) or not np.all(np.isfinite(mix)) or np.any(mix < 0) or abs(mix.sum() - 1) > 1e-6:
+                raise ValueError(f"priors must be {k} non-negative shares summing to 1 (in the order "
+                                 f"{list(self._labels)}), got {priors!r}")
+        adjusted = mix_posteriors(self._shrunk.apply(window), self._priors, mix)
         cm = expected_confusion(adjusted, d * w[:, None])
         pos = self._positive or 0
         ranking = window[:, pos] if len(self._labels) == 2 else window

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.classes import check_label
+from streammon.counting.score_input import SUM_TOLERANCE
 from streammon.metrics.confusion import FloatArray
 
-ROW_TOLERANCE = 1e-6  # |Σ_k s_k − 1| allowed per row of K > 2 scores
+ROW_TOLERANCE = SUM_TOLERANCE  # |Σ_k s_k − 1| per row of K > 2 scores: the monitor's, so both take the same rows
 
 
 def labels_of(values: Any, name: str) -> list[Any]:
@@ -57,6 +58,8 @@ def positive_index(labels: tuple[Hashable, ...], present: Any, positive: Any) ->
 
 def score_matrix(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], positive: int | None) -> FloatArray:
     """Scores as (n, K) probabilities in the class order (a binary (n,) score is the positive class's)."""
+    if np.asarray(y_score).dtype.kind == "b":  # as the monitor refuses them: decisions, not scores
+        raise TypeError("y_score must be probabilities, got booleans (decisions, not scores: a bool is no probability)")
     try:
         s = np.asarray(y_score, dtype=np.float64)
     except (TypeError, ValueError):

@@ -11,8 +11,9 @@ The corrected value is the metric at the reference mix: each true class's sample
 (``multi_class="ovo"``, the default) — its distortion is 0 and it is never Type-1-flagged —; one-vs-rest at
 K > 2 does not (``MetricSpec.satisfies_condition1``). Intervals: DeLong's for a binary ROC AUC
 (``metrics.roc_auc_interval``). Undefined is NaN: a window without scored samples, a ROC AUC of one class, a
-corrected value without a reference; a tally whose classes do not fit its score columns (a class learned after
-the first K-class score) reads NaN too.
+corrected value without a reference; a tally whose classes do not fit its score columns reads NaN too: a class
+learned after the first score is left out while the window holds no scored sample of it (and, at the reference
+mix, while the reference gives it no weight), so only the windows holding a scored sample of it read NaN.
 
 >>> import numpy as np
 >>> from streammon.counting.score_tally import ScoreTally
@@ -57,11 +58,25 @@ class ScoreNumbers:
     condition1: Mapping[str, bool]
 
 
-def _fits(tally: ScoreTally, priors: FloatArray | None) -> bool:
-    """Whether the tally can be read: C = 1 (binary) or K columns, and reference priors over its K classes."""
-    k = tally.hist.shape[0]
+def _fits(tally: ScoreTally, priors: FloatArray | None, k: int) -> bool:
+    """Whether the tally's first ``k`` classes can be read: C = 1 (binary) or K columns, and reference priors over
+    its K classes."""
     return tally.columns in {1 if k == 2 else k, k} and k >= 2 and (
         priors is None or len(priors) == k)
+
+
+def _score_classes(tally: ScoreTally, priors: FloatArray | None) -> tuple[Any, Any, Any, FloatArray | None]:
+    """The tally's arrays and the priors over the classes its scores describe: a class learned after the first
+    score (rows beyond the score columns: 2 for a binary score, else C) is dropped while the window holds no
+    scored sample of it, so one stray label of a new class does not blank the score metrics of every window for
+    good; its scores would have no column, so a window holding a scored sample of it stays unreadable (NaN). At
+    the reference mix the dropped classes must weigh nothing, else the corrected values are NaN (no priors)."""
+    scored = 2 if tally.columns == 1 else tally.columns
+    if tally.hist.shape[0] <= scored or tally.class_counts[scored:].any():
+        return tally.hist, tally.sums, tally.top, priors
+    if priors is not None:
+        priors = priors[:scored] if len(priors) > scored and not priors[scored:].any() else None
+    return tally.hist[:scored], tally.sums[:scored], tally.top[:scored], priors
 
 
 def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Policy) -> ScoreNumbers:
@@ -70,14 +85,15 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     distortion NaN), with ``policy``'s parameters
     and confidence. All five at both mixes, and DeLong's variance, in one compiled call
     (``metrics.window_scores.score_values``: the values of ``metrics.compute_scores``)."""
-    k = int(tally.hist.shape[0])
-    readable = _fits(tally, priors) and tally.n_scored > 0
+    hist, sums, top, priors = _score_classes(tally, priors)
+    k = int(hist.shape[0])
+    readable = _fits(tally, priors, k) and tally.n_scored > 0
     positive = 1 if tally.positive is None else tally.positive
     multi_class, condition1 = _settings(policy, k)
     scores = corrected = np.full(len(NAMES), math.nan)
     variance = math.nan
     if readable:  # the bins read once for both mixes
-        values, variance = score_values(tally.hist, tally.sums, tally.top, (None,) if priors is None else
+        values, variance = score_values(hist, sums, top, (None,) if priors is None else
                                         (None, priors), positive=positive, multi_class=multi_class,
                                         normalised=True)
         scores = values[0]

@@ -13,7 +13,9 @@ score bins, not the bins themselves.
   renormalised: a K > 2 score row should sum to 1.
 - ``ece`` (Naeini et al. 2015; Guo et al. 2017) — ``Σ_b (n_b / n)·|acc_b − conf_b|`` over ``ECE_BINS`` = 15
   equal-width bins of the top-label confidence (the largest probability; binary: ``max(s, 1 − s)``), ``acc_b``
-  the share of the bin's samples whose arg-max class is the true one, ``conf_b`` their mean confidence. The
+  the share of the bin's samples whose arg-max class is the true one (binary: the positive class when ``s > 0.5``,
+  the other one at ``s ≤ 0.5``, so a tie at 0.5 is a negative decision in any class order; K > 2: the first
+  largest in class order, as numpy's ``argmax``), ``conf_b`` their mean confidence. The
   bins are ``[b/15, (b+1)/15)``, the last closed (``score_bins.ece_bins``); Guo et al. close them on the right
   instead, which differs only for a confidence exactly on an edge.
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from typing import Any
 
 from river import base as river_base
@@ -108,7 +109,8 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
     monitor, else one per class in the order of ``Monitor.labels``. The classes must be known up
     front (``reference=``; for a binary model it also names the positive class, its minority),
     and a class the dict gives a probability but the monitor does not know is refused
-    (``ValueError``). Labels (not dicts) still count, without a score.
+    (``ValueError``), as is a probability that is not a finite number >= 0 or a dict whose probabilities sum
+    to 0: nothing is counted. Labels (not dicts) still count, without a score.
 
     ``pickle`` and ``copy.deepcopy`` carry the monitor as its saved state
     (``streammon.state``: the monitor's lock is not copied, a fresh one is made), so
@@ -171,9 +173,15 @@ class MonitorMetric(CatalogDirection, metrics_base.MultiClassMetric):
         if unknown:
             raise ValueError(f"predict_proba_one gave probabilities of {unknown!r:.80}, which are not classes of "
                              f"the monitor {list(labels)!r:.200}: give every class in reference=")
+        bad = [v for v in proba.values()
+               if isinstance(v, bool) or not isinstance(v, Real) or not (math.isfinite(v) and float(v) >= 0)]
+        if bad:  # a NaN made the sum NaN and the sample was counted silently without a score
+            raise ValueError(f"predict_proba_one gave {proba!r:.200}: each probability must be a finite number "
+                             f">= 0, got {bad[0]!r}")
         total = float(sum(proba.values()))
         if not total > 0:
-            return None
+            raise ValueError(f"predict_proba_one gave {proba!r:.200}: the probabilities sum to 0, so they cannot "
+                             "be normalised into a score")
         if len(labels) == 2:
             positive = self.monitor.positive
             return float(proba.get(positive, 0.0)) / total

@@ -70,6 +70,7 @@ class TimedScores(ScoreWindow):
         self._open = ScoreCounts(rows, columns)
         self._open_id: int | None = None
         self._led: list[ScoreCounts] = []  # tallies whose histograms take what leaves the open bucket (lead)
+        self._late = False  # ``whole_target`` opened a bucket older than the open one for the coming batch
 
     @property
     def open_bucket(self) -> ScoreCounts:
@@ -126,7 +127,9 @@ class TimedScores(ScoreWindow):
             if not len(times) or math.floor(times[0] / width) != math.floor(times[-1] / width):
                 return None
             times = float(times[-1])
-        self._open_bucket(math.floor(times / width))
+        bucket_id = math.floor(times / width)
+        self._late = self._open_id is not None and bucket_id < self._open_id  # (marked by ``ingest``)
+        self._open_bucket(bucket_id)
         return self._open
 
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
@@ -149,6 +152,9 @@ class TimedScores(ScoreWindow):
                 raise ValueError("a timed window's scores need sample times")
             return
         width = self.window.width
+        if self._late:  # the whole batch went to a bucket older than the open one (``whole_target``)
+            self.broken_at = batch.numbered(len(batch))
+            self._late = False
         if not batch.scored:  # nothing to add, but buckets expire as the confusion window's do
             last = batch.times if not isinstance(batch.times, np.ndarray) else float(batch.times[-1])
             self._expire(math.floor(last / width))

@@ -336,3 +336,6 @@ def test_ring_keeps_the_last_samples_in_order() -> None:
     assert again.total == ring.total
     assert np.array_equal(again.last(5)[1], ring.last(5)[1]) and again.last(5)[0].tolist() == seen[-5:]
     assert math.isfinite(float(ring.last(1)[1][0, 0]))
+    empty = ScoreRing(columns=2)
+    empty.restore(json.loads(json.dumps(empty.state())), rows=2)  # a monitor that took scores, none labelled yet
+    assert empty.total == 0 and empty.last(0)[1].shape == (0, 2)

@@ -92,6 +92,8 @@ class ScoreRing:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"saved exact scores must be numbers: {exc}") from None
         columns = self._scores.shape[1]
+        if scores.size == 0:  # JSON keeps no shape for an empty list
+            scores = scores.reshape(0, columns)
         if true.shape != (held,) or scores.shape != (held, columns):
             raise ValueError(f"saved exact scores must hold the last {held} of {total} samples: {held} classes and "
                              f"({held}, {columns}) scores, got {true.shape} and {scores.shape}")

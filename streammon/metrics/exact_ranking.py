@@ -116,19 +116,19 @@ class RankedScores:
     def _multiclass(self, w: FloatArray, numer: FloatArray, precision: FloatArray, ovo: bool) -> tuple[float, float]:
         n = self.class_counts
         present = np.flatnonzero(w * n > 0)
-        pairs = n[:, None] * n[None, :]
-        a = np.divide(numer, pairs, out=np.full_like(numer, math.nan), where=pairs > 0)  # A(i|j) by rows i
-        if ovo:
-            i, j = np.triu_indices(len(present), 1)
-            pi, pj = present[i], present[j]
-            aucs = (a[pi, pj] + a[pj, pi]) / 2
+        p = len(present)
+        own = n[present]
+        a = numer[np.ix_(present, present)] / np.outer(own, own)  # A(i|j) of the present classes, by rows i
+        if p < 2:
+            auc = math.nan
+        elif ovo:  # Hand & Till: the mean over pairs of (A(i|j) + A(j|i))/2 = the mean of A off the diagonal
+            auc = float((a.sum() - np.trace(a)) / (p * (p - 1)))
         else:  # the pooled negatives' AUC: the mean of the pairwise ones weighted by w_j·n_j
-            other = np.where(np.arange(self.k)[None, :] != present[:, None], (w * n)[None, :], 0.0)
-            weight = other.sum(axis=1)
-            aucs = (np.where(other > 0, a[present], 0.0) * other).sum(axis=1) / np.where(weight > 0, weight,
-                                                                                            math.nan)
-        aps = precision[present] / n[present]
-        return _mean(aucs), _mean(aps)
+            other = np.broadcast_to(w[present] * own, (p, p)).copy()
+            np.fill_diagonal(other, 0.0)
+            np.fill_diagonal(a, 0.0)
+            auc = float(((a * other).sum(axis=1) / other.sum(axis=1)).mean())
+        return auc, float((precision[present] / own).mean()) if p else math.nan
 
 
 @functools.cache

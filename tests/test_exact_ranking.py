@@ -309,6 +309,7 @@ def test_an_older_state_file_without_exact_scores_loads_and_reads_the_bins() -> 
     (lambda e: e["true"].__setitem__(0, 7), r"classes must lie in \[0, 4\)"),
     (lambda e: e["scores"][0].__setitem__(0, 1.5), "finite and in"),
     (lambda e: e.update(extra=1), "must hold total, true and scores"),
+    (lambda e: e["scores"][-1].__setitem__(0, 0.5 * e["scores"][-1][0]), "histogram differs"),
 ])
 def test_a_malformed_exact_part_is_refused_by_name(change: Callable[[dict[str, Any]], None], message: str) -> None:
     """A state file whose exact scores do not fit is refused with a StateError naming them; nothing is loaded."""

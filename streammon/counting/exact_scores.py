@@ -66,8 +66,9 @@ class ScoreRing:
     def last(self, n: int) -> Samples:
         """A read-only copy of the last ``n`` samples appended (``n`` at most ``held``), oldest first."""
         start = (self.total - n) % self.limit
-        order = (start + np.arange(n)) % self.limit
-        true, scores = self._true[order], self._scores[order]
+        head = min(n, self.limit - start)  # the slots up to the ring's end, then from its start
+        true = np.concatenate([self._true[start:start + head], self._true[:n - head]])
+        scores = np.concatenate([self._scores[start:start + head], self._scores[:n - head]])
         true.flags.writeable = False
         scores.flags.writeable = False
         return true, scores

@@ -208,7 +208,24 @@ class Scoring:
                 raise ValueError(f"a saved timed score window's out-of-order mark {w.broken_at} is past the "
                                  f"{total} exact samples counted")
         scoring._link(holding=True)
+        scoring._check_ring(rows)
         return scoring
+
+    def _check_ring(self, rows: int) -> None:
+        """``ValueError`` unless every window that will read the restored ring's exact samples holds exactly
+        them: their histogram is the window's (a ring that does not belong to the saved tallies is refused)."""
+        if self.ring is None:
+            return
+        ring = self.ring
+        for w in self.windows:
+            tally = w.snapshot(None, rows, None if self.positive < 0 else self.positive)
+            n = tally.n_scored
+            if 0 < n <= ring.held and n <= ring.total - w.broken_at:
+                true, scores = ring.last(n)
+                recount = ScoreTally.of(true, scores, rows, positive=max(self.positive, 0))
+                if not np.array_equal(recount.hist, tally.hist):
+                    raise ValueError(f"saved exact scores are not the last {n} scored samples of a window that "
+                                     "holds that many (its histogram differs)")
 
 
 def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:

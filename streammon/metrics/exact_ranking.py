@@ -87,7 +87,7 @@ class RankedScores:
         squares = np.zeros(2)
         binary_column = (0 if columns == 1 else positive) if k == 2 else -1
         own = np.array([positive] if columns == 1 else range(columns), dtype=np.intp)  # the class each column scores
-        _loop().ranking_pass(self.true, self.order, self.scores.T, own, usable, binary_column, numer, precision,
+        _loop().ranking_pass(self.true, self.order, self.scores, own, usable, binary_column, numer, precision,
                              squares)
         defined = [_defined(row, self.class_counts) for row in w]
         if k == 2:

@@ -16,9 +16,9 @@ from streammon.metrics.jitting import compiled
 @compiled
 def _group(true: Any, order: Any, scores: Any, c: int, hi: int) -> int:
     """The first sorted position of the group of equal column-c scores that ends at position ``hi``."""
-    value = scores[order[c, hi], c]
+    value = scores[c, order[c, hi]]
     lo = hi
-    while lo > 0 and scores[order[c, lo - 1], c] == value:
+    while lo > 0 and scores[c, order[c, lo - 1]] == value:
         lo -= 1
     return lo
 
@@ -39,7 +39,8 @@ def _delong(squares: Any, own_in: int, others_in: int, own_share: float, others_
 @compiled
 def ranking_pass(true: Any, order: Any, scores: Any, own: Any, weights: Any, binary_column: int,  # noqa: PLR0917
                  numer: Any, precision: Any, squares: Any) -> None:
-    """For each column c (``order[c]`` its samples by ascending score, ``own[c]`` its own class), walking the
+    """For each column c (``scores[c]`` its scores, ``order[c]`` its samples by ascending score, ``own[c]`` its own
+    class), walking the
     tie groups from the top score down:
 
     - ``numer[c, j] += (own samples above) + ½ (own samples in the group)`` for each sample of class j in the

@@ -108,8 +108,10 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     if samples is None:
         return out, float(delong[0])
     ranked = RankedScores.of(samples[0], samples[1], k)
-    weights = np.array([class_weights(ranked.class_counts, None if mix is None else rows[v])
-                        for v, mix in enumerate(mixes)])
+    n = ranked.class_counts
+    known = n > 0  # each class's weight at each mix: ``class_weights``'s rule, the rows normalised already
+    weights = np.where(as_read[:, None], 1.0, np.where(known, rows * n.sum() / np.where(known, n, 1.0),
+                                                       np.where(rows > 0, np.nan, 0.0)))
     exact, variance = ranked.values(weights, positive=int(positive), ovo=multi_class != "ovr")
     out[:, :2] = exact
     return out, variance

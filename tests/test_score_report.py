@@ -231,7 +231,10 @@ def test_roc_auc_interval_is_delong_of_the_window() -> None:
     width = {n: np.subtract(*report.windows[n].intervals["roc_auc"][::-1]) for n in ("sliding_300", "cumulative")}
     assert width["cumulative"] < width["sliding_300"] / 2
     for name, (y_w, s_w) in {"sliding_300": (y[-300:], s[-300:]), "cumulative": (y, s)}.items():
-        want = roc_auc_interval(tally(y_w, s_w, 2), positive=1)  # the report's, in one pass with the metrics
+        # the report's, in one pass with the metrics: from the exact scores of a window of at most 2,048 scored
+        # samples (the sliding one), from the bins beyond (the cumulative one)
+        exact = (y_w.astype(np.intp), s_w[:, None]) if len(y_w) <= 2048 else None
+        want = roc_auc_interval((*tally(y_w, s_w, 2), exact), positive=1)
         assert report.windows[name].intervals["roc_auc"] == pytest.approx(want, abs=1e-12)
 
 
@@ -250,7 +253,8 @@ def test_scores_change_with_the_tally_and_are_kept_while_it_stays() -> None:
     assert tally is not None
     once = cache.scored(base, tally, None, policy)
     copy = type(tally).frozen(tally.hist.copy(), tally.sums.copy(), tally.top.copy(), tally.positive)
-    assert cache.scored(base, copy, None, policy) is once
+    assert cache.scored(base, copy.with_samples(tally.samples), None, policy) is once
+    assert cache.scored(base, copy, None, policy) is not once  # the same bins without its exact samples
     assert cache.scored(base, first.score_tally, None, policy) is not once  # type: ignore[arg-type]
 
 

@@ -14,6 +14,8 @@ bin`` and counts), so a timed bucket keeps only the bins it holds and a state fi
 (3, 1, [1, 2])
 >>> (t + t - t).n_scored, bool(np.array_equal((t + t - t).hist, t.hist))
 (3, True)
+>>> (t + t).samples[0].tolist(), (t + t - t).samples  # exact samples: merged, not evicted
+([0, 1, 1, 0, 1, 1], None)
 >>> t.hist[0, 0, 0] = 5
 Traceback (most recent call last):
 ...
@@ -22,12 +24,13 @@ ValueError: assignment destination is read-only
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
 
 Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
@@ -63,12 +66,27 @@ class ScoreTally:
     monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class score, else
     one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold samples
     without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
-    the probability of (None for C > 1)."""
+    the probability of (None for C > 1).
+
+    ``samples``: the window's scored samples with their exact scores — ``(true, scores)``, class indices (n,) and
+    scores (n, C), read-only, in arrival order — when the window holds at most
+    ``metrics.exact_ranking.EXACT_RANKING_LIMIT`` scored samples (``streammon.counting.exact_scores``); None
+    otherwise. ``roc_auc`` and ``average_precision`` read them where present (``parts``), the bins where not."""
 
     hist: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
     top: npt.NDArray[np.float64]
     positive: int | None
+    samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
+
+    @property
+    def parts(self) -> tuple[Any, ...]:
+        """``(hist, sums, top, samples)``: what the score metrics take (``metrics.roc_auc(t.parts)``)."""
+        return self.hist, self.sums, self.top, self.samples
+
+    def with_samples(self, samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None) -> ScoreTally:
+        """This tally with ``samples`` (read-only arrays: not copied) as its exact samples."""
+        return replace(self, samples=samples)
 
     @property
     def columns(self) -> int:
@@ -90,11 +108,13 @@ class ScoreTally:
     @classmethod
     def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
            positive: int | None = 1) -> ScoreTally:
-        """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1])."""
+        """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1]);
+        with its exact samples when there are at most ``EXACT_RANKING_LIMIT``."""
         cells, counts, sums, top = sample_cells(true, scores, k, positive=1 if positive is None else positive)
         hist = np.zeros(k * scores.shape[1] * BINS, np.int64)
         hist[cells] = counts
-        return cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
+        tally = cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
+        return tally.with_samples(_samples(np.array(true, dtype=np.intp), np.array(scores, dtype=np.float64)))
 
     @classmethod
     def frozen(cls, hist: npt.NDArray[np.signedinteger[Any]], sums: npt.NDArray[np.float64],
@@ -112,17 +132,32 @@ class ScoreTally:
         return ScoreCounts.of(self, rows), ScoreCounts.of(other, rows)
 
     def __add__(self, other: ScoreTally) -> ScoreTally:
+        """The merged tally; its exact samples are both's, concatenated, while both have them and they number at
+        most ``EXACT_RANKING_LIMIT`` (else None: the bins)."""
         mine, theirs = self._pair(other)
         mine.add(theirs.hist, theirs.sums, theirs.top)
-        return mine.snapshot(len(mine.hist), self.positive)
+        merged = mine.snapshot(len(mine.hist), self.positive)
+        if self.samples is None or other.samples is None:
+            return merged
+        return merged.with_samples(_samples(np.concatenate([self.samples[0], other.samples[0]]),
+                                            np.concatenate([self.samples[1], other.samples[1]])))
 
     def __sub__(self, other: ScoreTally) -> ScoreTally:
+        """The tally with ``other``'s samples evicted; without exact samples (which ones left is not known)."""
         mine, theirs = self._pair(other)
         mine.subtract(theirs.hist, theirs.sums, theirs.top)
         return mine.snapshot(len(mine.hist), self.positive)
 
     def __repr__(self) -> str:
         return f"ScoreTally(classes={len(self.hist)}, columns={self.columns}, n_scored={self.n_scored})"
+
+
+def _samples(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
+             ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
+    """Exact samples made read-only, or None past ``EXACT_RANKING_LIMIT``."""
+    if len(true) > EXACT_RANKING_LIMIT:
+        return None
+    return _readonly(true), _readonly(scores)
 
 
 def count_type(most: int) -> type[np.signedinteger[Any]]:

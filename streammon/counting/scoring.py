@@ -14,6 +14,10 @@ The layout is decided when the first score arrives, and every later score must f
 
 Samples without a score count in the confusion windows and not in the score tallies (``ScoreTally.n_scored``).
 
+The score side also keeps the last ``EXACT_RANKING_LIMIT`` scored samples exact (``streammon.counting.exact_scores``):
+a window holding at most that many scored samples gets them with its tally (``ScoreTally.samples``), and its ROC
+AUC and average precision are read from them instead of its bins.
+
 >>> s = Scoring.of_first(declared=2, labels=2, positive=1, ndim=1, columns=None)
 >>> s.columns, s.positive
 (1, 1)
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.exact_scores import ScoreRing
 from streammon.counting.score_records import ScoreRecords
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
@@ -44,11 +49,14 @@ class Scoring:
     """The score layout (``columns``, ``positive``), the records ``update`` buffers scored samples as
     (``streammon.counting.score_records``) and the score windows, allocated by ``attach``."""
 
-    def __init__(self, columns: int, positive: int) -> None:
+    def __init__(self, columns: int, positive: int, *, exact: bool = True) -> None:
+        """``exact``: keep the last scored samples exact for the windows that hold few (``ScoreRing``; the
+        prediction side, whose rows are predicted classes, does not)."""
         self.columns = columns
         self.positive = positive
         self.records = ScoreRecords(columns)
         self.windows: list[ScoreWindow] = []
+        self.ring = ScoreRing(columns) if exact else None
         self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
 
     @classmethod
@@ -108,11 +116,19 @@ class Scoring:
         """Feed a batch (``scores`` None: none of its samples carried one; ``rows``: the classes known, more than
         any index in ``true``, if the caller knows it)."""
         targets: list[ScoreCounts] = []
+        first = 0 if self.ring is None else self.ring.total
         if scores is None:
             scores = np.full((len(true), self.columns), np.nan)
         else:  # the windows that take the whole batch get its bins in the pass that makes them
             targets = [t for t in (w.whole_target(times) for w in self.windows) if t is not None]
-        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows)
+            if self.ring is not None:
+                unscored = np.isnan(scores[:, 0])
+                if unscored.any():
+                    self.ring.append(true[~unscored], scores[~unscored])
+                else:
+                    self.ring.append(true, scores)
+        batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows,
+                            first=first)
         for w in self.windows:
             w.ingest(batch)
 
@@ -123,26 +139,57 @@ class Scoring:
         histogram again (K × C × 2,048 counts: 1.6 MB at K = 10)."""
         positive = None if self.positive < 0 else self.positive
         out = []
+        fresh: dict[int, Any] = {}  # window position -> its read key (None: not kept)
         for i, w in enumerate(self.windows):
             key = None if stamp is None else (stamp, k, w.read_key(now))
             last = self._views.get(i)
             if key is not None and last is not None and last[0] == key:
                 out.append(last[1])
                 continue
-            tally = w.snapshot(now, k, positive)
+            out.append(w.snapshot(now, k, positive))
+            fresh[i] = key
+        if self.ring is not None and fresh:
+            self._attach_samples(out, list(fresh), k)
+        for i, key in fresh.items():
             if key is not None:
-                self._views[i] = (key, tally)
-            out.append(tally)
+                self._views[i] = (key, out[i])
         return tuple(out)
 
+    def _attach_samples(self, tallies: list[ScoreTally], positions: list[int], k: int) -> None:
+        """Give each tally at ``positions`` whose window holds at most what the ring holds its exact samples: the
+        ring's last ``n_scored`` (a suffix: ``streammon.counting.exact_scores``), one copy shared by every window.
+        A window whose samples do not recount its class counts (never, by the suffix argument; a safety net)
+        keeps its bins."""
+        assert self.ring is not None
+        ring = self.ring
+        wanted = {i: tallies[i].n_scored for i in positions}
+        wanted = {i: n for i, n in wanted.items()
+                  if 0 < n <= ring.held and n <= ring.total - self.windows[i].broken_at}
+        if not wanted:
+            return
+        most = max(wanted.values())
+        true, scores = ring.last(most)
+        for i, n in wanted.items():
+            mine = true[most - n:], scores[most - n:]
+            if np.array_equal(np.bincount(mine[0], minlength=k)[:k], tallies[i].class_counts) and mine[0].max() < k:
+                tallies[i] = tallies[i].with_samples(mine)
+
     def state(self) -> dict[str, Any]:
-        return {"columns": self.columns, "positive": self.positive, "windows": [w.state() for w in self.windows]}
+        """Plain data: the layout, each window's tally and — keeping them — the exact scores (``exact``)."""
+        out = {"columns": self.columns, "positive": self.positive, "windows": [w.state() for w in self.windows]}
+        if self.ring is not None:
+            out["exact"] = self.ring.state()
+        return out
 
     @classmethod
-    def restored(cls, state: Any, windows: Sequence[Window], rows: int, labels: int) -> Scoring:
-        """``state()`` loaded for these windows (``ValueError`` naming what does not fit)."""
-        if not isinstance(state, dict) or set(state) != {"columns", "positive", "windows"}:
-            raise ValueError("saved scores must hold columns, positive and windows")
+    def restored(cls, state: Any, windows: Sequence[Window], rows: int, labels: int, *,
+                 exact: bool = True) -> Scoring:
+        """``state()`` loaded for these windows (``ValueError`` naming what does not fit). ``exact`` (optional:
+        absent from files written before it) is loaded where this side keeps exact scores; without it the ring
+        starts empty and every window reads its bins until it holds only samples that came since."""
+        if not isinstance(state, dict) or not {"columns", "positive", "windows"} <= set(state) \
+                or not set(state) <= {"columns", "positive", "windows", "exact"}:
+            raise ValueError("saved scores must hold columns, positive and windows (and exact, optionally)")
         columns, positive = state["columns"], state["positive"]
         if type(columns) is not int or not (columns == 1 or 3 <= columns <= min(labels, MAX_SCORE_CLASSES)):
             raise ValueError(f"saved score columns {columns!r} do not fit {labels} classes")
@@ -150,12 +197,35 @@ class Scoring:
             raise ValueError(f"saved score positive class {positive!r} does not fit {columns} columns")
         if not isinstance(state["windows"], list) or len(state["windows"]) != len(windows):
             raise ValueError(f"saved scores must hold one entry per window ({len(windows)})")
-        scoring = cls(columns, positive)
+        scoring = cls(columns, positive, exact=exact)
         scoring.attach(windows, rows, link=False)
+        if scoring.ring is not None and "exact" in state:
+            scoring.ring.restore(state["exact"], rows)
+        total = 0 if scoring.ring is None else scoring.ring.total
         for w, item in zip(scoring.windows, state["windows"], strict=True):
             w.restore(item)
+            if w.broken_at > total:
+                raise ValueError(f"a saved timed score window's out-of-order mark {w.broken_at} is past the "
+                                 f"{total} exact samples counted")
         scoring._link(holding=True)
+        scoring._check_ring(rows)
         return scoring
+
+    def _check_ring(self, rows: int) -> None:
+        """``ValueError`` unless every window that will read the restored ring's exact samples holds exactly
+        them: their histogram is the window's (a ring that does not belong to the saved tallies is refused)."""
+        if self.ring is None:
+            return
+        ring = self.ring
+        for w in self.windows:
+            tally = w.snapshot(None, rows, None if self.positive < 0 else self.positive)
+            n = tally.n_scored
+            if 0 < n <= ring.held and n <= ring.total - w.broken_at:
+                true, scores = ring.last(n)
+                recount = ScoreTally.of(true, scores, rows, positive=max(self.positive, 0))
+                if not np.array_equal(recount.hist, tally.hist):
+                    raise ValueError(f"saved exact scores are not the last {n} scored samples of a window that "
+                                     "holds that many (its histogram differs)")
 
 
 def score_window(window: Window, *, rows: int, columns: int, positive: int) -> ScoreWindow:

@@ -10,7 +10,9 @@ The corrected value is the metric at the reference mix: each true class's sample
 (``MetricSpec.evaluate_scores``). ``roc_auc`` keeps Condition 1 at K = 2 and with Hand & Till's one-vs-one
 (``multi_class="ovo"``, the default) — its distortion is 0 and it is never Type-1-flagged —; one-vs-rest at
 K > 2 does not (``MetricSpec.satisfies_condition1``). Intervals: DeLong's for a binary ROC AUC
-(``metrics.roc_auc_interval``). Undefined is NaN: a window without scored samples, a ROC AUC of one class, a
+(``metrics.roc_auc_interval``). ROC AUC, average precision and DeLong's interval are read from the window's exact
+scores where its tally carries them (``ScoreTally.samples``: at most ``EXACT_RANKING_LIMIT`` scored samples),
+else from its bins. Undefined is NaN: a window without scored samples, a ROC AUC of one class, a
 corrected value without a reference; a tally whose classes do not fit its score columns reads NaN too: a class
 learned after the first score is left out while the window holds no scored sample of it (and, at the reference
 mix, while the reference gives it no weight), so only the windows holding a scored sample of it read NaN.
@@ -95,7 +97,7 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     if readable:  # the bins read once for both mixes
         values, variance = score_values(hist, sums, top, (None,) if priors is None else
                                         (None, priors), positive=positive, multi_class=multi_class,
-                                        normalised=True)
+                                        normalised=True, samples=tally.samples)
         scores = values[0]
         if priors is not None:
             corrected = values[1]
@@ -150,6 +152,7 @@ def _same(a: ScoreTally, b: ScoreTally) -> bool:
     """Whether two tallies hold the same numbers (compared, not hashed: cheaper than the metrics; the small sums
     first, which differ as soon as a sample came or went)."""
     return a is b or (a.positive == b.positive and a.hist.shape == b.hist.shape
+                      and (a.samples is None) == (b.samples is None)
                       and np.array_equal(a.sums, b.sums) and np.array_equal(a.top, b.top)
                       and np.array_equal(a.hist, b.hist))
 

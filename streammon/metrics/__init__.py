@@ -1,6 +1,7 @@
 """Pure metric math: the catalog, binary and multi-class formulas, Hölder bounds,
 prior correction, the label-free class-mix estimate, and the score metrics (ROC AUC, average
-precision, Brier score, log loss, ECE) of a window's score tally. No state, no I/O.
+precision, Brier score, log loss, ECE) of a window's score tally — ROC AUC and average precision from the
+window's exact scores where it holds at most ``EXACT_RANKING_LIMIT`` scored samples. No state, no I/O.
 
 >>> from streammon import metrics
 >>> round(metrics.compute("acsa", [[8, 2], [1, 9]]), 12)
@@ -14,6 +15,7 @@ precision, Brier score, log loss, ECE) of a window's score tally. No state, no I
 """
 
 from streammon.metrics.confusion import Confusion, safe_divide
+from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.holder import competitiveness, holder_bounds, holder_mean
 from streammon.metrics.label_shift import PriorBaseline, PriorEstimate, estimate_priors, prior_baseline
 from streammon.metrics.prior import normalise_priors, reweight
@@ -39,6 +41,7 @@ from streammon.metrics.specs import (
 )
 
 __all__ = [
+    "EXACT_RANKING_LIMIT",
     "Confusion",
     "MetricSpec",
     "PriorBaseline",

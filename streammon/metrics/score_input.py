@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.exact_ranking import RankedScores, check_samples
 from streammon.metrics.prior import normalise_priors
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, tally
 
@@ -56,6 +57,7 @@ class ScoreRead:
     top: FloatArray
     counts: FloatArray  # n_c, the samples of each true class
     weights: FloatArray
+    samples: RankedScores | None = None  # the window's exact scores, when it keeps them (``exact_ranking``)
 
     @property
     def k(self) -> int:
@@ -99,11 +101,13 @@ class ScoreRead:
     @classmethod
     def of(cls, tally: Sequence[Any], priors: Any = None) -> ScoreRead:
         """Check ``tally`` (shapes, finite non-negative counts) and weigh its classes at ``priors`` (None: as
-        read). Bad input raises ``TypeError``/``ValueError`` naming what was expected."""
-        if not isinstance(tally, (tuple, list)) or len(tally) != 3:
-            raise TypeError(f"a score tally must be the tuple (hist, sums, top) of score_bins.tally, got "
-                            f"{type(tally).__name__}")
-        hist, sums, top = (_array(part, name) for part, name in zip(tally, ("hist", "sums", "top"), strict=True))
+        read). ``tally`` is ``(hist, sums, top)``, or ``(hist, sums, top, samples)`` with the window's exact
+        samples ``(true, scores)`` or None (``ScoreTally.parts``): then the ranking metrics read them.
+        Bad input raises ``TypeError``/``ValueError`` naming what was expected."""
+        if not isinstance(tally, (tuple, list)) or len(tally) not in (3, 4):
+            raise TypeError(f"a score tally must be the tuple (hist, sums, top) of score_bins.tally (or "
+                            f"ScoreTally.parts), got {type(tally).__name__}")
+        hist, sums, top = (_array(part, name) for part, name in zip(tally[:3], ("hist", "sums", "top"), strict=True))
         k = hist.shape[0] if hist.ndim == 3 else 0
         if hist.ndim != 3 or k < 2 or hist.shape[1] not in {1 if k == 2 else k, k} or hist.shape[2] != BINS:
             raise ValueError(f"a score tally's hist must be (K, C, {BINS}) with K >= 2 and C = 1 (K = 2) or K, "
@@ -122,8 +126,19 @@ class ScoreRead:
             mix = normalise_priors(priors, k)
             known = counts > 0
             weights = np.where(known, mix * counts.sum() / np.where(known, counts, 1.0), np.where(mix > 0, np.nan, 0.0))
+        ranked = None if len(tally) == 3 or tally[3] is None else _ranked(tally[3], counts, hist.shape[1])
         return cls(hist.astype(np.int64, copy=False), sums.astype(np.float64, copy=False),
-                   top.astype(np.float64, copy=False), counts, weights)
+                   top.astype(np.float64, copy=False), counts, weights, ranked)
+
+
+def _ranked(samples: Any, counts: FloatArray, columns: int) -> RankedScores:
+    """The exact samples ``(true, scores)`` of a tally, checked against its class counts."""
+    if not isinstance(samples, (tuple, list)) or len(samples) != 2:
+        raise TypeError(f"a score tally's samples must be the pair (true, scores), got {type(samples).__name__}")
+    true, scores = check_samples(samples[0], samples[1], len(counts), columns)
+    if not np.array_equal(np.bincount(true, minlength=len(counts)), counts):
+        raise ValueError("a score tally's samples must be the samples its histogram counts (class counts differ)")
+    return RankedScores.of(true, scores, len(counts))
 
 
 def score_tally(y_true: Any, y_score: Any, k: int, *, positive: int = 1) -> Tally:

@@ -1,6 +1,9 @@
 """Ranking metrics of a model's scores from a window's score tally: ROC AUC and average precision (pure).
 
-Both read only the binned scores (``hist``) of each true class, so two scores in one bin count as tied.
+Both read the binned scores (``hist``) of each true class, so two scores in one bin count as tied — unless the
+tally carries the window's exact samples (``(hist, sums, top, (true, scores))``, ``ScoreTally.parts``: a window of
+at most ``exact_ranking.EXACT_RANKING_LIMIT`` scored samples keeps them), read then as scikit-learn reads them:
+ties only where scores are equal, the bin error 0 (``exact_ranking``).
 
 - ``roc_auc`` (binary): the Mann–Whitney statistic ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over (positive, negative)
   pairs, a pair within one bin counting ½ (Hanley & McNeil 1982). Its bin error is at most ½ × the share of
@@ -43,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.exact_ranking import AP, AUC
 from streammon.metrics.intervals import DEFAULT_CONFIDENCE, _digamma_trigamma
 from streammon.metrics.score_input import ScoreRead
 
@@ -112,10 +116,19 @@ def _binary(read: ScoreRead, positive: int) -> tuple[FloatArray, FloatArray]:
     return column[positive], column[1 - positive]
 
 
+def _exact(read: ScoreRead, positive: int, multi_class: str, metric: int) -> tuple[float, float]:
+    """The value from the tally's exact samples, with a bin error of 0 (NaN where the value is)."""
+    assert read.samples is not None
+    value = float(read.samples.values(read.weights[None], positive=positive, ovo=multi_class == "ovo")[0][0, metric])
+    return value, math.nan if math.isnan(value) else 0.0
+
+
 def _roc(read: ScoreRead, positive: Any, multi_class: str) -> tuple[float, float]:
     positive = read.positive(positive)
     if not read.defined:
         return math.nan, math.nan
+    if read.samples is not None:
+        return _exact(read, positive, multi_class, AUC)
     if read.binary:  # Condition 1 by construction: the weights cancel, so the raw bins serve
         column = read.hist[:, read.column(positive), :].astype(np.float64)
         return _auc(column[positive], column[1 - positive])
@@ -158,7 +171,8 @@ def roc_auc_bin_error(tally: Any, *, positive: int = 1, priors: Any = None, mult
 
 
 def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
-    """DeLong's (1988) interval for a binary ROC AUC, from the bins: each positive's placement
+    """DeLong's (1988) interval for a binary ROC AUC, from the bins (from the exact scores where the tally carries
+    them): each positive's placement
     ``V₁₀ = P(s⁻ < s) + ½P(s⁻ = s)`` and each negative's ``V₀₁``, exact per bin (a bin's samples share one),
     ``Var = S₁₀/n⁺ + S₀₁/n⁻`` with their sample variances; normal, cut to [0, 1]. The same at every class
     mix (Condition 1). (NaN, NaN) with fewer than 2 positives or 2 negatives; K > 2 has none (the tally keeps
@@ -181,6 +195,10 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
     npos, nneg = float(pos.sum()), float(neg.sum())
     if npos < 2 or nneg < 2:
         return math.nan, math.nan
+    if read.samples is not None:  # the exact scores' placements
+        values, variance = read.samples.values(np.ones((1, 2)), positive=positive)
+        spread = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(variance)
+        return max(0.0, float(values[0, AUC]) - spread), min(1.0, float(values[0, AUC]) + spread)
     auc = _auc(pos, neg)[0]
     v10 = (np.cumsum(neg) - 0.5 * neg) / nneg  # a positive's share of negatives below (ties ½)
     v01 = (npos - np.cumsum(pos) + 0.5 * pos) / npos  # a negative's share of positives above (ties ½)
@@ -194,6 +212,8 @@ def _average_precision(tally: Any, positive: Any, priors: Any, bound: bool) -> t
     positive = read.positive(positive)
     if not read.defined:
         return math.nan, math.nan
+    if read.samples is not None:
+        return _exact(read, positive, "ovo", AP)
     if read.binary:
         return _ap(*_binary(read, positive), float(read.weights[positive]), bound=bound)
     parts = [_ap(*_one_vs_rest(read, c), float(read.weights[c]), bound=bound)
@@ -230,7 +250,8 @@ def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = 
 
 def average_precision_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAULT_CONFIDENCE,
                                draws: int = 400) -> tuple[float, float]:
-    """A stratified bootstrap interval for a binary average precision, from the bins: ``draws`` resamples of
+    """A stratified bootstrap interval for a binary average precision, from the bins (always: a bootstrap of a
+    window's few exact samples would resample their ties, not remove the bins' error): ``draws`` resamples of
     each class's bins (multinomial at the window's class counts; a fixed seed, so a report is reproducible),
     the AP of each, and the central ``confidence`` share of them. Simulated coverage of the population AP at
     95 %: 0.95 with 200 positives, 0.92 with 60 (AP's small-sample bias; ``tests/test_score_metrics.py``).

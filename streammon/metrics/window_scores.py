@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.exact_ranking import RankedScores
 from streammon.metrics.prior import normalise_priors
 
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
@@ -74,12 +75,14 @@ def _loop() -> ModuleType:
 
 
 def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positive: int = 1,
-                 multi_class: str = "ovo", normalised: bool = False) -> tuple[FloatArray, float]:
+                 multi_class: str = "ovo", normalised: bool = False, samples: Any = None) -> tuple[FloatArray, float]:
     """The five metrics (columns in the order of ``NAMES``) of one window's tally at each of ``mixes`` (rows;
     None: as read), and — binary — DeLong's variance of the ROC AUC as read (NaN with fewer than 2 samples of a
     class, and at K > 2). The tally is the monitor's own (not checked again); a mix is checked and normalised by
     ``normalise_priors`` unless the caller says it is (``normalised``: K float64 priors summing to 1, as a
-    report's reference mix).
+    report's reference mix). ``samples``: the window's exact samples ``(true, scores)`` (``ScoreTally.samples``,
+    the ones its histogram counts), when it keeps them: ROC AUC, average precision and DeLong's variance are then
+    read from them (``exact_ranking``), the other three from the sums as always.
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -102,7 +105,16 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     _loop().window_loop(hist, np.ascontiguousarray(sums, dtype=np.float64),
                         np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
                         multi_class != "ovr", out, delong)
-    return out, float(delong[0])
+    if samples is None:
+        return out, float(delong[0])
+    ranked = RankedScores.of(samples[0], samples[1], k)
+    n = ranked.class_counts
+    known = n > 0  # each class's weight at each mix: ``class_weights``'s rule, the rows normalised already
+    weights = np.where(as_read[:, None], 1.0, np.where(known, rows * n.sum() / np.where(known, n, 1.0),
+                                                       np.where(rows > 0, np.nan, 0.0)))
+    exact, variance = ranked.values(weights, positive=int(positive), ovo=multi_class != "ovr")
+    out[:, :2] = exact
+    return out, variance
 
 
 @functools.cache

@@ -38,7 +38,7 @@ class PredictionScores:
              times: Sequence[float]) -> None:
         """Count the buffered predictions (``codes``, ``times``; the scored ones from ``buffered``)."""
         if self.tallies is None:
-            self.tallies = Scoring(scoring.columns, scoring.positive)
+            self.tallies = Scoring(scoring.columns, scoring.positive, exact=False)  # rows: predicted classes
             self.tallies.attach(windows, capacity)
         elif self.tallies.windows[0].rows < capacity:
             self.tallies.grow(capacity)
@@ -73,4 +73,4 @@ class PredictionScores:
                 raise ValueError(f"saved pending score of prediction {seq}, which is not pending")
             records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
         if saved["tallies"] is not None:
-            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels)
+            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, exact=False)

@@ -40,19 +40,21 @@ class ScoredBatch:
     bins and logarithms of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_binned", "_delta", "bins", "log1ms", "logs", "positive", "scored", "scores", "sums", "times", "top",
-                 "true")
+    __slots__ = ("_binned", "_delta", "bins", "first", "log1ms", "logs", "positive", "scored", "scores", "sums",
+                 "times", "top", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
-                 targets: Sequence[ScoreCounts] = (), rows: int | None = None) -> None:
-        """``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
+                 targets: Sequence[ScoreCounts] = (), rows: int | None = None, first: int = 0) -> None:
+        """``first``: the number of scored samples the monitor took before this batch (``ScoreRing.total``).
+        ``targets``: the tallies of (at most two) windows that will add the whole batch (``add_whole``), whose
         histograms get the samples' bins in the pass that makes them (unless the batch's dense histogram pays).
         ``rows``: more than the largest class index of ``true``, if the caller knows it (else it is looked up)."""
         self.true = np.ascontiguousarray(true, dtype=np.intp)
         self.scores = np.ascontiguousarray(scores, dtype=np.float64)
         self.times = times
         self.positive = positive
+        self.first = first
         # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))
@@ -83,6 +85,12 @@ class ScoredBatch:
 
     def __len__(self) -> int:
         return len(self.true)
+
+    def numbered(self, stop: int) -> int:
+        """The monitor's count of scored samples once this batch's samples ``[0, stop)`` are taken."""
+        if not self.scored:
+            return self.first
+        return self.first + int(np.count_nonzero(~np.isnan(self.scores[:stop, 0])))
 
     def delta(self, rows: int) -> ScoreCounts | None:
         """The whole batch's tally as one dense ``ScoreCounts`` when adding that to a window is cheaper than adding
@@ -143,6 +151,10 @@ class ScoredBatch:
 
 class ScoreWindow:
     """The score tally of one window (base: the cumulative one)."""
+
+    # the monitor's count of scored samples at this window's last sample out of time order (``TimedScores``):
+    # the window is a suffix of the scored samples only while it holds none up to it (``counting.exact_scores``)
+    broken_at = 0
 
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)

@@ -70,6 +70,7 @@ class TimedScores(ScoreWindow):
         self._open = ScoreCounts(rows, columns)
         self._open_id: int | None = None
         self._led: list[ScoreCounts] = []  # tallies whose histograms take what leaves the open bucket (lead)
+        self._late = False  # ``whole_target`` opened a bucket older than the open one for the coming batch
 
     @property
     def open_bucket(self) -> ScoreCounts:
@@ -126,7 +127,9 @@ class TimedScores(ScoreWindow):
             if not len(times) or math.floor(times[0] / width) != math.floor(times[-1] / width):
                 return None
             times = float(times[-1])
-        self._open_bucket(math.floor(times / width))
+        bucket_id = math.floor(times / width)
+        self._late = self._open_id is not None and bucket_id < self._open_id  # (marked by ``ingest``)
+        self._open_bucket(bucket_id)
         return self._open
 
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
@@ -136,17 +139,28 @@ class TimedScores(ScoreWindow):
         else:
             batch.add_to(self._open, start, stop)
 
+    def _out_of_order(self, bucket_id: int, batch: ScoredBatch, stop: int) -> None:
+        """Samples ``[.., stop)`` of ``batch`` go to a bucket older than the open one: past them the window's
+        scored samples are no longer a suffix of the monitor's (``broken_at``, ``counting.exact_scores``).
+        Sample times never decrease (``counting.timing``), so this guards a caller that feeds windows directly."""
+        if self._open_id is not None and bucket_id < self._open_id:
+            self.broken_at = batch.numbered(stop)
+
     def ingest(self, batch: ScoredBatch) -> None:
         if batch.times is None or not len(batch):
             if batch.scored:
                 raise ValueError("a timed window's scores need sample times")
             return
         width = self.window.width
+        if self._late:  # the whole batch went to a bucket older than the open one (``whole_target``)
+            self.broken_at = batch.numbered(len(batch))
+            self._late = False
         if not batch.scored:  # nothing to add, but buckets expire as the confusion window's do
             last = batch.times if not isinstance(batch.times, np.ndarray) else float(batch.times[-1])
             self._expire(math.floor(last / width))
             return
         if not isinstance(batch.times, np.ndarray):
+            self._out_of_order(math.floor(batch.times / width), batch, len(batch))
             self._add(math.floor(batch.times / width), batch, 0, len(batch))
             return
         ids = np.floor(batch.times / width).astype(np.int64)
@@ -154,8 +168,11 @@ class TimedScores(ScoreWindow):
         starts = np.flatnonzero(np.diff(ids)) + 1
         for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(ids)], strict=True):
             if ids[lo] > newest - self.window.buckets:  # older buckets would leave within this batch
+                self._out_of_order(int(ids[lo]), batch, hi)
                 self._add(int(ids[lo]), batch, lo, hi)
-            else:  # never in this window, but in those led
+            else:  # never in this window, but in those led: routed around it (the scored ones counted in ``broken_at``,
+                # although, times never decreasing, every sample before them is out of this window too)
+                self.broken_at = batch.numbered(hi)
                 for counts in self._led:
                     batch.add_bins(counts.hist, lo, hi)
 
@@ -182,11 +199,15 @@ class TimedScores(ScoreWindow):
         buckets = [bucket.item(bucket_id) for bucket_id, bucket in sorted(self._closed.items())]
         if self._open_id is not None and self._open.top[:, :, 0].any():
             buckets.append(_Closed.of(self._open).item(self._open_id))
-        return {"tally": self._whole().state(), "buckets": buckets}
+        return {"tally": self._whole().state(), "buckets": buckets, "broken_at": self.broken_at}
 
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
         items = state["buckets"]
+        broken_at = state.get("broken_at", 0)  # absent from files written before exact scores were kept
+        if type(broken_at) is not int or broken_at < 0:
+            raise ValueError(f"saved timed score window's broken_at must be an int >= 0, got {broken_at!r:.60}")
+        self.broken_at = broken_at
         if not isinstance(items, list) or len(items) > self.window.buckets:
             raise ValueError(f"saved score buckets must be a list of at most {self.window.buckets}")
         recount = ScoreCounts(self.rows, self.counts.columns)

@@ -1,0 +1,115 @@
+"""The last ``EXACT_RANKING_LIMIT`` scored samples of a monitor, exact: what a window that holds few scored samples
+reads its ROC AUC and average precision from (``streammon.metrics.exact_ranking``), instead of its bins.
+
+One ring a monitor, not one a window: every window's scored samples are a *suffix* of the monitor's scored
+samples in the order the windows ingest them — cumulative: all of them; sliding by count: those among the last
+``size`` samples; sliding by time: those of buckets still live, which (sample times never decreasing) came after
+every sample of an expired bucket. So a window of ``n`` scored samples, ``n`` at most what the ring holds, holds
+exactly the ring's last ``n`` (``ScoreRing.last``). A timed window that took a sample out of time order is a
+suffix again only once it holds no sample up to that one (``TimedScores.broken_at``).
+
+Each batch appends its scored rows (a copy of at most ``limit`` rows: the cost of a memcpy); the ring counts every
+sample appended (``total``) so that a window can say where its suffix starts. Saved in the state file with the
+score tallies (an optional part: a file without it loads with an empty ring, and the windows read their bins
+until they qualify again).
+
+>>> ring = ScoreRing(columns=1, limit=3)
+>>> ring.append(np.array([0, 1, 1, 0]), np.array([[0.1], [0.9], [0.7], [0.2]]))
+>>> ring.total, ring.held
+(4, 3)
+>>> true, scores = ring.last(2)
+>>> true.tolist(), scores[:, 0].tolist()
+([1, 0], [0.7, 0.2])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
+
+Samples = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]  # (true classes (n,), scores (n, C)), read-only
+
+
+class ScoreRing:
+    """The last ``limit`` scored samples (true class, scores) appended, and how many were appended (``total``)."""
+
+    __slots__ = ("_scores", "_true", "limit", "total")
+
+    def __init__(self, columns: int, limit: int = EXACT_RANKING_LIMIT) -> None:
+        self.limit = limit
+        self.total = 0
+        self._true = np.zeros(limit, np.intp)
+        self._scores = np.zeros((limit, columns))
+
+    @property
+    def held(self) -> int:
+        """The samples the ring holds: the last ``held`` appended."""
+        return min(self.total, self.limit)
+
+    def append(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        """Append scored samples in order (every row of ``scores`` finite: the caller took the scored rows)."""
+        m = len(true)
+        if m > self.limit:  # only the last ``limit`` stay
+            true, scores = true[m - self.limit:], scores[m - self.limit:]
+        first = (self.total + m - len(true)) % self.limit
+        head = min(len(true), self.limit - first)
+        self._true[first:first + head] = true[:head]
+        self._scores[first:first + head] = scores[:head]
+        self._true[:len(true) - head] = true[head:]
+        self._scores[:len(true) - head] = scores[head:]
+        self.total += m
+
+    def last(self, n: int) -> Samples:
+        """A read-only copy of the last ``n`` samples appended (``n`` at most ``held``), oldest first."""
+        start = (self.total - n) % self.limit
+        head = min(n, self.limit - start)  # the slots up to the ring's end, then from its start
+        true = np.concatenate([self._true[start:start + head], self._true[:n - head]])
+        scores = np.concatenate([self._scores[start:start + head], self._scores[:n - head]])
+        true.flags.writeable = False
+        scores.flags.writeable = False
+        return true, scores
+
+    def state(self) -> dict[str, Any]:
+        """Plain data: ``total`` and the held samples, oldest first."""
+        true, scores = self.last(self.held)
+        return {"total": self.total, "true": true.tolist(), "scores": scores.tolist()}
+
+    def restore(self, state: Any, rows: int) -> None:
+        """Load ``state()`` (``ValueError`` naming what does not fit: classes in [0, rows), finite scores in
+        [0, 1] of this ring's columns, as many as ``total`` leaves held); nothing changes on an error."""
+        if not isinstance(state, dict) or set(state) != {"total", "true", "scores"}:
+            raise ValueError("saved exact scores must hold total, true and scores")
+        total = state["total"]
+        if type(total) is not int or total < 0:
+            raise ValueError(f"saved exact scores' total must be an int >= 0, got {total!r:.60}")
+        held = min(total, self.limit)
+        try:
+            true = np.asarray(state["true"], dtype=np.int64).reshape(-1)
+            scores = np.asarray(state["scores"], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"saved exact scores must be numbers: {exc}") from None
+        columns = self._scores.shape[1]
+        if scores.size == 0:  # JSON keeps no shape for an empty list
+            scores = scores.reshape(0, columns)
+        if true.shape != (held,) or scores.shape != (held, columns):
+            raise ValueError(f"saved exact scores must hold the last {held} of {total} samples: {held} classes and "
+                             f"({held}, {columns}) scores, got {true.shape} and {scores.shape}")
+        if held and (true.min() < 0 or true.max() >= rows):
+            raise ValueError(f"saved exact scores' classes must lie in [0, {rows})")
+        if not (np.isfinite(scores).all() and (scores >= 0).all() and (scores <= 1).all()):
+            raise ValueError("saved exact scores must be finite and in [0, 1]")
+        self.total = 0
+        self.append(true.astype(np.intp), scores)
+        self.total = total
+        self._rotate(held)
+
+    def _rotate(self, held: int) -> None:
+        """After ``append`` of ``held`` samples from slot 0 with ``total`` set, move them to their slots
+        (sample number p in slot ``p mod limit``)."""
+        shift = (self.total - held) % self.limit
+        self._true = np.roll(self._true, shift)
+        self._scores = np.roll(self._scores, shift, axis=0)

@@ -146,6 +146,11 @@ def test_em_is_not_used_at_k3() -> None:
     monitor.predict_many(list(range(2_000)), pred, y_score=s)
     estimate = monitor.report().windows[f"sliding_{N}"].estimate
     assert estimate is not None and estimate.method != "em" and not estimate.expected_upper
+    assert "the scores are not used at K = 3" in estimate.reason  # says why a Validation gave no EM
+    plain = Monitor([Sliding(N)], baseline=validation.confusion, classes=["a", "b", "c"])
+    plain.predict_many(list(range(2_000)), pred)
+    same = plain.report().windows[f"sliding_{N}"].estimate
+    assert same is not None and dict(same.priors) == dict(estimate.priors) and same.reason == ""
 
 
 def test_expected_performance_drop_rule_fires_on_every_replica_below(tmp_path: Path, promtool: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from streammon import Monitor
 from streammon.counting.batch import Batch
 from streammon.counting.timing import MAX_TIME, check_times
 from streammon.counting.windows import Timed
@@ -86,3 +87,14 @@ def test_an_out_of_range_time_is_named_at_its_own_position() -> None:
     """A time exactly at the bound is valid: the message names the first time beyond it (a plain float)."""
     with pytest.raises(ValueError, match=r"got 2000000000000\.0 at position 1$"):
         check_times(np.array([MAX_TIME, 2 * MAX_TIME]), last=-math.inf)
+
+
+def test_a_timed_window_holds_its_newest_buckets_as_its_docstring_says() -> None:
+    """A timed window of 1,200 s in 60 buckets (20 s) at ``now`` holds exactly the samples with
+    t ≥ (⌊now/20⌋ − 59)·20, recounted by brute force for a few ``now``, on and off a bucket edge."""
+    for now in (2999.0, 3000.0, 2990.5, 1234.0):
+        times = [float(t) for t in range(int(now) + 1)] + ([now] if now % 1 else [])
+        m = Monitor([Timed(1200, buckets=60)], classes=[0, 1])
+        m.update_many([0] * len(times), [0] * len(times), t=times)
+        start = (np.floor(now / 20.0) - 59) * 20.0
+        assert m.report().windows["timed_1200s"].n == sum(t >= start for t in times)

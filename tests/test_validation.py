@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import special
-from sklearn.metrics import average_precision_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammon
 from streammon import ConfusionCounts, Monitor, Sliding, Validation
@@ -255,3 +255,22 @@ def test_validation_takes_the_rows_a_monitor_takes() -> None:
         Monitor(classes=list(range(10))).update_many(y, p.argmax(axis=1), y_score=p)
     with pytest.raises(ValueError, match="row 0 sums to"):
         Validation(y, p.argmax(axis=1), p)
+
+
+def test_k_class_expected_roc_auc_is_the_macro_one_vs_rest_of_the_moved_posteriors() -> None:
+    """At K > 2 the expected ``roc_auc`` is macro one-vs-rest (as documented, not the report's one-vs-one): the
+    mean over classes k of scikit-learn's ROC AUC of column k with each sample counted as a k (weight p'_k) and as
+    a non-k (weight 1 − p'_k), p' the shrunk calibration's posteriors moved to the mix by Saerens' formula."""
+    rng = np.random.default_rng(12)
+    y = rng.choice(3, 900, p=[0.5, 0.3, 0.2])
+    probs = special.softmax(rng.normal(size=(900, 3)) + 1.5 * np.eye(3)[y], axis=1)
+    v = Validation(y, probs.argmax(axis=1), probs)
+    window = probs[:300]
+    mix = np.array([0.2, 0.3, 0.5])
+    e = v.expected(window, window.argmax(axis=1), priors=mix)
+    moved = v.shrunk_calibration.apply(window) * mix / v.priors
+    moved /= moved.sum(axis=1, keepdims=True)
+    truth = np.r_[np.ones(300), np.zeros(300)]
+    want = np.mean([roc_auc_score(truth, np.r_[window[:, k], window[:, k]],
+                                  sample_weight=np.r_[moved[:, k], 1 - moved[:, k]]) for k in range(3)])
+    assert e.roc_auc == pytest.approx(want, abs=1e-9)

@@ -265,7 +265,9 @@ class Validation:
         """Expected performance at the mix ``priors`` (default: ``estimate(scores)``'s): ``decided`` holds the
         decision of each row (class labels, or (m, K) counts of each decision per histogram row). The posteriors
         are ``shrunk_calibration``'s, moved to the mix: a model that is calibrated already then does not pay
-        BCTS's sampling noise (``examples/bench_expected_perf.py``), a miscalibrated one keeps its fit."""
+        BCTS's sampling noise (``examples/bench_expected_perf.py``), a miscalibrated one keeps its fit. At K > 2
+        ``roc_auc`` and ``average_precision`` are macro one-vs-rest (as NannyML's CBPE), not the catalog's default
+        one-vs-one ``roc_auc``."""
         window = self._window(scores)
         rows, k = window.shape
         w = check_weights(weights, rows)

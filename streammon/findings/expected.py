@@ -177,6 +177,9 @@ def estimate_reports(windows: Mapping[str, WindowReport], view: Any, baselines: 
         else:
             estimate, expected, distortion = window_estimate(prepared, counts, predicted, labels, view.reference,
                                                              positive=view.positive, policy=policy, source=source)
+            unused = "" if scored is None else scored.unused(labels, w.prediction_score_tally)
+            if unused:
+                estimate = replace(estimate, reason="; ".join(r for r in (estimate.reason, unused) if r))
         out[name] = replace(w, estimate=estimate, expected=FrozenMap(expected, noun="metric"),
                             expected_distortion=FrozenMap(distortion, noun="metric"))
         on = (NOT_PRIOR_SHIFT, name, "predictions") in active

@@ -69,6 +69,18 @@ class ScoreEstimates:
         return (tally is not None and tally.columns == 1 and tally.positive is not None and len(labels) == 2
                 and set(labels) == set(self.validation.labels) and tally.n_scored > 0)
 
+    def unused(self, labels: Sequence[Hashable], tally: ScoreTally | None) -> str:
+        """Why a window's scored predictions do not feed EM (``""`` when they do, or when it has none): said in
+        the hard-label estimate's ``reason``, so that a user who gave a ``Validation`` sees why ``method`` is not
+        ``"em"``."""
+        if tally is None or tally.n_scored == 0 or self.usable(labels, tally):
+            return ""
+        if len(labels) != 2 or tally.columns != 1:
+            return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, and "
+                    "the predictions' score histograms keep one column at a time (the hard-label estimate instead)")
+        return (f"the scores are not used: the monitor's classes {list(labels)!r:.120} are not the Validation's "
+                f"{list(self.validation.labels)!r:.120}")
+
     def window(self, tally: ScoreTally, labels: Sequence[Hashable], reference: Reference | None, *,
                positive: int | None, policy: Policy) -> Result:
         """``(estimate, expected, expected_distortion)`` of one window (``usable`` must hold)."""

@@ -19,8 +19,9 @@ from streammon.counting.windows.base import EMPTY_BUCKET, Window, _matrix
 class Timed(Window):
     """The samples of the last ``seconds``, in ``buckets`` buckets of ``seconds/buckets``.
 
-    The window at time ``now`` holds the buckets that overlap
-    ``(now − seconds, now]``: exact to one bucket's width.
+    The window at time ``now`` holds the ``buckets`` buckets up to the one holding ``now``: the samples with
+    ``t ≥ (⌊now/width⌋ − buckets + 1)·width`` (``width = seconds/buckets``), i.e. ``(now − seconds, now]`` less at
+    most one bucket's width at its old end — exact to one bucket's width.
 
     >>> Timed(60, buckets=6).describe()
     {'kind': 'timed', 'name': 'timed_60s', 'seconds': 60.0, 'buckets': 6}

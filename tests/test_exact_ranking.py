@@ -344,3 +344,15 @@ def test_ring_keeps_the_last_samples_in_order() -> None:
     empty = ScoreRing(columns=2)
     empty.restore(json.loads(json.dumps(empty.state())), rows=2)  # a monitor that took scores, none labelled yet
     assert empty.total == 0 and empty.last(0)[1].shape == (0, 2)
+
+
+def test_a_prediction_side_timed_window_past_its_span_saves_and_loads() -> None:
+    """Scored predictions spanning more than a timed window (some routed around it) save and load: the prediction
+    side keeps no exact scores, so its windows' out-of-order marks are not held against a ring."""
+    m = Monitor([Timed(60.0, buckets=6)], reference={0: 1, 1: 1}, positive=1, detector=None)
+    rng = np.random.default_rng(4)
+    m.predict_many([f"k{i}" for i in range(200)], rng.integers(0, 2, 200).tolist(), t=np.arange(200.0),
+                   y_score=rng.random(200))
+    m.label_many([f"k{i}" for i in range(190, 200)], [1, 0] * 5, t=[199.0] * 10)
+    again = Monitor.loads(m.dumps())
+    assert read(again) == pytest.approx(read(m), nan_ok=True)

@@ -15,8 +15,8 @@
    (``time.thread_time``); with the default windows only ``sliding_1000`` holds at most 2,048 scored samples.
 
     nice -n 10 python examples/bench_exact_ranking.py [--quick]   # --quick: 3 splits, ~1.5 min of CPU (3.5 min of
-    # wall time at a load of ~3 on the shared 2-core machine); full: 20 splits, ~6x that (gradient boosting on
-    # digits is most of it)
+    # wall time at a load of ~3 on the shared 2-core machine); full: 20 splits, 14 min of wall time at a load
+    # of ~6 (fitting the classifiers is most of it)
 """
 
 from __future__ import annotations

@@ -92,13 +92,17 @@ def test_every_window_kind_reads_scikit_learns_values(data: str, model: str) -> 
 
 @pytest.mark.parametrize(("data", "model"), [("iris", "gradient_boosting"), ("breast_cancer", "random_forest")])
 def test_update_one_by_one_reads_the_same(data: str, model: str) -> None:
-    """Samples given one at a time (update) read scikit-learn's values on the last samples of a sliding window."""
+    """Samples given one at a time (update) read scikit-learn's values in every window kind."""
     y, p = held_out(data, model, seed=1)
     k = p.shape[1]
-    m = monitor_of(k, [Sliding(50), Cumulative()], np.full(k, 1.0 / k))
+    m = monitor_of(k, [Sliding(50), Cumulative(), Timed(40.0, buckets=4)], np.full(k, 1.0 / k))
     for i in range(len(y)):
-        m.update(int(y[i]), int(p[i].argmax()), y_score=float(p[i, 1]) if k == 2 else p[i])
-    report = m.report()
+        m.update(int(y[i]), int(p[i].argmax()), y_score=float(p[i, 1]) if k == 2 else p[i], t=float(i))
+    report = m.report()  # at the last sample's time: the timed window holds the samples of its 4 buckets of 10 s
+    live = np.arange(len(y)) >= (len(y) - 1) // 10 * 10 - 30
+    assert all(w.score_tally is not None and w.score_tally.samples is not None for w in report.windows.values())
+    assert report.windows["timed_40s"].scores["roc_auc"] == pytest.approx(sklearn_values(y[live], p[live])[0],
+                                                                          abs=1e-9)
     assert report.windows["sliding_50"].scores["average_precision"] == pytest.approx(
         sklearn_values(y[-50:], p[-50:])[1], abs=1e-9)
     assert report.windows["cumulative"].scores["roc_auc"] == pytest.approx(sklearn_values(y, p)[0], abs=1e-9)
@@ -340,3 +344,15 @@ def test_ring_keeps_the_last_samples_in_order() -> None:
     empty = ScoreRing(columns=2)
     empty.restore(json.loads(json.dumps(empty.state())), rows=2)  # a monitor that took scores, none labelled yet
     assert empty.total == 0 and empty.last(0)[1].shape == (0, 2)
+
+
+def test_a_prediction_side_timed_window_past_its_span_saves_and_loads() -> None:
+    """Scored predictions spanning more than a timed window (some routed around it) save and load: the prediction
+    side keeps no exact scores, so its windows' out-of-order marks are not held against a ring."""
+    m = Monitor([Timed(60.0, buckets=6)], reference={0: 1, 1: 1}, positive=1, detector=None)
+    rng = np.random.default_rng(4)
+    m.predict_many([f"k{i}" for i in range(200)], rng.integers(0, 2, 200).tolist(), t=np.arange(200.0),
+                   y_score=rng.random(200))
+    m.label_many([f"k{i}" for i in range(190, 200)], [1, 0] * 5, t=[199.0] * 10)
+    again = Monitor.loads(m.dumps())
+    assert read(again) == pytest.approx(read(m), nan_ok=True)

@@ -7,6 +7,7 @@ save: the restart removes the save's temporary file. Every process started here 
 
 from __future__ import annotations
 
+import logging
 import signal
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 import streammon
 from streammon import state
 from streammon.serve.config import ModelConfig, parse
-from streammon.serve.hub import open_model
+from streammon.serve.hub import Hub, open_model
 from tests.serve_http import post, report
 from tests.test_serve_process import Served
 
@@ -184,3 +185,38 @@ def test_a_restart_removes_the_temporary_files_of_saves_cut_short_and_nothing_el
         assert report(server.port, "fraud")["windows"]["cumulative"]["n"] == len(y)
     finally:
         server.stop()
+
+
+def test_a_save_that_fails_after_alert_changes_is_tried_at_the_next_checkpoint_not_every_second(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """While a folder stands where the state file goes, reads that change the alerts (a confirmation that starts
+    and drops) make failed saves, logged at ERROR; once the reads stop changing them, no save is tried (nor
+    logged) in the next 3.5 s: the next try is the periodic checkpoint's (an hour away here), not one a second."""
+    config = parse(f'[server]\nlisten = "127.0.0.1:0"\nstate_dir = "{tmp_path}"\ncheckpoint_every = 3600\n'
+                   '[models.m]\nwindows = ["sliding:200"]\nreference = { legit = 95, fraud = 5 }\n')
+    hub = Hub(config)
+    (tmp_path / "m.state.json").mkdir()
+    monitor = hub.monitors["m", ""]
+    hub.start_checkpoints()
+    try:
+        with caplog.at_level(logging.ERROR, logger="streammon.serve"):
+            for fraud in (10, 5) * 4:
+                y = ["fraud"] * 2 * fraud + ["legit"] * (200 - 2 * fraud)
+                monitor.update_many(y, y)
+                monitor.report()
+                time.sleep(0.1)
+            changes = monitor._alert_changes
+            deadline = time.monotonic() + 5
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert changes >= 5 and caplog.records, "no read changed the alerts, or no save was tried"
+            time.sleep(1.5)  # a save tried for the last change is logged by now
+            before = len(caplog.records)
+            time.sleep(3.5)
+        assert monitor._alert_changes == changes
+        assert len(caplog.records) == before, [r.getMessage() for r in caplog.records[before:]]
+        assert all(r.getMessage().startswith("checkpoint of m failed") for r in caplog.records)
+    finally:
+        hub._stop.set()
+        (tmp_path / "m.state.json").rmdir()
+        hub.close()

@@ -7,9 +7,12 @@ save: the restart removes the save's temporary file. Every process started here 
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,21 @@ def _bookkeeping(body: dict[str, Any]) -> dict[str, list[Any]]:
         "alert_pools": sorted(body["alert_pools"])}
 
 
+def _differences(a: Any, b: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Where two JSON values differ (floats beyond 1e-12 relative)."""
+    if isinstance(a, float) and isinstance(b, float):
+        if not math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12):
+            yield path, a, b
+    elif isinstance(a, dict) and isinstance(b, dict):
+        for k in set(a) | set(b):
+            yield from _differences(a.get(k), b.get(k), f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{path}[{i}]")
+    elif a != b:
+        yield path, a, b
+
+
 def _saved(path: Path) -> dict[str, list[Any]] | None:
     return _bookkeeping(state.read(path)) if path.exists() else None
 
@@ -45,8 +63,8 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     """Reads between batches drive the server into a prior-shift alert held on sliding_200 (clearing begun, its
     pool kept) and a confirmation waiting on sliding_600 at its third read; within 10 s of the last read the
     state file holds that bookkeeping although checkpoints are an hour apart; after kill -9 and a restart the
-    bookkeeping equals that of a monitor fed and read the same way in this process and never killed, and the
-    alert is still on at the first read."""
+    bookkeeping equals that of a monitor fed and read the same way in this process and never killed, the alert is
+    still on at the first read, and the whole report (counts, scores, alerts) equals the never-killed one's."""
     server = Served(tmp_path)
     server.config.write_text(
         f'[server]\nlisten = "127.0.0.1:{server.port}"\nstate_dir = "{tmp_path / "state"}"\n'
@@ -57,10 +75,13 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     checkpoint = tmp_path / "state" / "fraud.state.json"
     try:
         server.start()
-        for fraud in PLAN:
+        for i, fraud in enumerate(PLAN):
             y = ["fraud"] * fraud + ["legit"] * (100 - fraud)
-            assert post(server.port, "fraud", "samples", {"y_true": y, "y_pred": y})[0] == 200
-            never_killed.update_many(y, y)
+            score = [0.8 if label == "fraud" else 0.1 + (j % 7) / 10 for j, label in enumerate(y)]
+            t = 1.8e9 + 10.0 * i  # the batches' times, so that both monitors see the same clock
+            batch = {"y_true": y, "y_pred": y, "y_score": score, "t": t}
+            assert post(server.port, "fraud", "samples", batch)[0] == 200
+            never_killed.update_many(y, y, y_score=score, t=t)
             never_killed.report()
             before = report(server.port, "fraud")
         expected = _bookkeeping(state.loads(never_killed.dumps()))
@@ -81,6 +102,8 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
         after = report(server.port, "fraud")
         assert [(a["kind"], a["window"]) for a in after["alerts"]] == [("prior_shift", "sliding_200")]
         assert after["windows"]["cumulative"]["n"] == 100 * len(PLAN)
+        # every count, score and alert (floats to 1e-12: an interval's last bit may differ)
+        assert list(_differences(after, json.loads(json.dumps(never_killed.report().to_dict())))) == []
     finally:
         server.stop()
         never_killed.close()

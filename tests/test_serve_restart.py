@@ -64,7 +64,8 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     pool kept) and a confirmation waiting on sliding_600 at its third read; within 10 s of the last read the
     state file holds that bookkeeping although checkpoints are an hour apart; after kill -9 and a restart the
     bookkeeping equals that of a monitor fed and read the same way in this process and never killed, the alert is
-    still on at the first read, and the whole report (counts, scores, alerts) equals the never-killed one's."""
+    still on at the first read, the whole report (counts, scores, alerts) equals the never-killed one's, and that
+    read (of the samples read before the kill) confirmed nothing more."""
     server = Served(tmp_path)
     server.config.write_text(
         f'[server]\nlisten = "127.0.0.1:{server.port}"\nstate_dir = "{tmp_path / "state"}"\n'
@@ -104,6 +105,8 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
         assert after["windows"]["cumulative"]["n"] == 100 * len(PLAN)
         # every count, score and alert (floats to 1e-12: an interval's last bit may differ)
         assert list(_differences(after, json.loads(json.dumps(never_killed.report().to_dict())))) == []
+        assert server.kill(signal.SIGTERM) == 0  # a read of the samples read before the kill was no new look
+        assert _saved(checkpoint) == expected
     finally:
         server.stop()
         never_killed.close()

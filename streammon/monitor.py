@@ -204,6 +204,7 @@ class Monitor(Labelling):
         # reads that changed the alert bookkeeping above: a server saves soon after one (serve.hub), as reads are
         # not journalled and a kill -9 would otherwise lose a raised, held or confirming alert
         self._alert_changes = 0
+        self._looked_at = -1  # the labelled samples at the latest read (saved): a read of the same ones is no new look
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
         self._save_lock = threading.Lock()
         if pending is not None:
@@ -305,6 +306,7 @@ class Monitor(Labelling):
                 "alert_pending": [[*key, *value] for key, value in self._alert_pending.items()],
                 "alert_clearing": [[*key, *value] for key, value in self._alert_clearing.items()],
                 "alert_pools": [[*key, list(pool)] for key, pool in self._alert_pools.items()],
+                "alert_looked_at": self._looked_at,
                 "pending": self._pending_state(mark),
                 "prior_baseline": _baseline_state(self._prior_baselines.given),
                 "closed": self._tally.index.closed,
@@ -374,6 +376,7 @@ class Monitor(Labelling):
                                       for k, w, s, n, t, *reads in body.get("alert_pending", ())}
             monitor._alert_pools = {(k, w, s): tuple(int(x) for x in pool)  # absent from older files
                                     for k, w, s, pool in body.get("alert_pools", ())}
+            monitor._looked_at = body.get("alert_looked_at", -1)  # absent from older files: the next read is a look
             monitor._restore_pending(saved)
             monitor._restore_prediction_scores(body.get("prediction_scores"))  # absent from older files
             given = body.get("prior_baseline")  # absent from files written before the estimate existed
@@ -448,9 +451,10 @@ class Monitor(Labelling):
             before = (self._alert_since, self._alert_pending, self._alert_clearing, self._alert_pools)
             # a confirmed alert is on since it first held
             first = {**{k: v[:2] for k, v in self._alert_pending.items()}, **self._alert_since}
+            look, self._looked_at = view.samples != self._looked_at, view.samples
             conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
                                                                strong, view.samples, stamp, self._confirm,
-                                                               self._confirm_reads)
+                                                               self._confirm_reads, look=look)
             conditions, self._alert_clearing, self._alert_pools = hold_window_alerts(
                 self._alert_since, self._alert_clearing, self._alert_pools, conditions, windows, view, self._policy,
                 stamp, self._turnover)

@@ -7,8 +7,12 @@ save: the restart removes the save's temporary file. Every process started here 
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,7 @@ import pytest
 import streammon
 from streammon import state
 from streammon.serve.config import ModelConfig, parse
-from streammon.serve.hub import open_model
+from streammon.serve.hub import Hub, open_model
 from tests.serve_http import post, report
 from tests.test_serve_process import Served
 
@@ -36,6 +40,21 @@ def _bookkeeping(body: dict[str, Any]) -> dict[str, list[Any]]:
         "alert_pools": sorted(body["alert_pools"])}
 
 
+def _differences(a: Any, b: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Where two JSON values differ (floats beyond 1e-12 relative)."""
+    if isinstance(a, float) and isinstance(b, float):
+        if not math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12):
+            yield path, a, b
+    elif isinstance(a, dict) and isinstance(b, dict):
+        for k in set(a) | set(b):
+            yield from _differences(a.get(k), b.get(k), f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{path}[{i}]")
+    elif a != b:
+        yield path, a, b
+
+
 def _saved(path: Path) -> dict[str, list[Any]] | None:
     return _bookkeeping(state.read(path)) if path.exists() else None
 
@@ -44,8 +63,9 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     """Reads between batches drive the server into a prior-shift alert held on sliding_200 (clearing begun, its
     pool kept) and a confirmation waiting on sliding_600 at its third read; within 10 s of the last read the
     state file holds that bookkeeping although checkpoints are an hour apart; after kill -9 and a restart the
-    bookkeeping equals that of a monitor fed and read the same way in this process and never killed, and the
-    alert is still on at the first read."""
+    bookkeeping equals that of a monitor fed and read the same way in this process and never killed, the alert is
+    still on at the first read, the whole report (counts, scores, alerts) equals the never-killed one's, and that
+    read (of the samples read before the kill) confirmed nothing more."""
     server = Served(tmp_path)
     server.config.write_text(
         f'[server]\nlisten = "127.0.0.1:{server.port}"\nstate_dir = "{tmp_path / "state"}"\n'
@@ -56,10 +76,13 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
     checkpoint = tmp_path / "state" / "fraud.state.json"
     try:
         server.start()
-        for fraud in PLAN:
+        for i, fraud in enumerate(PLAN):
             y = ["fraud"] * fraud + ["legit"] * (100 - fraud)
-            assert post(server.port, "fraud", "samples", {"y_true": y, "y_pred": y})[0] == 200
-            never_killed.update_many(y, y)
+            score = [0.8 if label == "fraud" else 0.1 + (j % 7) / 10 for j, label in enumerate(y)]
+            t = 1.8e9 + 10.0 * i  # the batches' times, so that both monitors see the same clock
+            batch = {"y_true": y, "y_pred": y, "y_score": score, "t": t}
+            assert post(server.port, "fraud", "samples", batch)[0] == 200
+            never_killed.update_many(y, y, y_score=score, t=t)
             never_killed.report()
             before = report(server.port, "fraud")
         expected = _bookkeeping(state.loads(never_killed.dumps()))
@@ -80,6 +103,10 @@ def test_kill_9_keeps_a_held_alert_its_pool_and_a_waiting_confirmation(tmp_path:
         after = report(server.port, "fraud")
         assert [(a["kind"], a["window"]) for a in after["alerts"]] == [("prior_shift", "sliding_200")]
         assert after["windows"]["cumulative"]["n"] == 100 * len(PLAN)
+        # every count, score and alert (floats to 1e-12: an interval's last bit may differ)
+        assert list(_differences(after, json.loads(json.dumps(never_killed.report().to_dict())))) == []
+        assert server.kill(signal.SIGTERM) == 0  # a read of the samples read before the kill was no new look
+        assert _saved(checkpoint) == expected
     finally:
         server.stop()
         never_killed.close()
@@ -184,3 +211,38 @@ def test_a_restart_removes_the_temporary_files_of_saves_cut_short_and_nothing_el
         assert report(server.port, "fraud")["windows"]["cumulative"]["n"] == len(y)
     finally:
         server.stop()
+
+
+def test_a_save_that_fails_after_alert_changes_is_tried_at_the_next_checkpoint_not_every_second(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """While a folder stands where the state file goes, reads that change the alerts (a confirmation that starts
+    and drops) make failed saves, logged at ERROR; once the reads stop changing them, no save is tried (nor
+    logged) in the next 3.5 s: the next try is the periodic checkpoint's (an hour away here), not one a second."""
+    config = parse(f'[server]\nlisten = "127.0.0.1:0"\nstate_dir = "{tmp_path}"\ncheckpoint_every = 3600\n'
+                   '[models.m]\nwindows = ["sliding:200"]\nreference = { legit = 95, fraud = 5 }\n')
+    hub = Hub(config)
+    (tmp_path / "m.state.json").mkdir()
+    monitor = hub.monitors["m", ""]
+    hub.start_checkpoints()
+    try:
+        with caplog.at_level(logging.ERROR, logger="streammon.serve"):
+            for fraud in (10, 5) * 4:
+                y = ["fraud"] * 2 * fraud + ["legit"] * (200 - 2 * fraud)
+                monitor.update_many(y, y)
+                monitor.report()
+                time.sleep(0.1)
+            changes = monitor._alert_changes
+            deadline = time.monotonic() + 5
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert changes >= 5 and caplog.records, "no read changed the alerts, or no save was tried"
+            time.sleep(1.5)  # a save tried for the last change is logged by now
+            before = len(caplog.records)
+            time.sleep(3.5)
+        assert monitor._alert_changes == changes
+        assert len(caplog.records) == before, [r.getMessage() for r in caplog.records[before:]]
+        assert all(r.getMessage().startswith("checkpoint of m failed") for r in caplog.records)
+    finally:
+        hub._stop.set()
+        (tmp_path / "m.state.json").rmdir()
+        hub.close()

@@ -182,6 +182,8 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
     time: float,
     turnover: Mapping[str, Hold],
     reads: int = 2,
+    *,
+    look: bool = True,
 ) -> tuple[list[Condition], dict[AlertKey, Waiting]]:
     """The conditions whose alert may be raised (or stay on) now, and the *pending* ones: a window alert that is
     off is raised only when its condition has held at every read across one confirmation span of its window
@@ -193,7 +195,9 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
     about one in 1/α^(c+1).
     The cumulative window (nothing turns over) and the alerts on now (``since``) pass unchanged. Returns the
     conditions to raise or keep and, per pending alert, when its condition first held and at how many reads
-    (``pending`` carries that between reports; a read where the condition fails drops it).
+    (``pending`` carries that between reports; a read where the condition fails drops it). A read of the samples
+    the previous read saw (``look=False``: no sample counted since) is no new look: it counts for no pending alert
+    already waiting — else the same samples read twice (two scrapers, a dashboard) would confirm an alert.
 
     >>> key = ("prior_shift", "sliding_100", "class_mix")
     >>> c = [(*key, "class mix moved")]
@@ -202,6 +206,9 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
     >>> confirmed_alerts(set(), {key: (100, 0.0, 1)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)})[0] == c
     True
     >>> confirmed_alerts(set(), {key: (100, 0.0, 1)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)}, reads=3)[1]
+    {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0, 2)}
+    >>> confirmed_alerts(set(), {key: (100, 0.0, 2)}, c, set(), 200, 0.0, {"sliding_100": (100, 0.0)}, reads=3,
+    ...                  look=False)[1]  # the same samples read again
     {('prior_shift', 'sliding_100', 'class_mix'): (100, 0.0, 2)}
     """
     out: list[Condition] = []
@@ -213,11 +220,12 @@ def confirmed_alerts(  # noqa: PLR0917 (the monitor's bookkeeping, passed as it 
             out.append(condition)
             continue
         first_sample, first_time, seen = pending.get(key, (sample, time, 0))
+        seen += 1 if look or key not in pending else 0
         spanned = (samples and sample - first_sample >= samples) or (seconds and time - first_time >= seconds)
-        if spanned and seen + 1 >= reads:
+        if spanned and seen >= reads:
             out.append(condition)
         else:
-            still[key] = (first_sample, first_time, seen + 1)
+            still[key] = (first_sample, first_time, seen)
     return out, still
 
 

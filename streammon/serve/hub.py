@@ -131,9 +131,9 @@ class Hub:
             changes = monitor._alert_changes  # read before the save's snapshot: a later change saves again
             if alerts_changed and changes == self._saved_changes.get(key, 0):
                 continue
+            self._saved_changes[key] = changes  # a failed save is tried again at the next checkpoint, not each second
             try:
                 monitor.save(self.config.state_dir / f"{self._stems[key]}.state.json")
-                self._saved_changes[key] = changes
             except Exception as exc:  # a full disk, a locked journal: logged, kept, retried next time
                 logger.error("checkpoint of %s failed: %s", "/".join(filter(None, key)), exc, exc_info=exc)
                 self.last_error = exc

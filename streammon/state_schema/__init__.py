@@ -72,6 +72,9 @@ def check_optional(body: dict[str, Any]) -> None:
             _alert_times(body[part], part, body.get("ingested"), reads=part == "alert_pending")
     if "alert_pools" in body:  # the held prior-shift alerts' evidence (streammon.findings.shift_hold)
         _alert_pools(body["alert_pools"], body.get("max_classes"))
+    if "alert_looked_at" in body:  # the samples the latest read saw (a confirmation counts looks at new ones)
+        ingested = body.get("ingested")
+        _int(body["alert_looked_at"], "alert_looked_at", -1, ingested if type(ingested) is int else MAX_COUNT)
 
 
 def check_body(body: Any) -> None:
@@ -81,7 +84,7 @@ def check_body(body: Any) -> None:
         check_optional(body)
         body = {key: value for key, value in body.items()
                 if key not in ("pending", "prior_baseline", "closed", "scores", "prediction_scores", "alert_pending",
-                               "alert_clearing", "alert_pools")}
+                               "alert_clearing", "alert_pools", "alert_looked_at")}
         # scores: checked by Tally.restore; prediction_scores by Labelling._restore_prediction_scores
     body = _fields(body, "state body", BODY)
     max_classes = _int(body["max_classes"], "max_classes", 2, HARD_MAX_CLASSES)

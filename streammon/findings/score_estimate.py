@@ -1,33 +1,46 @@
 """The label-free estimate with scores: a window's class mix by EM after BCTS, its expected performance and the
 scores' "only the mix changed?" test, when the monitor's ``baseline=`` is a ``streammon.Validation``.
 
-A binary window whose predictions came with scores has a prediction-side score tally
-(``WindowReport.prediction_score_tally``: rows the predicted class, one column, the bins of
-``metrics.score_bins``). Its histogram is read as rows — one per non-empty (predicted class, bin), the bin's
-representative score (``metrics.expected_scores.bin_representatives``) with the bin's count as weight — and fed to
+A window whose predictions came with scores has a prediction-side score tally
+(``WindowReport.prediction_score_tally``: rows the predicted class). It is read as rows of scores with weights:
+
+- binary: the histogram (one column, the bins of ``metrics.score_bins``) — one row per non-empty (predicted
+  class, bin), the bin's representative score (``metrics.expected_scores.bin_representatives``) with the bin's
+  count as weight;
+- K > 2: the window's exact scored predictions (``ScoreTally.samples``: the prediction side keeps the monitor's
+  last ``EXACT_RANKING_LIMIT`` = 2,048 exact, ``streammon.pending.scores``) — one row per prediction, its score
+  vector (columns mapped from the monitor's class order to the validation's), weight 1. EM needs each
+  prediction's joint score vector, which the per-column histograms do not determine: a window holding more
+  scored predictions than that (or whose scored predictions are not the monitor's last ones: a timed window
+  that took some out of time order, a state file written before the prediction side kept them) keeps the
+  hard-label estimate, its ``reason`` saying why.
+
+The rows are fed to
 
 - ``Validation.estimate``: the class mix by EM on the BCTS-calibrated posteriors, with intervals
   (``LabelFreeEstimate.method == "em"``);
 - ``Validation.mix_test``: the p-value of "only the class mix changed" from the scores — it *replaces* the
   hard-label test as the estimate's ``p_value`` (hence the evidence of ``not_prior_shift``, with the same on/off
   levels and hold); ``statistic`` and ``df`` are that test's;
-- ``Validation.expected``: the expected confusion from the mix-adjusted posteriors and the decisions (every
-  catalog metric on it), ``roc_auc`` and ``average_precision``, at the estimated mix; ``expected_distortion``
-  is that minus the same at the reference mix. ``LabelFreeEstimate.expected_lower``/``expected_upper`` bound each
-  expected value over the mix's interval (the values at its two ends and at the estimate): they carry the
-  mix's uncertainty (window and validation noise, as the mix's interval does), not the calibration's own
-  error at a fixed mix.
+- ``Validation.expected``: the expected confusion from the mix-adjusted posteriors and the decisions (the
+  predicted class of each row; every catalog metric that applies on it — at K > 2 the multiclass ones, as the
+  hard-label estimate gives), ``roc_auc`` and ``average_precision`` (at K > 2 macro one-vs-rest), at the
+  estimated mix; ``expected_distortion`` is that minus the same at the reference mix.
+  ``LabelFreeEstimate.expected_lower``/``expected_upper`` bound each expected value over the mix's interval: the
+  values at the estimate and at each end of the intervals — binary, the two ends of the one free share; K > 2,
+  each class's share at its lower and upper end with the other classes' shares rescaled to fill the rest as at
+  the estimate (2K mixes; not the corners of the joint region, which a box of K intervals would overstate).
+  They carry the mix's uncertainty (window and validation noise, as the mix's interval does), not the
+  calibration's own error at a fixed mix.
 
-Only the predictions that came with a score are in the histogram: in a window where some came without one, the
-estimate and the expected values describe the scored ones (``prediction_counts`` counts them all).
+Only the predictions that came with a score are read: in a window where some came without one, the estimate and
+the expected values describe the scored ones (``prediction_counts`` counts them all).
 
-K > 2 falls back to the hard-label estimate: the prediction-side tally keeps one marginal histogram per score
-column, and EM needs each sample's joint score vector, which the marginals do not determine.
-
-**Cost.** ``Validation.estimate`` runs EM once per bootstrap replica of the validation (50 by default,
-150–230 ms per window at K = 2), so ``ScoreEstimates`` caches each window's result while its histogram is
-unchanged (keyed by the histogram's bytes): a report on an unchanged window pays nothing; a window that took
-new predictions pays the estimate once per report.
+**Cost.** ``Validation.estimate`` runs EM once per bootstrap replica of the validation (50 by default), so
+``ScoreEstimates`` caches each window's result while what it reads is unchanged (keyed by a digest of the
+histogram, or at K > 2 of the exact samples — the ring's last ``n``: ~0.2 ms to digest at K = 10): a report on
+an unchanged window pays nothing; a window that took new predictions pays the estimate once per report
+(``examples/bench_score_estimate_monitor.py``, ``examples/bench_score_estimate_k.py``).
 """
 
 from __future__ import annotations
@@ -211,7 +224,7 @@ def _confusion_scores(cm: Any, positive: int | None, policy: Policy) -> dict[str
 
 def _content(tally: ScoreTally) -> bytes:
     """What the window's estimate depends on, digested: the histogram (binary), or the exact samples (K > 2: the
-    ring's last ``n``, at most ``EXACT_RANKING_LIMIT`` × K scores — ~0.1 ms to digest at K = 10, far below one EM
+    ring's last ``n``, at most ``EXACT_RANKING_LIMIT`` × K scores — ~0.2 ms to digest at K = 10, far below one EM
     run, and right whichever ring or state file they came from)."""
     h = hashlib.blake2b(digest_size=16)
     if tally.columns > 1 and tally.samples is not None:

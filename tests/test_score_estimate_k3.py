@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from streammon import Cumulative, Monitor, Sliding, Validation, state
+from streammon import Cumulative, Monitor, Sliding, Timed, Validation, state
 from streammon.metrics import EXACT_RANKING_LIMIT
 
 FEATURES = 4
@@ -204,3 +204,20 @@ def test_an_older_state_file_without_the_prediction_ring_loads() -> None:
     report = old.report()
     assert report.windows["sliding_500"].estimate.method == "em"  # type: ignore[union-attr]
     assert report.windows["cumulative"].estimate.method != "em"  # type: ignore[union-attr]
+
+
+def test_a_timed_window_reads_em_on_exactly_the_predictions_it_holds() -> None:
+    """A timed window of 60 s (six 10-s buckets) over 300 predictions one a second holds those of t in [240, 300):
+    its estimate is EM on exactly their scores, recounted here (the prediction side's suffix rule, timed)."""
+    _, _, v, order = setup(3)
+    _, scores, predicted = window(3, shifted(3), 300, seed=7)
+    m = Monitor(classes=order, baseline=v, detector=None, windows=[Timed(60.0, buckets=6)])
+    m.predict_many([f"k{i}" for i in range(300)], predicted.tolist(), t=np.arange(300.0), y_score=scores)
+    e = m.report().windows["timed_60s"].estimate
+    assert e is not None and e.method == "em", e
+    held = scores[240:]
+    in_validation = np.empty_like(held)
+    in_validation[:, [v.labels.index(c) for c in order]] = held
+    mine = saerens(v.calibration.apply(in_validation), np.asarray(v.priors))
+    for c in order:
+        assert e.priors[c] == pytest.approx(mine[v.labels.index(c)], abs=1e-6), c

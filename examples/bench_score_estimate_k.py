@@ -11,8 +11,8 @@ window — within the prediction side's exact scores, ``EXACT_RANKING_LIMIT``), 
    scores (EM) and from the decisions alone; the ``not_prior_shift`` rate under pure label shift (false alarms,
    level ``shift_alpha`` = 0.01) and when class 0's inputs move halfway to class 1's (a recall drop, printed).
 
-Run: ``python examples/bench_score_estimate_k.py`` (100 trials per K: about 25 minutes here, 2 shared cores) or
-``--quick`` (20 trials, about 5 minutes).
+Run: ``python examples/bench_score_estimate_k.py`` (100 trials per K: about 3 minutes here, 2 shared cores) or
+``--quick`` (20 trials, under a minute).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Two parts, side by side in one run:
    the ``not_prior_shift`` alert rate under pure label shift (false alarms, level ``shift_alpha`` = 0.01) and
    under a recall drop of ~0.2 (the frauds' logits 1.24 lower), with scores and without.
 
-Run: ``python examples/bench_score_estimate_monitor.py`` (100 trials: about 2 minutes here, 2 shared cores) or
-``--quick`` (20 trials, about 1 minute).
+Run: ``python examples/bench_score_estimate_monitor.py`` (100 trials: about 50 s here, 2 shared cores) or
+``--quick`` (20 trials, about 10 s).
 """
 
 from __future__ import annotations

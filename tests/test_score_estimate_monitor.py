@@ -19,6 +19,7 @@ import streammon
 from streammon import Monitor, Sliding
 from streammon.export.prometheus import MonitorCollector
 from streammon.export.rules import RuleSettings, render_rules, rule_groups
+from streammon.metrics import EXACT_RANKING_LIMIT
 
 TRIALS = 50
 N = 2_000
@@ -134,22 +135,28 @@ def test_exporter_series_and_json_round_trip() -> None:
     assert not _samples(plain, "streammon_expected_performance")
 
 
-def test_em_is_not_used_at_k3() -> None:
-    """K = 3: the marginal score histograms cannot feed EM — the hard-label estimate stays."""
+def test_em_at_k3_only_within_the_exact_predictions() -> None:
+    """K = 3: EM needs each prediction's score vector, kept exact for the last EXACT_RANKING_LIMIT scored
+    predictions — a window holding N of them reads EM, one holding more the hard-label estimate, saying why (the
+    K = 3 estimate itself is checked against an EM written in the test in test_score_estimate_k3)."""
     rng = np.random.default_rng(9)
-    y = rng.choice(["a", "b", "c"], 2_000, p=[0.2, 0.3, 0.5])
-    logits = rng.normal(size=(2_000, 3)) + 2.0 * (y[:, None] == np.array(["a", "b", "c"]))
+    big = 2 * EXACT_RANKING_LIMIT
+    y = rng.choice(["a", "b", "c"], big, p=[0.2, 0.3, 0.5])
+    logits = rng.normal(size=(big, 3)) + 2.0 * (y[:, None] == np.array(["a", "b", "c"]))
     s = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     pred = np.array(["a", "b", "c"])[s.argmax(axis=1)]
     validation = streammon.Validation(y, pred, s, bootstrap=0)
-    monitor = Monitor([Sliding(N)], baseline=validation, classes=["a", "b", "c"])
-    monitor.predict_many(list(range(2_000)), pred, y_score=s)
-    estimate = monitor.report().windows[f"sliding_{N}"].estimate
+    monitor = Monitor([Sliding(N), Sliding(big)], baseline=validation, classes=["a", "b", "c"])
+    monitor.predict_many(list(range(big)), pred, y_score=s)
+    report = monitor.report()
+    assert report.windows[f"sliding_{N}"].estimate.method == "em"  # type: ignore[union-attr]
+    estimate = report.windows[f"sliding_{big}"].estimate
     assert estimate is not None and estimate.method != "em" and not estimate.expected_upper
     assert "the scores are not used at K = 3" in estimate.reason  # says why a Validation gave no EM
-    plain = Monitor([Sliding(N)], baseline=validation.confusion, classes=["a", "b", "c"])
-    plain.predict_many(list(range(2_000)), pred)
-    same = plain.report().windows[f"sliding_{N}"].estimate
+    assert f"holds {big}" in estimate.reason
+    plain = Monitor([Sliding(big)], baseline=validation.confusion, classes=["a", "b", "c"])
+    plain.predict_many(list(range(big)), pred)
+    same = plain.report().windows[f"sliding_{big}"].estimate
     assert same is not None and dict(same.priors) == dict(estimate.priors) and same.reason == ""
 
 

@@ -8,6 +8,10 @@ every sample of an expired bucket. So a window of ``n`` scored samples, ``n`` at
 exactly the ring's last ``n`` (``ScoreRing.last``). A timed window that took a sample out of time order is a
 suffix again only once it holds no sample up to that one (``TimedScores.broken_at``).
 
+The prediction side keeps one too (``streammon.pending.scores``: its "true" classes are the predicted ones, its
+windows take every prediction in order and never remove one), whose exact score vectors feed the K > 2
+label-free estimate by EM (``streammon.findings.score_estimate``).
+
 Each batch appends its scored rows (a copy of at most ``limit`` rows: the cost of a memcpy); the ring counts every
 sample appended (``total``) so that a window can say where its suffix starts. Saved in the state file with the
 score tallies (an optional part: a file without it loads with an empty ring, and the windows read their bins

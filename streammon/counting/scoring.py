@@ -50,8 +50,8 @@ class Scoring:
     (``streammon.counting.score_records``) and the score windows, allocated by ``attach``."""
 
     def __init__(self, columns: int, positive: int, *, exact: bool = True) -> None:
-        """``exact``: keep the last scored samples exact for the windows that hold few (``ScoreRing``; the
-        prediction side, whose rows are predicted classes, does not)."""
+        """``exact``: keep the last scored samples exact for the windows that hold few (``ScoreRing``; on the
+        prediction side, ``streammon.pending.scores``, its rows are the predicted classes)."""
         self.columns = columns
         self.positive = positive
         self.records = ScoreRecords(columns)
@@ -204,7 +204,9 @@ class Scoring:
         total = 0 if scoring.ring is None else scoring.ring.total
         for w, item in zip(scoring.windows, state["windows"], strict=True):
             w.restore(item)
-            if scoring.ring is None:  # (a side without exact scores: the mark means nothing there)
+            if scoring.ring is None or "exact" not in state:
+                # no exact scores kept, or none saved (a file written before the prediction side kept them, whose
+                # marks numbered no ring): the mark means nothing against this ring, which starts empty
                 w.broken_at = 0
             elif w.broken_at > total:
                 raise ValueError(f"a saved timed score window's out-of-order mark {w.broken_at} is past the "

@@ -17,7 +17,8 @@ Alert:
 - ``StreammonExpectedPerformanceDrop`` (warning) — without labels, the expected balanced accuracy is below
   the validation's by more than ``expected_drop`` (0.05) even at the top of its interval, on every replica
   (the max over replicas of the upper bound, against the min of the validation value). Needs a
-  ``Validation`` baseline and binary scores. Balanced accuracy satisfies Condition 1: a pure class-mix change
+  ``Validation`` baseline and scores (K > 2: in a window of at most 2,048 scored predictions, where the mean of
+  the recalls is ``acsa``). Balanced accuracy satisfies Condition 1: a pure class-mix change
   leaves it where the validation put it, so a drop means the scores moved to where the validation's model is
   less sure (covariate shift) — read the expected recall and precision beside it.
 
@@ -37,7 +38,9 @@ P_VALUE = "streammon:label_shift_p_value:min"
 NOT_PRIOR_SHIFT = "streammon:not_prior_shift:replicas"
 EXPECTED_UPPER = "streammon:expected_balanced_accuracy_upper:max"
 VALIDATION = "streammon:validation_balanced_accuracy:min"
-_BA = 'streammon_expected_performance{metric="balanced_accuracy",bound="%s"}'
+# balanced accuracy is the binary catalog's name; at K > 2 the same mean of the recalls is ``acsa`` (exported at
+# K = 2 too, with the same value: the max and min below read either)
+_BA = 'streammon_expected_performance{metric=~"balanced_accuracy|acsa",bound="%s"}'
 
 
 def estimate_recording_rules(s: RuleSettings) -> list[dict[str, str]]:

@@ -1,33 +1,46 @@
 """The label-free estimate with scores: a window's class mix by EM after BCTS, its expected performance and the
 scores' "only the mix changed?" test, when the monitor's ``baseline=`` is a ``streammon.Validation``.
 
-A binary window whose predictions came with scores has a prediction-side score tally
-(``WindowReport.prediction_score_tally``: rows the predicted class, one column, the bins of
-``metrics.score_bins``). Its histogram is read as rows — one per non-empty (predicted class, bin), the bin's
-representative score (``metrics.expected_scores.bin_representatives``) with the bin's count as weight — and fed to
+A window whose predictions came with scores has a prediction-side score tally
+(``WindowReport.prediction_score_tally``: rows the predicted class). It is read as rows of scores with weights:
+
+- binary: the histogram (one column, the bins of ``metrics.score_bins``) — one row per non-empty (predicted
+  class, bin), the bin's representative score (``metrics.expected_scores.bin_representatives``) with the bin's
+  count as weight;
+- K > 2: the window's exact scored predictions (``ScoreTally.samples``: the prediction side keeps the monitor's
+  last ``EXACT_RANKING_LIMIT`` = 2,048 exact, ``streammon.pending.scores``) — one row per prediction, its score
+  vector (columns mapped from the monitor's class order to the validation's), weight 1. EM needs each
+  prediction's joint score vector, which the per-column histograms do not determine: a window holding more
+  scored predictions than that (or whose scored predictions are not the monitor's last ones: a timed window
+  that took some out of time order, a state file written before the prediction side kept them) keeps the
+  hard-label estimate, its ``reason`` saying why.
+
+The rows are fed to
 
 - ``Validation.estimate``: the class mix by EM on the BCTS-calibrated posteriors, with intervals
   (``LabelFreeEstimate.method == "em"``);
 - ``Validation.mix_test``: the p-value of "only the class mix changed" from the scores — it *replaces* the
   hard-label test as the estimate's ``p_value`` (hence the evidence of ``not_prior_shift``, with the same on/off
   levels and hold); ``statistic`` and ``df`` are that test's;
-- ``Validation.expected``: the expected confusion from the mix-adjusted posteriors and the decisions (every
-  catalog metric on it), ``roc_auc`` and ``average_precision``, at the estimated mix; ``expected_distortion``
-  is that minus the same at the reference mix. ``LabelFreeEstimate.expected_lower``/``expected_upper`` bound each
-  expected value over the mix's interval (the values at its two ends and at the estimate): they carry the
-  mix's uncertainty (window and validation noise, as the mix's interval does), not the calibration's own
-  error at a fixed mix.
+- ``Validation.expected``: the expected confusion from the mix-adjusted posteriors and the decisions (the
+  predicted class of each row; every catalog metric that applies on it — at K > 2 the multiclass ones, as the
+  hard-label estimate gives), ``roc_auc`` and ``average_precision`` (at K > 2 macro one-vs-rest), at the
+  estimated mix; ``expected_distortion`` is that minus the same at the reference mix.
+  ``LabelFreeEstimate.expected_lower``/``expected_upper`` bound each expected value over the mix's interval: the
+  values at the estimate and at each end of the intervals — binary, the two ends of the one free share; K > 2,
+  each class's share at its lower and upper end with the other classes' shares rescaled to fill the rest as at
+  the estimate (2K mixes; not the corners of the joint region, which a box of K intervals would overstate).
+  They carry the mix's uncertainty (window and validation noise, as the mix's interval does), not the
+  calibration's own error at a fixed mix.
 
-Only the predictions that came with a score are in the histogram: in a window where some came without one, the
-estimate and the expected values describe the scored ones (``prediction_counts`` counts them all).
+Only the predictions that came with a score are read: in a window where some came without one, the estimate and
+the expected values describe the scored ones (``prediction_counts`` counts them all).
 
-K > 2 falls back to the hard-label estimate: the prediction-side tally keeps one marginal histogram per score
-column, and EM needs each sample's joint score vector, which the marginals do not determine.
-
-**Cost.** ``Validation.estimate`` runs EM once per bootstrap replica of the validation (50 by default,
-150–230 ms per window at K = 2), so ``ScoreEstimates`` caches each window's result while its histogram is
-unchanged (keyed by the histogram's bytes): a report on an unchanged window pays nothing; a window that took
-new predictions pays the estimate once per report.
+**Cost.** ``Validation.estimate`` runs EM once per bootstrap replica of the validation (50 by default), so
+``ScoreEstimates`` caches each window's result while what it reads is unchanged (keyed by a digest of the
+histogram, or at K > 2 of the exact samples — the ring's last ``n``: ~0.2 ms to digest at K = 10): a report on
+an unchanged window pays nothing; a window that took new predictions pays the estimate once per report
+(``examples/bench_score_estimate_monitor.py``, ``examples/bench_score_estimate_k.py``).
 """
 
 from __future__ import annotations
@@ -46,7 +59,7 @@ from streammon.findings.estimate import BASELINE, LabelFreeEstimate
 from streammon.findings.evaluate import window_rrt
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.metrics import Confusion, catalog
+from streammon.metrics import EXACT_RANKING_LIMIT, Confusion, catalog
 from streammon.metrics.em_priors import mix_posteriors
 from streammon.metrics.expected_scores import bin_representatives, expected_average_precision
 
@@ -65,9 +78,14 @@ class ScoreEstimates:
         self._representatives = bin_representatives()
 
     def usable(self, labels: Sequence[Hashable], tally: ScoreTally | None) -> bool:
-        """Whether the window's prediction-side tally can feed EM: binary, the validation's two classes, scores."""
-        return (tally is not None and tally.columns == 1 and tally.positive is not None and len(labels) == 2
-                and set(labels) == set(self.validation.labels) and tally.n_scored > 0)
+        """Whether the window's prediction-side tally can feed EM: the validation's classes, scores, and — at
+        K > 2 — each scored prediction's score vector (``ScoreTally.samples``)."""
+        if tally is None or tally.n_scored == 0 or len(labels) != len(self.validation.labels) \
+                or set(labels) != set(self.validation.labels):
+            return False
+        if len(labels) == 2:
+            return tally.columns == 1 and tally.positive is not None
+        return tally.columns == len(labels) and tally.samples is not None and len(tally.samples[0]) == tally.n_scored
 
     def unused(self, labels: Sequence[Hashable], tally: ScoreTally | None) -> str:
         """Why a window's scored predictions do not feed EM (``""`` when they do, or when it has none): said in
@@ -75,19 +93,28 @@ class ScoreEstimates:
         ``"em"``."""
         if tally is None or tally.n_scored == 0 or self.usable(labels, tally):
             return ""
-        if len(labels) != 2 or tally.columns != 1:
-            return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, and "
-                    "the predictions' score histograms keep one column at a time (the hard-label estimate instead)")
-        return (f"the scores are not used: the monitor's classes {list(labels)!r:.120} are not the Validation's "
-                f"{list(self.validation.labels)!r:.120}")
+        if len(labels) != len(self.validation.labels) or set(labels) != set(self.validation.labels):
+            return (f"the scores are not used: the monitor's classes {list(labels)!r:.120} are not the "
+                    f"Validation's {list(self.validation.labels)!r:.120}")
+        if tally.columns != len(labels) and len(labels) != 2:
+            return f"the scores are not used: {tally.columns} score columns for {len(labels)} classes"
+        n = tally.n_scored
+        if n > EXACT_RANKING_LIMIT:
+            return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, kept "
+                    f"exact for the monitor's last {EXACT_RANKING_LIMIT} scored predictions "
+                    f"(streammon.metrics.EXACT_RANKING_LIMIT), and this window holds {n} (the hard-label estimate "
+                    "instead)")
+        return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, kept exact "
+                f"only while the window's {n} scored predictions are the monitor's last {n} (not so after "
+                "predictions out of time order in a timed window, or a state file without the prediction side's "
+                "exact scores, until those leave the window; the hard-label estimate instead)")
 
     def window(self, tally: ScoreTally, labels: Sequence[Hashable], reference: Reference | None, *,
                positive: int | None, policy: Policy) -> Result:
         """``(estimate, expected, expected_distortion)`` of one window (``usable`` must hold)."""
         labels = tuple(labels)
         ref = None if reference is None else tuple(reference.aligned(labels).tolist())
-        digest = hashlib.blake2b(np.ascontiguousarray(tally.hist).tobytes(), digest_size=16).digest()
-        key = (digest, labels, tally.positive, positive, ref, policy.confidence, repr(policy))
+        key = (_content(tally), labels, tally.positive, positive, ref, policy.confidence, repr(policy))
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -111,13 +138,10 @@ class ScoreEstimates:
         back = np.array(order)  # validation-ordered arrays read in the monitor's order
         priors, lower, upper = e.priors[back], e.lower[back], e.upper[back]
         expected = self._expected(rows, e.priors, order=order, positive=positive, policy=policy)
-        # the ends of the mix's interval: binary, one free share (the positive's, or the first class's)
-        p = positive or 0
-        ends = []
-        for share in (lower[p], upper[p]):
-            mix = np.empty(2)
-            mix[p], mix[1 - p] = share, 1.0 - share
-            ends.append(self._expected(rows, mix[np.argsort(back)], order=order, positive=positive, policy=policy))
+        # the ends of the mix's interval: each class's share at its two ends, the other classes rescaled to fill
+        # the rest as at the estimate (binary: one free share, the positive's or the first class's)
+        ends = [self._expected(rows, mix[np.argsort(back)], order=order, positive=positive, policy=policy)
+                for mix in _end_mixes(priors, lower, upper, positive)]
         low = {m: _nanmin(x, *(end.get(m, math.nan) for end in ends)) for m, x in expected.items()}
         high = {m: _nanmax(x, *(end.get(m, math.nan) for end in ends)) for m, x in expected.items()}
         at_reference: dict[str, float] = {}
@@ -139,7 +163,18 @@ class ScoreEstimates:
         return estimate, expected, distortion
 
     def _rows(self, tally: ScoreTally, order: list[int]) -> tuple[Any, Any, Any]:
-        """The histogram as rows: (m, 2) scores in the validation's order, their counts, (m, 2) decisions."""
+        """The window's scored predictions as rows: (m, K) scores in the validation's order, their weights,
+        (m, K) decisions (counts). Binary: one row per non-empty (predicted class, bin) of the histogram, the
+        bin's representative score, its count as weight. K > 2: one row per prediction, its exact score vector
+        (``tally.samples``), weight 1."""
+        k = len(order)
+        if k > 2:
+            predicted, given = tally.samples  # type: ignore[misc]  # usable says so
+            scores = np.empty(given.shape)
+            scores[:, order] = given  # monitor column j -> validation column order[j]
+            decided = np.zeros(given.shape)
+            decided[np.arange(len(predicted)), np.array(order)[predicted]] = 1.0
+            return scores, np.ones(len(predicted)), decided
         hist = tally.hist[:2, 0, :]
         rows, bins = np.nonzero(hist)
         s = self._representatives[bins]  # the probability of the monitor's positive class (tally.positive)
@@ -160,10 +195,10 @@ class ScoreEstimates:
         out = _confusion_scores(x.confusion[np.ix_(order, order)], positive, policy)  # the monitor's order
         # read about the monitor's positive class (the validation's may be the other one; binary ROC AUC is the same
         # for either class, average precision is not)
-        column = order[positive or 0]
         out["roc_auc"] = x.roc_auc
         out["average_precision"] = x.average_precision
-        if column != self._validation_positive():
+        column = order[positive or 0]
+        if len(order) == 2 and column != self._validation_positive():
             adjusted = mix_posteriors(self.validation.shrunk_calibration.apply(scores), self.validation.priors,
                                       mix)
             out["average_precision"] = expected_average_precision(scores[:, column], adjusted, weights=weights,
@@ -175,13 +210,48 @@ class ScoreEstimates:
 
 
 def _confusion_scores(cm: Any, positive: int | None, policy: Policy) -> dict[str, float]:
-    """Every binary catalog metric on ``cm`` (rows true, the monitor's order); empty when it counts nothing."""
+    """Every catalog metric that applies to ``cm`` (rows true, the monitor's order; the binary ones need
+    ``positive``); empty when it counts nothing."""
     out: dict[str, float] = {}
+    k = cm.shape[0]
     if cm.sum() > 0:
         c = Confusion.of(cm)
         for metric, s in catalog().items():
-            if s.applies_to(2) and (s.kind == "multiclass" or positive is not None):
+            if s.applies_to(k) and (s.kind == "multiclass" or (k == 2 and positive is not None)):
                 out[metric] = s.evaluate(c, positive=positive or 0, **policy.params(metric))
+    return out
+
+
+def _content(tally: ScoreTally) -> bytes:
+    """What the window's estimate depends on, digested: the histogram (binary), or the exact samples (K > 2: the
+    ring's last ``n``, at most ``EXACT_RANKING_LIMIT`` × K scores — ~0.2 ms to digest at K = 10, far below one EM
+    run, and right whichever ring or state file they came from)."""
+    h = hashlib.blake2b(digest_size=16)
+    if tally.columns > 1 and tally.samples is not None:
+        h.update(np.ascontiguousarray(tally.samples[0]).tobytes())
+        h.update(np.ascontiguousarray(tally.samples[1]).tobytes())
+    else:
+        h.update(np.ascontiguousarray(tally.hist).tobytes())
+    return h.digest()
+
+
+def _end_mixes(priors: Any, lower: Any, upper: Any, positive: int | None) -> list[Any]:
+    """The mixes (the monitor's order) at the ends of the estimate's intervals: one class's share at its lower or
+    upper end, the others' shares rescaled to sum to the rest (equal shares when the estimate gave them none).
+    Binary: the two ends of one share (the positive's, or the first class's): the other's are the same mixes."""
+    k = len(priors)
+    if not (np.all(np.isfinite(priors)) and np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        return []
+    out = []
+    for c in ([positive or 0] if k == 2 else range(k)):
+        rest = np.delete(np.arange(k), c)
+        others = priors[rest]
+        for share in (lower[c], upper[c]):
+            mix = np.empty(k)
+            mix[c] = share
+            total = others.sum()
+            mix[rest] = (1.0 - share) * (others / total if total > 0 else 1.0 / (k - 1))
+            out.append(mix)
     return out
 
 

@@ -7,6 +7,13 @@ score windows, so a sliding window evicts exactly the predictions its confusion 
 store keeps each pending prediction's score (``PendingRecords.scores``) until its label takes it; ``state`` and
 ``restore`` carry those scores and the tallies in the state file (its ``prediction_scores`` entry).
 
+The side keeps its last ``EXACT_RANKING_LIMIT`` scored predictions exact too (``Scoring``'s ring, rows the
+predicted class): a K > 2 window's label-free estimate by EM needs each prediction's score vector
+(``streammon.findings.score_estimate``). The ring's suffix rule (``streammon.counting.exact_scores``) holds here
+as on the labelled side: these windows only ever take predictions, in the order they were accepted (a label that
+joins later moves the prediction's status in the label side's count windows, ``pending.sides``, never here), and
+evict the oldest first. A state file written without the ring loads with an empty one.
+
 >>> from streammon.counting.windows import Cumulative
 >>> side = PredictionScores()
 >>> side.buffered.append((1, (0.9,)))
@@ -38,7 +45,7 @@ class PredictionScores:
              times: Sequence[float]) -> None:
         """Count the buffered predictions (``codes``, ``times``; the scored ones from ``buffered``)."""
         if self.tallies is None:
-            self.tallies = Scoring(scoring.columns, scoring.positive, exact=False)  # rows: predicted classes
+            self.tallies = Scoring(scoring.columns, scoring.positive)  # rows: predicted classes
             self.tallies.attach(windows, capacity)
         elif self.tallies.windows[0].rows < capacity:
             self.tallies.grow(capacity)
@@ -73,4 +80,4 @@ class PredictionScores:
                 raise ValueError(f"saved pending score of prediction {seq}, which is not pending")
             records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
         if saved["tallies"] is not None:
-            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, exact=False)
+            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels)

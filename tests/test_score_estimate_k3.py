@@ -15,7 +15,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from streammon import Cumulative, Monitor, Sliding, Timed, Validation, state
-from streammon.metrics import EXACT_RANKING_LIMIT
+from streammon.counting.exact_scores import PREDICTION_LIMIT
 
 FEATURES = 4
 
@@ -158,12 +158,12 @@ def test_the_mix_intervals_cover_the_true_window_mix() -> None:
 def test_a_window_over_the_exact_limit_falls_back_with_the_reason() -> None:
     """A window holding more scored predictions than the exact ones kept reads the hard-label estimate and says
     why; a window of the last 1,000 of the same predictions reads EM."""
-    n = EXACT_RANKING_LIMIT + 100
+    n = PREDICTION_LIMIT + 100
     _, scores, predicted = window(3, shifted(3), n, seed=3)
     report = monitor(3, scores, predicted, windows=[Cumulative(), Sliding(1000)]).report()
     whole = report.windows["cumulative"].estimate
     assert whole is not None and whole.method != "em"
-    assert f"{EXACT_RANKING_LIMIT} scored predictions" in whole.reason and f"holds {n}" in whole.reason
+    assert f"{PREDICTION_LIMIT} scored predictions" in whole.reason and f"holds {n}" in whole.reason
     last = report.windows["sliding_1000"].estimate
     assert last is not None and last.method == "em" and last.reason == ""
 

@@ -17,9 +17,9 @@ from sklearn.metrics import average_precision_score, precision_score, recall_sco
 
 import streammon
 from streammon import Monitor, Sliding
+from streammon.counting.exact_scores import PREDICTION_LIMIT
 from streammon.export.prometheus import MonitorCollector
 from streammon.export.rules import RuleSettings, render_rules, rule_groups
-from streammon.metrics import EXACT_RANKING_LIMIT
 
 TRIALS = 50
 N = 2_000
@@ -136,11 +136,11 @@ def test_exporter_series_and_json_round_trip() -> None:
 
 
 def test_em_at_k3_only_within_the_exact_predictions() -> None:
-    """K = 3: EM needs each prediction's score vector, kept exact for the last EXACT_RANKING_LIMIT scored
+    """K = 3: EM needs each prediction's score vector, kept exact for the last PREDICTION_LIMIT scored
     predictions — a window holding N of them reads EM, one holding more the hard-label estimate, saying why (the
     K = 3 estimate itself is checked against an EM written in the test in test_score_estimate_k3)."""
     rng = np.random.default_rng(9)
-    big = 2 * EXACT_RANKING_LIMIT
+    big = PREDICTION_LIMIT + 500
     y = rng.choice(["a", "b", "c"], big, p=[0.2, 0.3, 0.5])
     logits = rng.normal(size=(big, 3)) + 2.0 * (y[:, None] == np.array(["a", "b", "c"]))
     s = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)

@@ -41,6 +41,7 @@ from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, SlidingScores
 from streammon.counting.windows.scored_timed import TimedScores
+from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 
 MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
 
@@ -49,14 +50,14 @@ class Scoring:
     """The score layout (``columns``, ``positive``), the records ``update`` buffers scored samples as
     (``streammon.counting.score_records``) and the score windows, allocated by ``attach``."""
 
-    def __init__(self, columns: int, positive: int, *, exact: bool = True) -> None:
+    def __init__(self, columns: int, positive: int, *, exact: bool = True, limit: int = EXACT_RANKING_LIMIT) -> None:
         """``exact``: keep the last scored samples exact for the windows that hold few (``ScoreRing``; on the
         prediction side, ``streammon.pending.scores``, its rows are the predicted classes)."""
         self.columns = columns
         self.positive = positive
         self.records = ScoreRecords(columns)
         self.windows: list[ScoreWindow] = []
-        self.ring = ScoreRing(columns) if exact else None
+        self.ring = ScoreRing(columns, limit) if exact else None  # ``limit``: the samples it keeps
         self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
 
     @classmethod
@@ -183,7 +184,7 @@ class Scoring:
 
     @classmethod
     def restored(cls, state: Any, windows: Sequence[Window], rows: int, labels: int, *,
-                 exact: bool = True) -> Scoring:
+                 exact: bool = True, limit: int = EXACT_RANKING_LIMIT) -> Scoring:
         """``state()`` loaded for these windows (``ValueError`` naming what does not fit). ``exact`` (optional:
         absent from files written before it) is loaded where this side keeps exact scores; without it the ring
         starts empty and every window reads its bins until it holds only samples that came since."""
@@ -197,7 +198,7 @@ class Scoring:
             raise ValueError(f"saved score positive class {positive!r} does not fit {columns} columns")
         if not isinstance(state["windows"], list) or len(state["windows"]) != len(windows):
             raise ValueError(f"saved scores must hold one entry per window ({len(windows)})")
-        scoring = cls(columns, positive, exact=exact)
+        scoring = cls(columns, positive, exact=exact, limit=limit)
         scoring.attach(windows, rows, link=False)
         if scoring.ring is not None and "exact" in state:
             scoring.ring.restore(state["exact"], rows)

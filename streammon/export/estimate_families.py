@@ -12,7 +12,7 @@ Per window holding predictions and a usable baseline (``streammon.findings.expec
   the model unchanged, and that minus its value at the reference mix;
 - ``streammon_expected_performance{model,window,metric,bound}`` — only for an estimate with scores
   (``method == "em"``: ``Monitor(baseline=streammon.Validation(...))``; binary, or K > 2 in a window of at most
-  2,048 scored predictions — ``streammon.findings.score_estimate``): every confusion metric that applies,
+  10,000 scored predictions — ``streammon.findings.score_estimate``): every confusion metric that applies,
   ``roc_auc`` and ``average_precision`` (K > 2: macro one-vs-rest) expected without labels from the
   mix-adjusted posteriors, ``bound`` ``estimate``, ``lower`` or ``upper`` (over the mix's interval), and
   ``validation`` for the confusion metrics of the validation set itself (what ``StreammonExpectedPerformanceDrop``

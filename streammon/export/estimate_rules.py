@@ -17,7 +17,7 @@ Alert:
 - ``StreammonExpectedPerformanceDrop`` (warning) — without labels, the expected balanced accuracy is below
   the validation's by more than ``expected_drop`` (0.05) even at the top of its interval, on every replica
   (the max over replicas of the upper bound, against the min of the validation value). Needs a
-  ``Validation`` baseline and scores (K > 2: in a window of at most 2,048 scored predictions, where the mean of
+  ``Validation`` baseline and scores (K > 2: in a window of at most 10,000 scored predictions, where the mean of
   the recalls is ``acsa``). Balanced accuracy satisfies Condition 1: a pure class-mix change
   leaves it where the validation put it, so a drop means the scores moved to where the validation's model is
   less sure (covariate shift) — read the expected recall and precision beside it.

@@ -8,9 +8,9 @@ A window whose predictions came with scores has a prediction-side score tally
   class, bin), the bin's representative score (``metrics.expected_scores.bin_representatives``) with the bin's
   count as weight;
 - K > 2: the window's exact scored predictions (``ScoreTally.samples``: the prediction side keeps the monitor's
-  last ``EXACT_RANKING_LIMIT`` = 2,048 exact, ``streammon.pending.scores``) — one row per prediction, its score
-  vector (columns mapped from the monitor's class order to the validation's), weight 1. EM needs each
-  prediction's joint score vector, which the per-column histograms do not determine: a window holding more
+  last ``counting.exact_scores.PREDICTION_LIMIT`` = 10,000 exact, ``streammon.pending.scores``) — one row per
+  prediction, its score vector (columns mapped from the monitor's class order to the validation's), weight 1.
+  EM needs each prediction's joint score vector, which the per-column histograms do not determine: a window holding more
   scored predictions than that (or whose scored predictions are not the monitor's last ones: a timed window
   that took some out of time order, a state file written before the prediction side kept them) keeps the
   hard-label estimate, its ``reason`` saying why.
@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from streammon.counting.exact_scores import PREDICTION_LIMIT
 from streammon.counting.score_tally import ScoreTally
 from streammon.counting.validation import Validation
 from streammon.findings.distortion import Policy
@@ -59,7 +60,7 @@ from streammon.findings.estimate import BASELINE, LabelFreeEstimate
 from streammon.findings.evaluate import window_rrt
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.metrics import EXACT_RANKING_LIMIT, Confusion, catalog
+from streammon.metrics import Confusion, catalog
 from streammon.metrics.em_priors import mix_posteriors
 from streammon.metrics.expected_scores import bin_representatives, expected_average_precision
 
@@ -99,11 +100,11 @@ class ScoreEstimates:
         if tally.columns != len(labels) and len(labels) != 2:
             return f"the scores are not used: {tally.columns} score columns for {len(labels)} classes"
         n = tally.n_scored
-        if n > EXACT_RANKING_LIMIT:
+        if n > PREDICTION_LIMIT:
             return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, kept "
-                    f"exact for the monitor's last {EXACT_RANKING_LIMIT} scored predictions "
-                    f"(streammon.metrics.EXACT_RANKING_LIMIT), and this window holds {n} (the hard-label estimate "
-                    "instead)")
+                    f"exact for the monitor's last {PREDICTION_LIMIT} scored predictions "
+                    f"(streammon.counting.exact_scores.PREDICTION_LIMIT), and this window holds {n} (the hard-label "
+                    "estimate instead)")
         return (f"the scores are not used at K = {len(labels)}: EM needs each prediction's score vector, kept exact "
                 f"only while the window's {n} scored predictions are the monitor's last {n} (not so after "
                 "predictions out of time order in a timed window, or a state file without the prediction side's "
@@ -224,7 +225,7 @@ def _confusion_scores(cm: Any, positive: int | None, policy: Policy) -> dict[str
 
 def _content(tally: ScoreTally) -> bytes:
     """What the window's estimate depends on, digested: the histogram (binary), or the exact samples (K > 2: the
-    ring's last ``n``, at most ``EXACT_RANKING_LIMIT`` × K scores — ~0.2 ms to digest at K = 10, far below one EM
+    ring's last ``n``, at most ``PREDICTION_LIMIT`` × K scores — ~1 ms to digest at K = 10, far below one EM
     run, and right whichever ring or state file they came from)."""
     h = hashlib.blake2b(digest_size=16)
     if tally.columns > 1 and tally.samples is not None:

@@ -150,8 +150,9 @@ def _mean(values: FloatArray) -> float:
 
 def check_samples(true: object, scores: object, k: int, columns: int) -> tuple[npt.NDArray[np.intp], FloatArray]:
     """``(true, scores)`` checked as a window's exact samples: ``true`` (n,) class indices in [0, k), ``scores``
-    (n, columns) finite in [0, 1], n at most ``EXACT_RANKING_LIMIT``; ``TypeError``/``ValueError`` naming what
-    was expected.
+    (n, columns) finite in [0, 1] (any n: the windows' rings keep at most ``EXACT_RANKING_LIMIT`` on the labelled
+    side, more on the prediction side, but the reading is exact at any size); ``TypeError``/``ValueError`` naming
+    what was expected.
 
     >>> check_samples(np.array([0, 3]), np.array([[0.2], [0.9]]), 2, 1)
     Traceback (most recent call last):
@@ -164,8 +165,6 @@ def check_samples(true: object, scores: object, k: int, columns: int) -> tuple[n
     if true.ndim != 1 or not np.issubdtype(true.dtype, np.integer) or scores.shape != (len(true), columns):
         raise ValueError(f"exact samples must be (n,) int classes and (n, {columns}) scores, got {true.dtype} "
                          f"{true.shape} and {scores.shape}")
-    if len(true) > EXACT_RANKING_LIMIT:
-        raise ValueError(f"exact samples are kept for at most {EXACT_RANKING_LIMIT} samples, got {len(true)}")
     if len(true) and (true.min() < 0 or true.max() >= k):
         raise ValueError(f"exact samples' classes must be indices in [0, {k}), got values from {true.min()} to "
                          f"{true.max()}")

@@ -7,12 +7,13 @@ score windows, so a sliding window evicts exactly the predictions its confusion 
 store keeps each pending prediction's score (``PendingRecords.scores``) until its label takes it; ``state`` and
 ``restore`` carry those scores and the tallies in the state file (its ``prediction_scores`` entry).
 
-The side keeps its last ``EXACT_RANKING_LIMIT`` scored predictions exact too (``Scoring``'s ring, rows the
-predicted class): a K > 2 window's label-free estimate by EM needs each prediction's score vector
-(``streammon.findings.score_estimate``). The ring's suffix rule (``streammon.counting.exact_scores``) holds here
-as on the labelled side: these windows only ever take predictions, in the order they were accepted (a label that
-joins later moves the prediction's status in the label side's count windows, ``pending.sides``, never here), and
-evict the oldest first. A state file written without the ring loads with an empty one.
+The side keeps its last ``PREDICTION_LIMIT`` (10,000: the default ``sliding_10000``) scored predictions exact too
+(``Scoring``'s ring, rows the predicted class; the labelled side keeps ``EXACT_RANKING_LIMIT``): a K > 2 window's
+label-free estimate by EM needs each prediction's score vector (``streammon.findings.score_estimate``). The ring's
+suffix rule (``streammon.counting.exact_scores``) holds here as on the labelled side: these windows only ever take
+predictions, in the order they were accepted (a label that joins later moves the prediction's status in the label
+side's count windows, ``pending.sides``, never here), and evict the oldest first. A state file written without the
+ring loads with an empty one.
 
 >>> from streammon.counting.windows import Cumulative
 >>> side = PredictionScores()
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from streammon.counting.exact_scores import PREDICTION_LIMIT
 from streammon.counting.scoring import Scoring
 from streammon.counting.windows import Window
 from streammon.pending.memory import PendingRecords
@@ -45,7 +47,7 @@ class PredictionScores:
              times: Sequence[float]) -> None:
         """Count the buffered predictions (``codes``, ``times``; the scored ones from ``buffered``)."""
         if self.tallies is None:
-            self.tallies = Scoring(scoring.columns, scoring.positive)  # rows: predicted classes
+            self.tallies = Scoring(scoring.columns, scoring.positive, limit=PREDICTION_LIMIT)  # rows: predicted classes
             self.tallies.attach(windows, capacity)
         elif self.tallies.windows[0].rows < capacity:
             self.tallies.grow(capacity)
@@ -80,4 +82,4 @@ class PredictionScores:
                 raise ValueError(f"saved pending score of prediction {seq}, which is not pending")
             records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
         if saved["tallies"] is not None:
-            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels)
+            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, limit=PREDICTION_LIMIT)

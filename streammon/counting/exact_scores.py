@@ -37,11 +37,11 @@ from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 
 Samples = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]  # (true classes (n,), scores (n, C)), read-only
 
-# The prediction side's ring (``streammon.pending.scores``) is longer: its exact score vectors feed the label-free EM
-# estimate at K > 2 (``streammon.findings.score_estimate``), which needs every prediction's vector, and 10,000
-# covers the default windows' ``sliding_10000``. EM on 10,000 predictions costs ~0.25 s at K = 3 and ~1 s at K = 10
-# with the Validation's 50 bootstrap replicas (once per changed window and report; an unchanged window is cached);
-# the ring takes 10,000 × (K + 1) × 8 bytes (0.9 MB at K = 10).
+# The prediction side's ring (``streammon.pending.scores``) is longer: its exact score vectors feed the label-free
+# EM estimate at K > 2 (``streammon.findings.score_estimate``), which needs every prediction's vector, and 10,000
+# covers the default windows' ``sliding_10000``. EM on 10,000 predictions costs ~0.35 s at K = 3 and ~1.5 s at K =
+# 10 of a report's CPU with the Validation's 50 bootstrap replicas (once per changed window and report; an unchanged
+# window is cached); the ring takes 10,000 × (K + 1) × 8 bytes (0.9 MB at K = 10).
 PREDICTION_LIMIT = 10_000
 
 

@@ -7,7 +7,7 @@ score windows, so a sliding window evicts exactly the predictions its confusion 
 store keeps each pending prediction's score (``PendingRecords.scores``) until its label takes it; ``state`` and
 ``restore`` carry those scores and the tallies in the state file (its ``prediction_scores`` entry).
 
-The side keeps its last ``PREDICTION_LIMIT`` (10,000: the default ``sliding_10000``) scored predictions exact too
+At K > 2 the side keeps its last ``PREDICTION_LIMIT`` (10,000: the default ``sliding_10000``) scored predictions exact
 (``Scoring``'s ring, rows the predicted class; the labelled side keeps ``EXACT_RANKING_LIMIT``): a K > 2 window's
 label-free estimate by EM needs each prediction's score vector (``streammon.findings.score_estimate``). The ring's
 suffix rule (``streammon.counting.exact_scores``) holds here as on the labelled side: these windows only ever take
@@ -47,7 +47,9 @@ class PredictionScores:
              times: Sequence[float]) -> None:
         """Count the buffered predictions (``codes``, ``times``; the scored ones from ``buffered``)."""
         if self.tallies is None:
-            self.tallies = Scoring(scoring.columns, scoring.positive, limit=PREDICTION_LIMIT)  # rows: predicted classes
+            # rows: predicted classes; exact score vectors only where EM reads them (K > 2: a binary estimate reads
+            # the histogram), so a binary monitor's state file does not carry 10,000 unused scores
+            self.tallies = Scoring(scoring.columns, scoring.positive, exact=scoring.columns > 1, limit=PREDICTION_LIMIT)
             self.tallies.attach(windows, capacity)
         elif self.tallies.windows[0].rows < capacity:
             self.tallies.grow(capacity)
@@ -82,4 +84,5 @@ class PredictionScores:
                 raise ValueError(f"saved pending score of prediction {seq}, which is not pending")
             records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
         if saved["tallies"] is not None:
-            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, limit=PREDICTION_LIMIT)
+            self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, exact=scoring.columns > 1,
+                                            limit=PREDICTION_LIMIT)

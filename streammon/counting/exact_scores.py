@@ -8,9 +8,9 @@ every sample of an expired bucket. So a window of ``n`` scored samples, ``n`` at
 exactly the ring's last ``n`` (``ScoreRing.last``). A timed window that took a sample out of time order is a
 suffix again only once it holds no sample up to that one (``TimedScores.broken_at``).
 
-The prediction side keeps one too (``streammon.pending.scores``: its "true" classes are the predicted ones, its
-windows take every prediction in order and never remove one), whose exact score vectors feed the K > 2
-label-free estimate by EM (``streammon.findings.score_estimate``).
+A prediction side of K > 2 classes keeps one too (``streammon.pending.scores``: its "true" classes are the
+predicted ones, its windows take every prediction in order and never remove one), whose exact score vectors feed
+the K > 2 label-free estimate by EM (``streammon.findings.score_estimate``).
 
 Each batch appends its scored rows (a copy of at most ``limit`` rows: the cost of a memcpy); the ring counts every
 sample appended (``total``) so that a window can say where its suffix starts. Saved in the state file with the
@@ -113,14 +113,5 @@ class ScoreRing:
             raise ValueError(f"saved exact scores' classes must lie in [0, {rows})")
         if not (np.isfinite(scores).all() and (scores >= 0).all() and (scores <= 1).all()):
             raise ValueError("saved exact scores must be finite and in [0, 1]")
-        self.total = 0
+        self.total = total - held  # appended from there, sample number p lands in slot ``p mod limit``
         self.append(true.astype(np.intp), scores)
-        self.total = total
-        self._rotate(held)
-
-    def _rotate(self, held: int) -> None:
-        """After ``append`` of ``held`` samples from slot 0 with ``total`` set, move them to their slots
-        (sample number p in slot ``p mod limit``)."""
-        shift = (self.total - held) % self.limit
-        self._true = np.roll(self._true, shift)
-        self._scores = np.roll(self._scores, shift, axis=0)

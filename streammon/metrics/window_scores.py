@@ -58,7 +58,11 @@ def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
     """
     if priors is None:
         return np.ones(len(counts))
-    mix = normalise_priors(priors, len(counts))
+    return _weights_at(counts, normalise_priors(priors, len(counts)))
+
+
+def _weights_at(counts: FloatArray, mix: FloatArray) -> FloatArray:
+    """``class_weights`` at a mix already normalised (K float64 summing to 1)."""
     known = counts > 0
     out: FloatArray = np.where(known, mix * counts.sum() / np.where(known, counts, 1.0),
                                np.where(mix > 0, np.nan, 0.0))
@@ -108,10 +112,9 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     if samples is None:
         return out, float(delong[0])
     ranked = RankedScores.of(samples[0], samples[1], k)
-    n = ranked.class_counts
-    known = n > 0  # each class's weight at each mix: ``class_weights``'s rule, the rows normalised already
-    weights = np.where(as_read[:, None], 1.0, np.where(known, rows * n.sum() / np.where(known, n, 1.0),
-                                                       np.where(rows > 0, np.nan, 0.0)))
+    # each class's weight at each mix (the rows normalised already)
+    weights = np.array([np.ones(k) if read else _weights_at(ranked.class_counts, row)
+                        for read, row in zip(as_read.tolist(), rows, strict=True)])
     exact, variance = ranked.values(weights, positive=int(positive), ovo=multi_class != "ovr")
     out[:, :2] = exact
     return out, variance

@@ -143,19 +143,13 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
                            math.nan, 0, False, 0.0, METHOD, "the window holds no scored predictions")
     ratio = p / source
     first = source.copy() if start is None else check_source(start, k)
-    pi, iterations, converged = _iterate(ratio, w, first, tolerance, max_iterations)
+    pi, iterations, converged = fixed_point(ratio, w, first, tolerance, max_iterations)  # SQUAREM-accelerated EM
     reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
     covariance = _fisher_covariance(ratio, w, pi, target)
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
     lower, upper = intervals(pi, covariance, alpha)
     return MixEstimate(_frozen(pi), lower, upper, _frozen(covariance), gain, iterations, converged, n, METHOD, reason)
-
-
-def _iterate(ratio: FloatArray, w: FloatArray, pi: FloatArray, tolerance: float,
-             max_iterations: int) -> tuple[FloatArray, int, bool]:
-    """EM's steps to the fixed point, accelerated by SQUAREM (``em_squarem``: the same stopping rule)."""
-    return fixed_point(ratio, w, pi, tolerance, max_iterations)
 
 
 def _reduced(k: int, drop: int) -> FloatArray:

@@ -2,7 +2,10 @@
 exporter's names (``streammon_score{metric="roc_auc"}`` with its interval, ``streammon_corrected_score`` and the
 type-1 ``streammon_distortion`` of ``ece``/``brier``/``log_loss``), the values computed by scikit-learn (and ECE
 counted by hand) on each replica's samples; every score query returns data, and what it shows is the mean over
-the replicas of the values as read and at the reference mix."""
+the replicas of the values as read and at the reference mix. Two more replicas serve the real exporter's text of
+two monitors with a ``streammon.Validation`` baseline and scored predictions — ``triage`` at K = 3, ``screen`` at
+K = 2 — so the panels of the performance expected without labels (EM) and of the estimated mix show, per window
+and bound, the replicas' mean of what each monitor's report holds."""
 
 from __future__ import annotations
 
@@ -15,9 +18,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from prometheus_client import CollectorRegistry, generate_latest
 
-from streammon.export.grafana import score_queries
+import streammon
+from streammon import Monitor, Sliding
+from streammon.export.grafana import dashboard, expected_queries, queries, score_queries
+from streammon.export.prometheus import MonitorCollector
+from streammon.findings.report import Report
 from tests.live import LivePrometheus
+from tests.test_score_estimate_k3 import setup, shifted, window
+from tests.test_score_estimate_monitor import _draw
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 pytestmark = pytest.mark.prometheus
@@ -69,6 +79,22 @@ def _exposition(seed: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _em_monitors(seed: int) -> dict[str, Monitor]:
+    """Replica ``seed``'s two label-free monitors, 1,000 scored predictions each and no label: ``triage`` (K = 3,
+    a shifted mix) and ``screen`` (K = 2, 20 % then 30 % fraud against a validation set of 10 %)."""
+    _, _, validation, order = setup(3)
+    _, scores, predicted = window(3, shifted(3), 1000, seed=20 + seed)
+    triage = Monitor([Sliding(1000)], classes=order, baseline=validation, detector=None)
+    triage.predict_many([f"k{i}" for i in range(1000)], predicted.tolist(), y_score=scores)
+    rng = np.random.default_rng(40 + seed)
+    checked = streammon.Validation(*_draw(rng, 3_000, 0.1))
+    _, pred, score = _draw(rng, 1000, 0.2 + 0.1 * seed)
+    screen = Monitor([Sliding(1000)], baseline=checked, classes=["fraud", "ok"], positive="fraud",
+                     reference={"fraud": 0.1, "ok": 0.9}, detector=None)
+    screen.predict_many(list(range(1000)), pred, y_score=score)
+    return {"triage": triage, "screen": screen}
+
+
 class _Replica(http.server.BaseHTTPRequestHandler):
     body = b""
 
@@ -82,11 +108,24 @@ class _Replica(http.server.BaseHTTPRequestHandler):
         pass
 
 
+EM_REPORTS: list[dict[str, Report]] = []  # per label-free replica, each model's report as it was served
+
+
+def _em_exposition(seed: int) -> bytes:
+    monitors = _em_monitors(seed)
+    registry = CollectorRegistry()
+    registry.register(MonitorCollector(monitors))
+    EM_REPORTS.append({model: m.report() for model, m in monitors.items()})
+    return generate_latest(registry)
+
+
 @pytest.fixture(scope="module")
 def prometheus(prometheus_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivePrometheus]:
     servers = []
-    for seed in (0, 1):
-        handler = type(f"Replica{seed}", (_Replica,), {"body": _exposition(seed)})
+    EM_REPORTS.clear()
+    bodies = [_exposition(0), _exposition(1), _em_exposition(0), _em_exposition(1)]
+    for seed, body in enumerate(bodies):
+        handler = type(f"Replica{seed}", (_Replica,), {"body": body})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
@@ -94,8 +133,10 @@ def prometheus(prometheus_binary: str, tmp_path_factory: pytest.TempPathFactory)
     try:
         live = LivePrometheus(prometheus_binary, Path(tmp_path_factory.mktemp("prometheus-scores")),
                               [f"127.0.0.1:{s.server_address[1]}" for s in servers])
-        live.wait_for("count(up == 1)", lambda r: r and float(r[0]["value"][1]) == 2)
+        live.wait_for("count(up == 1)", lambda r: r and float(r[0]["value"][1]) == len(bodies))
         live.wait_for("min(count_over_time(streammon_score[1m]))", lambda r: r and float(r[0]["value"][1]) >= 3)
+        live.wait_for("min(count_over_time(streammon_expected_performance[1m]))",
+                      lambda r: r and float(r[0]["value"][1]) >= 3)
         yield live
     finally:
         if live is not None:
@@ -129,3 +170,60 @@ def test_every_score_query_returns_the_mean_over_replicas(prometheus: LivePromet
     if not read and "corrected" in expr:  # the two readings differ: the replicas' mix is not the reference's
         as_read = np.mean([v["brier"][0] for v in both])
         assert abs(as_read - np.mean([v["brier"][1] for v in both])) > 1e-3
+
+
+def _em_query(expr: str) -> str:
+    return expr.replace("$model", "screen|triage").replace("$window", "sliding_1000")
+
+
+def _reported(model: str, metric: str, bound: str) -> float:
+    """The replicas' mean of one expected-performance value as each monitor's report holds it."""
+    values = []
+    for reports in EM_REPORTS:
+        w = reports[model].windows["sliding_1000"]
+        e = w.estimate
+        assert e is not None and e.method == "em"
+        values.append({"estimate": w.expected[metric], "lower": e.expected_lower[metric],
+                       "upper": e.expected_upper[metric], "validation": e.validation_scores.get(metric)}[bound])
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("expr", sorted(expected_queries()))
+def test_every_expected_performance_query_shows_the_reports_values_at_k_2_and_3(prometheus: LivePrometheus,
+                                                                                   expr: str) -> None:
+    """Each query of the expected-performance panels returns, for the K = 3 and the K = 2 model, one line per
+    (window, metric, bound) whose value is the replicas' mean of the monitors' reports (estimate, its bounds over
+    the mix's interval, the validation set's own value)."""
+    now = time.time()
+    query = _em_query(expr)
+    assert prometheus.api("query_range", query=query, start=str(now - 10), end=str(now), step="2")["result"]
+    result = prometheus.query(query)
+    assert {row["metric"]["model"] for row in result} == {"screen", "triage"}, (expr, result)
+    for row in result:
+        labels = row["metric"]
+        metric = labels.get("metric") or "acsa"  # the validation line aggregates the labels away but the model
+        bound = labels.get("bound") or "validation"
+        assert float(row["value"][1]) == pytest.approx(_reported(labels["model"], metric, bound), abs=1e-9), row
+    if "lower|upper" in expr:
+        assert {row["metric"]["bound"] for row in result} == {"lower", "upper"}
+
+
+def test_the_estimated_mix_panel_shows_the_em_mix_with_its_bounds_at_k_2_and_3(prometheus: LivePrometheus) -> None:
+    """The estimated-mix panel's queries read EM's class mix at K = 3 and K = 2: per class and bound, the value
+    the replicas' reports hold (mean over the instances: Prometheus keeps one series per replica)."""
+    exprs = [e for e in queries(dashboard()) if "streammon_estimated_prior" in e]
+    assert len(exprs) == 2
+    for expr in exprs:
+        result = prometheus.query(f"avg without (instance, job) ({_em_query(expr)})")
+        assert {row["metric"]["model"] for row in result} == {"screen", "triage"}, (expr, result)
+        for row in result:
+            labels = row["metric"]
+            bound = labels["bound"]
+            mine = []
+            for reports in EM_REPORTS:
+                e = reports[labels["model"]].windows["sliding_1000"].estimate
+                assert e is not None and e.method == "em"
+                mix = {"estimate": e.priors, "lower": e.lower, "upper": e.upper}[bound]
+                mine.append({str(k): v for k, v in mix.items()}[labels["class"]])
+            assert float(row["value"][1]) == pytest.approx(float(np.mean(mine)), abs=1e-9), row
+        assert len(result) == (3 + 2) * (1 if 'bound="estimate"' in expr else 2)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from streammon import ConfusionCounts
-from streammon.export.grafana import dashboard, queries, score_queries
+from streammon.export.grafana import dashboard, expected_queries, queries, score_queries
 from tests.live import LivePrometheus, stop_process
 from tests.replica_exporter import LABELLED, REFERENCE, UPDATED, replica_samples
 
@@ -151,8 +151,8 @@ def test_every_dashboard_query_parses_and_returns_data(stack: Stack, expr: str) 
     """Each dashboard query, template variables substituted, runs as a range query and returns data."""
     now = time.time()
     data = stack.prometheus.api("query_range", query=_substitute(expr), start=str(now - 30), end=str(now), step="2")
-    if expr in score_queries():  # the replicas send no scores: the panels stay empty, no made-up line
-        assert data["result"] == [], expr  # (tests/test_dashboard_scores_live.py feeds them scores)
+    if expr in score_queries() | expected_queries():  # the replicas send no scores: the panels stay empty, no
+        assert data["result"] == [], expr  # made-up line (tests/test_dashboard_scores_live.py feeds them scores)
     else:
         assert data["result"], f"no data for {expr}"
 
@@ -188,7 +188,8 @@ def test_demo_serves_metrics_that_the_dashboard_and_promtool_accept(prometheus_b
         for expr in queries(dashboard()):
             query = _substitute(expr.replace("$model", "demo").replace("$window", "sliding_2000"))
             data = prometheus.api("query_range", query=query, start=str(now - 20), end=str(now), step="2")
-            assert bool(data["result"]) is (expr not in score_queries()), f"data for {expr}: {data['result']}"
+            scored = score_queries() | expected_queries()
+            assert bool(data["result"]) is (expr not in scored), f"data for {expr}: {data['result']}"
         output, _ = demo.communicate(timeout=30)
         assert demo.returncode == 0
         assert "phase=" in output and "stopped after" in output

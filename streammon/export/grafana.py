@@ -138,6 +138,7 @@ def _panels() -> list[dict[str, Any]]:
                unit="percentunit", minmax=(0, 1)),
         *_label_panels(38),
         *_estimate_panels(54),
+        *_expected_panels(EXPECTED_ROW),
         *_score_panels(SCORE_ROW),
     ]
 
@@ -183,9 +184,10 @@ def _estimate_panels(y: int) -> list[dict[str, Any]]:
     estimated = f'streammon_estimated_prior{{{SEL},bound="estimate"}}'
     return [
         _panel("timeseries", "Class mix: estimated from predictions vs labelled vs reference",
-               "Class mix estimated from the window's predictions alone through the baseline's class-conditional "
-               "rates (with its confidence bounds; known before any label), the labelled window's mix, and the "
-               "reference mix.", (0, y, 12, 8),
+               "Class mix estimated from the window's predictions alone (known before any label), with its "
+               "confidence bounds: by EM on the scores with a Validation baseline (any K), else through the "
+               "baseline's class-conditional rates of the decisions; the labelled window's mix, and the reference "
+               "mix.", (0, y, 12, 8),
                [(estimated, "estimated {{window}} {{class}}"),
                 (f'streammon_estimated_prior{{{SEL},bound=~"lower|upper"}}', "{{bound}} {{window}} {{class}}"),
                 (f"streammon_class_prior{{{SEL}}}", "labelled {{window}} {{class}}"),
@@ -200,7 +202,51 @@ def _estimate_panels(y: int) -> list[dict[str, Any]]:
     ]
 
 
-SCORE_ROW = 62  # the panels of a model's scores sit below the label-free estimate's
+EXPECTED_ROW = 62  # the performance expected without labels sits below the label-free mix
+SCORE_ROW = 70  # the panels of a model's scores sit below the label-free estimate's
+EXPECTED = "streammon_expected_performance"
+
+
+def _expected(metric: str, bound: str) -> str:
+    """One expected-performance series per window across the instances, ``bound`` a label matcher value."""
+    op = "=~" if "|" in bound else "="
+    return _one(f'{EXPECTED}{{{SEL},metric=~"{metric}",bound{op}"{bound}"}}')
+
+
+def _expected_panels(y: int) -> list[dict[str, Any]]:
+    """The performance expected without labels (``streammon_expected_performance``: a ``Validation`` baseline and
+    scored predictions, any K): the mean recall the rule ``StreammonExpectedPerformanceDrop`` watches against the
+    validation set's own, and the scores' ROC AUC and average precision, each with its bounds over the mix's
+    interval. A model without scores or without a Validation baseline has none of these series."""
+    none = " Empty without scores and a streammon.Validation baseline."
+    return [
+        _panel("timeseries", "Expected balanced accuracy without labels (scores, EM)",
+               "Mean recall (ACSA; at K = 2 the balanced accuracy) expected from the window's scores alone at the "
+               "class mix EM estimates, with its bounds over the mix's interval, against the validation "
+               "set's own value (what StreammonExpectedPerformanceDrop compares the upper bound with) and, once "
+               "labels arrive, the labelled window's value." + none, (0, y, 12, 8),
+               [(_expected("acsa", "estimate"), "expected {{window}}"),
+                (_expected("acsa", "lower|upper"), "{{bound}} {{window}}"),
+                (f'avg by (model) ({EXPECTED}{{{MODEL},metric="acsa",bound="validation"}})', "validation {{model}}"),
+                (_one(f'streammon_score{{{SEL},metric="acsa"}}'), "labelled {{window}}")],
+               unit="percentunit", minmax=(0, 1)),
+        _panel("timeseries", "Expected ROC AUC and average precision without labels (scores, EM)",
+               "ROC AUC and average precision (K > 2: macro one-vs-rest) expected from the window's scores alone: "
+               "the mix-adjusted posteriors stand in for the labels. With its bounds over the mix's interval." + none,
+               (12, y, 12, 8),
+               [(_expected("roc_auc|average_precision", "estimate"), "expected {{window}} {{metric}}"),
+                (_expected("roc_auc|average_precision", "lower|upper"), "{{bound}} {{window}} {{metric}}")],
+               unit="percentunit", minmax=(0, 1)),
+    ]
+
+
+def expected_queries() -> set[str]:
+    """The dashboard's queries that read the performance expected without labels (no data for a model that sends
+    no scores or has no ``Validation`` baseline)."""
+    return {expr for panel in _expected_panels(EXPECTED_ROW) for expr in (t["expr"] for t in panel["targets"])
+            if EXPECTED in expr}
+
+
 CALIBRATION = "ece|brier"
 
 

@@ -4,7 +4,9 @@
 holds a header (data range, samples, classes, reference, baseline, the alerts with their times
 and reasons), then per window: the Condition-1 scores with intervals, per-class recall with
 Wilson bands and degradation alerts, RRT against the reference IR, the prior-shift statistic,
-the mix-sensitive scores against their prior-corrected values, and the final confusion matrix;
+the mix-sensitive scores against their prior-corrected values, and the final confusion matrix
+(with scores: ROC AUC, calibration, a reliability diagram; with scores and a ``streammon.Validation``
+baseline: the class mix and the performance expected without labels, ``report_estimate``);
 then the catalog's Condition facts for the metrics shown. Needs ``plotly`` (``streammon[report]``)
 only for its bundled ``plotly.min.js``. When every figure has drawn, ``<body>`` gets
 ``data-rendered`` = the number of figures (``data-failed`` if one could not draw).
@@ -27,8 +29,8 @@ import numpy as np
 
 from streammon.atomic import write_atomically
 from streammon.counting.user_text import check_text
+from streammon.logs import report_estimate, report_scores
 from streammon.logs import report_figures as figures
-from streammon.logs import report_scores
 from streammon.logs.columns import utc_date
 from streammon.logs.report_episodes import Episode, episodes, first_window, with_evidence
 from streammon.logs.report_series import Axis, Replayed, axis_of, rounded, thin, window_series
@@ -108,6 +110,7 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
     shown: dict[str, None] = dict.fromkeys(figures.INVARIANT)
     specs: list[dict[str, Any]] = []
     sections: list[str] = []
+    validation = report_estimate.validation_scores(result.report)
     for w, name in enumerate(order):
         series = every[name]
         fid = f"w{w}"
@@ -128,12 +131,16 @@ def html_page(result: Replayed, *, title: str | None = None, marks: Sequence[tup
         scored = _score_figures(fid, panel, final.score_tally) if report_scores.scored(final.score_tally) else []
         if scored:
             shown.update(dict.fromkeys(m for m in report_scores.OVER_TIME if m == "ece" or series.has(m)))
-        specs += made + scored
+        estimated = ([report_estimate.mix_figure(f"{fid}-em-mix", panel, labels),
+                      report_estimate.expected_figure(f"{fid}-em-expected", panel, validation)]
+                     if report_estimate.by_em(series) else [])
+        specs += made + scored + estimated
         divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
         why = _first_note(found[0]) if w == 0 and found else ""
         sections.append(f'<h2 id="window-{w}">Window {html.escape(name)}</h2>'
                         f'<p class="note">{why}{_window_note(name, final.n)}</p>{divs}'
-                        + (_score_section(w, final.score_tally, scored) if scored else ""))
+                        + (_score_section(w, final.score_tally, scored) if scored else "")
+                        + (_estimate_section(w, estimated) if estimated else ""))
     axes = [rounded(axis.values, keep) if axis.kind != "date" else [round(axis.values[i]) for i in keep]
             for _ in result.windows]
     heading = title or f"streammon replay report — {_path_text(result.source)}"
@@ -171,6 +178,18 @@ def _score_section(w: int, tally: Any, made: list[dict[str, Any]]) -> str:
             "the Brier score are means over samples, so the class mix moves them — compare them at the reference "
             "mix. The reliability diagram groups the final window's samples into 15 equal-width bins of the "
             "top-label probability: a calibrated model's points lie on the diagonal.</p>" + divs)
+
+
+def _estimate_section(w: int, made: list[dict[str, Any]]) -> str:
+    """The label-free estimate's sub-section of a window: a heading, what it shows, the figures."""
+    divs = "".join(f'<div class="figure" id="{f["id"]}"></div>' for f in made)
+    return (f'<h3 id="estimate-{w}">Without labels: the class mix and the performance expected from the scores'
+            "</h3><p class=\"note\">Read from the predictions' scores alone, before any label: EM on the "
+            "posteriors calibrated on the validation set estimates the class mix, and the posteriors adjusted to "
+            "that mix give the performance to expect if only the mix changed. Labelled values (dashed) come as "
+            "labels join; an expected value well below the validation's says the model or its inputs changed. "
+            "Gaps: snapshots where the window held more scored predictions than EM keeps (the estimate then reads "
+            "the decisions).</p>" + divs)
 
 
 def _path_text(path: str) -> str:

@@ -11,7 +11,14 @@ Per window the metrics are ``n``, ``rrt``, ``ir``, ``prior_shift_js``, ``prior_s
 ratio) — flagged ``prior_shift`` while the report's prior-shift alert on the window is on (the
 criterion with its hysteresis, ``docs/reference/alerts.md``) — every score of the report, and
 per class ``class_recall`` (Wilson interval), ``class_precision`` (with its corrected value) and
-``class_prior``. Non-finite numbers are written as null in JSON.
+``class_prior``. A window with a label-free estimate (``WindowReport.estimate``: a baseline and
+predictions) adds ``estimated_prior`` per class (the mix read from the predictions alone, with its
+interval), ``label_shift_p`` (the p-value of "only the class mix changed") and ``expected_METRIC`` rows,
+as the exporter sends them: with scores and a ``streammon.Validation`` (``method == "em"``) every metric
+expected without labels, with its bounds over the mix's interval as ``lower``/``upper``
+(``streammon_expected_performance``); from the decisions alone the distortion-prone ones, with
+``corrected`` their expected value at the reference mix (``streammon_expected_score``). Non-finite
+numbers are written as null in JSON.
 
 >>> import streammon
 >>> m = streammon.Monitor([streammon.Cumulative()], reference={0: 1, 1: 1})
@@ -35,6 +42,7 @@ from typing import Any, BinaryIO
 
 from streammon.atomic import write_file
 from streammon.findings.report import PRIOR_SHIFT, Report, WindowReport
+from streammon.metrics.specs import catalog
 
 COLUMNS = ("time", "samples", "window", "metric", "class", "value", "corrected", "distortion", "flag", "lower",
            "upper")
@@ -68,6 +76,27 @@ def window_rows(w: WindowReport, shift_alert: bool | None = None) -> Iterator[Ro
         yield ("class_precision", text, w.precision.get(label, math.nan), w.corrected_precision.get(label),
                None, None, None, None)
         yield "class_prior", text, w.priors.get(label, math.nan), None, None, None, None, None
+    yield from estimate_rows(w)
+
+
+def estimate_rows(w: WindowReport) -> Iterator[Row]:
+    """The label-free estimate's rows of one window (none without an estimate): what ``estimate_families``
+    exports, so a replay's timeline and a scrape agree."""
+    e = w.estimate
+    if e is None:
+        return
+    for label, share in e.priors.items():
+        yield "estimated_prior", str(label), share, None, None, None, e.lower.get(label), e.upper.get(label)
+    yield "label_shift_p", None, e.p_value, None, None, None, None, None
+    table = catalog()
+    em = e.method == "em"
+    for metric, value in w.expected.items():
+        if not em and (metric not in table or table[metric].condition1):
+            continue
+        distortion = w.expected_distortion.get(metric)
+        corrected = None if distortion is None else value - distortion
+        yield (f"expected_{metric}", None, value, corrected, distortion, None, e.expected_lower.get(metric),
+               e.expected_upper.get(metric))
 
 
 class Timeline:

@@ -206,3 +206,67 @@ def test_the_em_figures_draw_offline(browser: Any, tmp_path: Path) -> None:
         bands = browser.evaluate(f"document.getElementById('w{w}-em-expected').data.filter(t => t.fill === "
                                  "'tonexty').length")
         assert bands == 2
+
+
+def _write_csv(path: Path, columns: dict[str, Any]) -> None:
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    pa_csv.write_csv(pa.table(columns), path)
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_the_cli_reads_a_validation_file_and_draws_what_the_python_replay_draws(tmp_path: Path, typed: bool,
+                                                                              capsys: Any) -> None:
+    """``streammon replay --key --labels --score ... --validation V.csv --html``: the validation file (the server's
+    format, y_score:CLASS per class) is the baseline of EM; the page's EM figures hold what the Python replay with
+    that ``Validation`` draws. ``typed``: integer classes in the logs and the file, no --reference (the file's
+    text labels are read as the log's integers, the score columns in the file's order)."""
+    from streammon.cli import main
+
+    preds, labels, _, order = _k3_logs()
+    means, model, _, _ = setup(3)
+    rng = np.random.default_rng(7)
+    yv = rng.choice(3, 1_500)
+    pv = model.predict_proba(means[yv] + rng.normal(size=(1_500, 4)))  # columns c0, c1, c2
+    names = [f"c{i}" for i in range(3)]
+    if typed:  # classes 0, 1, 2; no reference: the monitor takes the validation's order (the file's columns)
+        order = [0, 1, 2]
+        preds = {**{k: v for k, v in preds.items() if not k.startswith("s_")},
+                 "p": np.array([int(c[1:]) for c in preds["p"]]),
+                 **{f"s_{i}": preds[f"s_c{i}"] for i in range(3)}}
+        labels = {**labels, "y": np.array([int(c[1:]) for c in labels["y"]])}
+        names = ["0", "1", "2"]
+    spelled = np.array(names)
+    _write_csv(tmp_path / "v.csv", {"y_true": spelled[yv], "y_pred": spelled[pv.argmax(axis=1)],
+                                    **{f"y_score:{n}": pv[:, i] for i, n in enumerate(names)}})
+    _write_csv(tmp_path / "p.csv", preds)
+    _write_csv(tmp_path / "y.csv", labels)
+    args = ["replay", str(tmp_path / "p.csv"), "--key", "id", "--labels", str(tmp_path / "y.csv"), "--true", "y",
+            "--pred", "p", "--time", "t", "--every", str(EVERY), "--window", "sliding:1000", "--no-detect",
+            "--validation", str(tmp_path / "v.csv"), "--html", str(tmp_path / "r.html"),
+            *(a for c in order for a in ("--score", f"s_{c}"))]
+    if not typed:
+        args += ["--reference", ",".join(f"{c}=1" for c in order)]
+    assert main(args) == 0, capsys.readouterr().err
+    given = streammon.Validation([int(n) if typed else n for n in spelled[yv]],
+                                 [int(n) if typed else n for n in spelled[pv.argmax(axis=1)]], pv,
+                                 classes=[int(n) if typed else n for n in names])
+    monitor = Monitor([Sliding(1000)], classes=order, baseline=given, detector=None, clock=lambda: 0.0,
+                      reference=None if typed else dict.fromkeys(order, 1))
+    mine = replay(pa.table(preds), labels=pa.table(labels), key="id", true="y", pred="p", time="t", every=EVERY,
+                  monitor=monitor, score=[f"s_{c}" for c in order])
+    drawn = _figures((tmp_path / "r.html").read_text(encoding="utf-8"))
+    want = _figures(html_page(mine))
+    assert drawn["w0-em-mix"]["data"] == want["w0-em-mix"]["data"]
+    assert drawn["w0-em-expected"]["data"] == want["w0-em-expected"]["data"]
+    assert any(t["name"] == f"{order[0]} estimated without labels" for t in drawn["w0-em-mix"]["data"])
+
+
+def test_the_cli_refuses_validation_with_baseline_or_counts(tmp_path: Path, capsys: Any) -> None:
+    """--validation with --baseline or --counts is a usage error (status 2) naming the flags, before any read."""
+    from streammon.cli import main
+
+    for extra in (["--baseline", '{"a": {"a": 1}}', "--true", "y", "--pred", "p"], ["--counts"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(["replay", str(tmp_path / "missing.csv"), "--validation", str(tmp_path / "v.csv"), *extra])
+        assert stopped.value.code == 2
+        assert "--validation is the baseline of a log with scores" in capsys.readouterr().err

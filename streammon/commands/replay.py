@@ -46,6 +46,12 @@ def add_replay_parser(sub: Any) -> argparse.ArgumentParser:
                            "merely absent does not")
     replaying.add_argument("--baseline", metavar="JSON", help="validation confusion counts {true: {pred: count}} "
                            "(text or a file) for the degradation detector")
+    replaying.add_argument("--validation", metavar="CSV", help="instead of --baseline: a scored validation set, "
+                           "columns y_true, y_pred and y_score (binary: the probability of --positive) or "
+                           "y_score:CLASS per class (as a server's validation file): with --score, the class mix is "
+                           "estimated by EM and the performance expected without labels (the --html report draws "
+                           "them; with --labels, before the labels join). Without --reference the score columns "
+                           "follow its y_score:CLASS order")
     replaying.add_argument("--positive", metavar="LABEL", help="the binary positive class")
     replaying.add_argument("--json", metavar="PATH", help="write the timeline as JSON")
     replaying.add_argument("--parquet", metavar="PATH", help="write the timeline as Parquet")
@@ -98,7 +104,10 @@ def run_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         from streammon.logs import replay, replay_counts  # noqa: PLC0415 (pyarrow only when replaying)
         from streammon.logs.columns import show_time  # noqa: PLC0415
 
-        options = {"every": args.every, "reference": mapping(args.reference), "baseline": mapping(args.baseline),
+        baseline: Any = mapping(args.baseline)
+        if args.validation:
+            baseline = _validation_reader(Path(args.validation))
+        options = {"every": args.every, "reference": mapping(args.reference), "baseline": baseline,
                    "positive": args.positive, "text_labels": True, **knobs}
         if args.counts:
             result = replay_counts(args.path, **options)
@@ -155,16 +164,29 @@ def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> N
         parser.error("--key and --labels go together (and not with --counts)")
     if args.label_time and not (args.labels and args.time):
         parser.error("--label-time needs --labels and --time")
+    if args.validation and (args.baseline or args.counts):
+        parser.error("--validation is the baseline of a log with scores: not with --baseline or --counts")
     timed = [spec for spec in args.knob_windows or () if spec.strip().startswith("timed")]
     if timed and not args.counts and not args.time:
         parser.error(f"argument --window: {timed[0]!r} is a timed window: it needs --time (the time column)")
 
 
+def _validation_reader(path: Any) -> Callable[[tuple[Any, ...] | None, Any], Any]:
+    """``--validation``: the file read as a ``streammon.Validation`` once the replay knows the log's label type
+    (``streammon.logs.feed.replay_monitor`` calls this with the reference's classes and the positive class)."""
+    from streammon.serve.validation_file import read_validation  # noqa: PLC0415
+
+    def read(classes: tuple[Any, ...] | None, positive: Any) -> Any:
+        return read_validation(path, positive=positive, classes=classes, where="--validation")
+
+    return read
+
+
 def _clash(args: argparse.Namespace) -> str | None:
     """Why an output flag cannot be written (it is an input, in an input folder, or another output), or None."""
-    return clash({"PATH": args.path, "--labels": args.labels, "--reference": args.reference,
-                  "--baseline": args.baseline}, {"--json": args.json, "--parquet": args.parquet, "--html": args.html,
-                                                      "--save": args.save})
+    inputs = {"PATH": args.path, "--labels": args.labels, "--reference": args.reference, "--baseline": args.baseline,
+              "--validation": args.validation}
+    return clash(inputs, {"--json": args.json, "--parquet": args.parquet, "--html": args.html, "--save": args.save})
 
 
 def _span(episode: Episode, show_time: Callable[[float], str]) -> str:

@@ -215,7 +215,11 @@ def replay_monitor(monitor: Monitor | None, *, timed: bool, windows: Iterable[Wi
                    reference: Mapping[Any, Any] | None, baseline: Any, positive: Any,
                    label_kind: str, text_labels: bool, detector: DetectorSettings | None = None,
                    policy: Policy | None = None) -> Monitor:
-    """The monitor a replay feeds: the one given, or a new one (its clock unused: times come from the log)."""
+    """The monitor a replay feeds: the one given, or a new one (its clock unused: times come from the log).
+
+    ``baseline`` may be a callable ``(classes, positive) -> baseline``, called with the reference's classes (None
+    without a reference) and ``positive`` in the log's label type: a validation file whose text labels must
+    match the log's (the command line's ``--validation``) is read once that type is known."""
     if monitor is not None:
         if any(option is not None for option in (windows, reference, baseline, positive, detector, policy)):
             raise ValueError("give either a monitor or windows/reference/baseline/positive/detector/policy, "
@@ -225,10 +229,13 @@ def replay_monitor(monitor: Monitor | None, *, timed: bool, windows: Iterable[Wi
             windows = default_windows() if timed else [Cumulative(), Sliding(1000), Sliding(10_000)]
         if text_labels:
             reference = None if reference is None else {_typed(k, label_kind): v for k, v in reference.items()}
-            baseline = None if baseline is None else {
+            baseline = baseline if baseline is None or callable(baseline) else {
                 _typed(k, label_kind): {_typed(j, label_kind): c for j, c in row.items()} for k, row in
                 baseline.items()}
             positive = None if positive is None else _typed(positive, label_kind)
+        if callable(baseline):
+            baseline = _read_baseline(baseline, None if reference is None else tuple(reference), positive,
+                                      label_kind if text_labels else None)
         monitor = Monitor(windows, reference=reference, baseline=baseline, positive=positive, detector=detector,
                           policy=policy, clock=lambda: 0.0)
     if not timed:
@@ -237,6 +244,18 @@ def replay_monitor(monitor: Monitor | None, *, timed: bool, windows: Iterable[Wi
         if refused:
             raise ValueError(f"timed windows {refused} need sample times: name the time column")
     return monitor
+
+
+def _read_baseline(read: Callable[[tuple[Hashable, ...] | None, Any], Any], classes: tuple[Hashable, ...] | None,
+                   positive: Any, kind: str | None) -> Any:
+    """A baseline read by ``read(classes, positive)``; without classes, a validation read as text whose labels
+    are numbers or booleans in the log (``kind``) is read again with them in the log's type."""
+    baseline = read(classes, positive)
+    if classes is None and kind is not None:
+        typed = tuple(_typed(label, kind) for label in baseline.labels)
+        if typed != tuple(baseline.labels):
+            baseline = read(typed, positive)
+    return baseline
 
 
 def _typed(label: Hashable, kind: str) -> Hashable:

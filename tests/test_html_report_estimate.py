@@ -270,3 +270,30 @@ def test_the_cli_refuses_validation_with_baseline_or_counts(tmp_path: Path, caps
             main(["replay", str(tmp_path / "missing.csv"), "--validation", str(tmp_path / "v.csv"), *extra])
         assert stopped.value.code == 2
         assert "--validation is the baseline of a log with scores" in capsys.readouterr().err
+
+
+def test_the_hard_label_estimates_timeline_rows_are_its_distortion_prone_expectations() -> None:
+    """With the validation's confusion counts as baseline (no EM), each snapshot's ``expected_METRIC`` rows are the
+    report's expected values of exactly the catalog's distortion-prone (not Condition 1) metrics, ``corrected`` the
+    value at the reference mix (expected minus its expected distortion), with no bounds."""
+    from streammon.metrics.specs import catalog
+
+    result, reports, _, _ = replayed(3, "counts")
+    by_samples = {s.samples: r for s, r in zip(result.snapshots, reports, strict=True)}
+    seen: dict[tuple[int, str], set[str]] = {}
+    for row in result.timeline.records():
+        if not row["metric"].startswith("expected_"):
+            continue
+        w = by_samples[row["samples"]].windows[row["window"]]
+        assert w.estimate is not None and w.estimate.method != "em"
+        metric = row["metric"].removeprefix("expected_")
+        assert row["value"] == pytest.approx(w.expected[metric], abs=0, nan_ok=True)
+        assert row["corrected"] == pytest.approx(w.expected[metric] - w.expected_distortion[metric], abs=1e-15,
+                                                 nan_ok=True)
+        assert row["lower"] is None and row["upper"] is None
+        seen.setdefault((row["samples"], row["window"]), set()).add(metric)
+    assert len(seen) == len(result.snapshots) * len(result.windows)
+    for (samples, window), metrics in seen.items():
+        w = by_samples[samples].windows[window]
+        assert metrics == {m for m in w.expected if m in catalog() and not catalog()[m].condition1}
+        assert metrics and "acsa" not in metrics

@@ -219,10 +219,12 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
 
 
 def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
-    """``prepared_tally`` (bins, logarithms, sums, confidence bins and optionally the histogram in one pass) and
-    ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows)
-    left out, and the bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
-    from streammon.metrics.score_kernel import add_hist, prepared, prepared_tally
+    """``prepared_tally`` (bins, sums, confidence bins and optionally the histogram in one pass, a chunk of rows at
+    a time) and ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score
+    (NaN rows) left out, and the bins ``accumulate`` reads, binary (both positive classes) and with K columns; so
+    does ``accumulate_scores`` (its logarithms made a chunk at a time), adding and then subtracting the batch."""
+    from streammon.metrics import score_kernel
+    from streammon.metrics.score_kernel import accumulate_scores, add_hist, prepared, prepared_tally
 
     rng = np.random.default_rng(11)
     for k, columns in ((2, 1), (7, 7)):
@@ -234,7 +236,7 @@ def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
         given = scores.copy()
         given[unscored] = np.nan
         for positive in (0, 1):
-            bins, logs, log1ms, sums, top = prepared_tally(true, given, positive, k)
+            bins, sums, top = prepared_tally(true, given, positive, k)
             hist = np.zeros((k, columns, BINS), np.int64)
             add_hist(true, given, bins, hist)
             kept = ~unscored
@@ -245,10 +247,30 @@ def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
             fused = np.zeros((k, columns, BINS), np.int64)  # the histogram made in the same pass
             prepared_tally(true, given, positive, k, hist=fused)
             np.testing.assert_array_equal(fused, ref[0])
-            alone = prepared(given)
-            np.testing.assert_array_equal(bins, alone[0])
-            np.testing.assert_array_equal(logs[kept], alone[1][kept])
-            np.testing.assert_array_equal(log1ms[kept], alone[2][kept])
+            np.testing.assert_array_equal(bins, prepared(given)[0])
+            counts = [np.zeros((k, columns, BINS), np.int64), np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))]
+            accumulate_scores(true, given, bins, positive, 1, *counts)
+            np.testing.assert_array_equal(counts[0], ref[0])
+            np.testing.assert_allclose(counts[1], ref[1], rtol=1e-10)
+            np.testing.assert_allclose(counts[2], ref[2], rtol=1e-10)
+            accumulate_scores(true, given, bins, positive, -1, *counts)  # subtracted: counts 0, sums 0 but rounding
+            assert not counts[0].any() and not counts[2][:, :, :2].any()
+            np.testing.assert_allclose(counts[1], 0.0, atol=1e-9)
+    # chunks smaller than the batch (many chunk boundaries, a short last chunk): the same tally
+    chunk = score_kernel.CHUNK_SCORES
+    try:
+        score_kernel.CHUNK_SCORES = 7 * 61  # 61 rows of 7 columns a chunk
+        bins, sums, top = prepared_tally(true, given, 1, k)
+        ref = tally(true[kept], scores[kept], k, positive=1)
+        np.testing.assert_array_equal(bins, prepared(given)[0])
+        np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+        np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+        counts = [np.zeros((k, columns, BINS), np.int64), np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))]
+        accumulate_scores(true, given, bins, 1, 1, *counts)
+        np.testing.assert_array_equal(counts[0], ref[0])
+        np.testing.assert_allclose(counts[1], ref[1], rtol=1e-10)
+    finally:
+        score_kernel.CHUNK_SCORES = chunk
 
 
 def test_the_compiled_score_check_is_the_numpy_check() -> None:

@@ -32,16 +32,16 @@ import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
 from streammon.metrics.score_bins import BINS
-from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
+from streammon.metrics.score_kernel import accumulate, accumulate_scores, add_hist, prepared, prepared_tally
 
 
 class ScoredBatch:
     """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, with the
-    bins and logarithms of its scores, and its sums and confidence bins, made once
+    bins of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_binned", "_delta", "bins", "first", "log1ms", "logs", "positive", "scored", "scores", "sums",
-                 "times", "top", "true")
+    __slots__ = ("_binned", "_delta", "bins", "first", "positive", "scored", "scores", "sums", "times", "top",
+                 "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
@@ -59,20 +59,18 @@ class ScoredBatch:
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))
         self.bins: npt.NDArray[np.int16] | None = None
-        self.logs: npt.NDArray[np.float64] | None = None
-        self.log1ms: npt.NDArray[np.float64] | None = None
         self.sums: npt.NDArray[np.float64] | None = None
         self.top: npt.NDArray[np.float64] | None = None
         self._delta: tuple[int, ScoreCounts | None] | None = None
         self._binned: tuple[ScoreCounts, ...] = ()
-        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
+        if self.scored:  # one pass: bins and the whole batch's sums and confidence bins
             rows = int(self.true.max()) + 1 if rows is None else rows
             columns = self.scores.shape[1]
             dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
             if dense is None:
                 self._binned = tuple(targets[:2])
             into = [dense.hist] if dense is not None else [t.hist for t in self._binned]
-            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
+            self.bins, self.sums, self.top = prepared_tally(
                 self.true, self.scores, positive, rows, hist=into[0] if into else None,
                 hist2=into[1] if len(into) > 1 else None)
             if dense is not None:
@@ -142,11 +140,11 @@ class ScoredBatch:
         add_hist(self.true[start:stop], self.scores[start:stop], self.bins[start:stop], hist)
 
     def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
-        """Add samples ``start:stop`` to ``counts``, one by one."""
-        assert self.bins is not None and self.logs is not None and self.log1ms is not None
+        """Add samples ``start:stop`` to ``counts``, one by one (their logarithms made again: the same floats)."""
+        assert self.bins is not None
         part = slice(start, stop)
-        accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
-                   self.positive, 1, counts.hist, True, counts.sums, counts.top)
+        accumulate_scores(self.true[part], self.scores[part], self.bins[part], self.positive, 1, counts.hist,
+                          counts.sums, counts.top)
 
 
 class ScoreWindow:
@@ -276,9 +274,9 @@ class SlidingScores(ScoreWindow):
             start = lo % slots
             stop = min(start + hi - lo, slots)
             part = slice(start, stop)
-            logs, log1ms = logs_of(self._scores[part])  # the same floats as when added: numpy's, deterministic
-            accumulate(self._true[part], self._scores[part], self._bins[part], logs, log1ms, self.positive, sign,
-                       self.counts.hist, True, self.counts.sums, self.counts.top)
+            # the logarithms made again from the ring's scores: the same floats as when added (numpy's)
+            accumulate_scores(self._true[part], self._scores[part], self._bins[part], self.positive, sign,
+                              self.counts.hist, self.counts.sums, self.counts.top)
             lo += stop - start
 
     def catch_up(self) -> None:

@@ -420,6 +420,39 @@ def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
     assert window.snapshot(None, 3, None).n_scored == len(last)
 
 
+@given(st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["all", "some", "none"]),
+                          st.sampled_from(["none", "read", "read", "reload"])), min_size=1, max_size=30),
+       st.integers(60, 250))
+@settings(max_examples=40, deadline=None)
+def test_a_sliding_window_that_counts_whole_batches_by_their_sums_holds_its_last_samples(
+        steps: list[tuple[int, str, str]], size: int) -> None:
+    """Batches large enough that a catch-up adds and subtracts them by their kept sums and bins (57 samples and up
+    at 3 classes), smaller ones counted one by one, batches beyond the window, scored wholly, partly or not at all,
+    read or reloaded between any two: the tally is the recount of the last ``size`` samples' scores, its histogram
+    and confidence counts exactly, its sums to rounding."""
+    from streammon.counting.windows.scored import ScoredBatch, SlidingScores
+
+    rng = np.random.default_rng(size)
+    window = SlidingScores(size, rows=3, columns=3, positive=0)
+    held: list[tuple[int, tuple[float, ...] | None]] = []
+    for m, scored, then in steps:
+        true = rng.integers(3, size=m)
+        scores = rng.dirichlet(np.ones(3) * 0.5, size=m)
+        if scored != "all":
+            scores[rng.random(m) < (0.3 if scored == "some" else 2.0)] = np.nan
+        window.ingest(ScoredBatch(true, scores, None, positive=0, rows=3))
+        held += [(int(a), None if math.isnan(row[0]) else tuple(row))
+                 for a, row in zip(true, scores.tolist(), strict=True)]
+        if then == "reload":
+            saved = window.state()
+            window = SlidingScores(size, rows=3, columns=3, positive=0)
+            window.restore(saved)
+        if then != "none" and any(row is not None for _, row in held[-size:]):
+            assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
+    last = [(a, r) for a, r in held[-size:] if r is not None]
+    assert window.snapshot(None, 3, None).n_scored == len(last)
+
+
 def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fresh_one() -> None:
     """Read twice with nothing new, every window returns the same read-only snapshot (its histogram is not copied
     again); after a scored batch, an unscored one, or — timed — a clock past the window's oldest bucket, each

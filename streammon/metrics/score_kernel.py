@@ -133,14 +133,14 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
 
 
 @_jit
-def _add_hist(true: Any, scores: Any, bins: Any, hist: Any) -> None:  # pragma: no cover - compiled
+def _add_hist(true: Any, scores: Any, bins: Any, hist: Any, sign: int) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
     for i in range(n):
         if math.isnan(scores[i, 0]):
             continue
         t = true[i]
         for c in range(columns):
-            hist[t, c, bins[i, c]] += 1
+            hist[t, c, bins[i, c]] += sign
 
 
 def logs_of(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -213,10 +213,11 @@ def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], posi
 
 
 def add_hist(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: npt.NDArray[np.int16],
-             hist: npt.NDArray[np.int64]) -> None:
-    """Add the scored samples' ``prepared`` bins to ``hist`` (K, C, BINS), in place: their histogram only."""
+             hist: npt.NDArray[Any], sign: int = 1) -> None:
+    """Add (``sign`` 1) or subtract (-1) the scored samples' ``prepared`` bins to ``hist`` (K, C, BINS), in place:
+    their histogram only."""
     if len(true):
-        _add_hist(true, scores, bins, hist)
+        _add_hist(true, scores, bins, hist, sign)
 
 
 @_jit

@@ -219,10 +219,12 @@ def test_the_compiled_pass_is_the_numpy_tally() -> None:
 
 
 def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
-    """``prepared_tally`` (bins, logarithms, sums, confidence bins and optionally the histogram in one pass) and
-    ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score (NaN rows)
-    left out, and the bins and logarithms ``accumulate`` reads, binary (both positive classes) and with K columns."""
-    from streammon.metrics.score_kernel import add_hist, prepared, prepared_tally
+    """``prepared_tally`` (bins, sums, confidence bins and optionally the histogram in one pass, a chunk of rows at
+    a time) and ``add_hist`` give ``score_bins.tally``'s histogram, sums and confidence bins, samples without a score
+    (NaN rows) left out, and the bins ``accumulate`` reads, binary (both positive classes) and with K columns; so
+    does ``accumulate_scores`` (its logarithms made a chunk at a time), adding and then subtracting the batch."""
+    from streammon.metrics import score_kernel
+    from streammon.metrics.score_kernel import accumulate_scores, add_hist, prepared, prepared_tally
 
     rng = np.random.default_rng(11)
     for k, columns in ((2, 1), (7, 7)):
@@ -234,7 +236,7 @@ def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
         given = scores.copy()
         given[unscored] = np.nan
         for positive in (0, 1):
-            bins, logs, log1ms, sums, top = prepared_tally(true, given, positive, k)
+            bins, sums, top = prepared_tally(true, given, positive, k)
             hist = np.zeros((k, columns, BINS), np.int64)
             add_hist(true, given, bins, hist)
             kept = ~unscored
@@ -245,10 +247,30 @@ def test_the_one_pass_batch_tally_is_the_numpy_tally() -> None:
             fused = np.zeros((k, columns, BINS), np.int64)  # the histogram made in the same pass
             prepared_tally(true, given, positive, k, hist=fused)
             np.testing.assert_array_equal(fused, ref[0])
-            alone = prepared(given)
-            np.testing.assert_array_equal(bins, alone[0])
-            np.testing.assert_array_equal(logs[kept], alone[1][kept])
-            np.testing.assert_array_equal(log1ms[kept], alone[2][kept])
+            np.testing.assert_array_equal(bins, prepared(given)[0])
+            counts = [np.zeros((k, columns, BINS), np.int64), np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))]
+            accumulate_scores(true, given, bins, positive, 1, *counts)
+            np.testing.assert_array_equal(counts[0], ref[0])
+            np.testing.assert_allclose(counts[1], ref[1], rtol=1e-10)
+            np.testing.assert_allclose(counts[2], ref[2], rtol=1e-10)
+            accumulate_scores(true, given, bins, positive, -1, *counts)  # subtracted: counts 0, sums 0 but rounding
+            assert not counts[0].any() and not counts[2][:, :, :2].any()
+            np.testing.assert_allclose(counts[1], 0.0, atol=1e-9)
+    # chunks smaller than the batch (many chunk boundaries, a short last chunk): the same tally
+    chunk = score_kernel.CHUNK_SCORES
+    try:
+        score_kernel.CHUNK_SCORES = 7 * 61  # 61 rows of 7 columns a chunk
+        bins, sums, top = prepared_tally(true, given, 1, k)
+        ref = tally(true[kept], scores[kept], k, positive=1)
+        np.testing.assert_array_equal(bins, prepared(given)[0])
+        np.testing.assert_allclose(sums, ref[1], rtol=1e-10)
+        np.testing.assert_allclose(top, ref[2], rtol=1e-10)
+        counts = [np.zeros((k, columns, BINS), np.int64), np.zeros((k, columns, 4)), np.zeros((k, ECE_BINS, 3))]
+        accumulate_scores(true, given, bins, 1, 1, *counts)
+        np.testing.assert_array_equal(counts[0], ref[0])
+        np.testing.assert_allclose(counts[1], ref[1], rtol=1e-10)
+    finally:
+        score_kernel.CHUNK_SCORES = chunk
 
 
 def test_the_compiled_score_check_is_the_numpy_check() -> None:
@@ -392,6 +414,39 @@ def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
             window = SlidingScores(size, rows=3, columns=3, positive=0)
             window.restore(saved)
             assert window.state() == saved
+        if then != "none" and any(row is not None for _, row in held[-size:]):
+            assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
+    last = [(a, r) for a, r in held[-size:] if r is not None]
+    assert window.snapshot(None, 3, None).n_scored == len(last)
+
+
+@given(st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["all", "some", "none"]),
+                          st.sampled_from(["none", "read", "read", "reload"])), min_size=1, max_size=30),
+       st.integers(60, 250))
+@settings(max_examples=40, deadline=None)
+def test_a_sliding_window_that_counts_whole_batches_by_their_sums_holds_its_last_samples(
+        steps: list[tuple[int, str, str]], size: int) -> None:
+    """Batches large enough that a catch-up adds and subtracts them by their kept sums and bins (57 samples and up
+    at 3 classes), smaller ones counted one by one, batches beyond the window, scored wholly, partly or not at all,
+    read or reloaded between any two: the tally is the recount of the last ``size`` samples' scores, its histogram
+    and confidence counts exactly, its sums to rounding."""
+    from streammon.counting.windows.scored import ScoredBatch, SlidingScores
+
+    rng = np.random.default_rng(size)
+    window = SlidingScores(size, rows=3, columns=3, positive=0)
+    held: list[tuple[int, tuple[float, ...] | None]] = []
+    for m, scored, then in steps:
+        true = rng.integers(3, size=m)
+        scores = rng.dirichlet(np.ones(3) * 0.5, size=m)
+        if scored != "all":
+            scores[rng.random(m) < (0.3 if scored == "some" else 2.0)] = np.nan
+        window.ingest(ScoredBatch(true, scores, None, positive=0, rows=3))
+        held += [(int(a), None if math.isnan(row[0]) else tuple(row))
+                 for a, row in zip(true, scores.tolist(), strict=True)]
+        if then == "reload":
+            saved = window.state()
+            window = SlidingScores(size, rows=3, columns=3, positive=0)
+            window.restore(saved)
         if then != "none" and any(row is not None for _, row in held[-size:]):
             assert_tally(window.snapshot(None, 3, None), [(a, r) for a, r in held[-size:] if r is not None], 3, 0)
     last = [(a, r) for a, r in held[-size:] if r is not None]

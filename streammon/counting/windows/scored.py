@@ -24,6 +24,7 @@ of a window's samples carried one.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,16 +33,16 @@ import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
 from streammon.metrics.score_bins import BINS
-from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
+from streammon.metrics.score_kernel import accumulate, accumulate_scores, add_hist, prepared, prepared_tally
 
 
 class ScoredBatch:
     """A batch's class indices, scores ((n, C), a NaN row for a sample without a score) and times, with the
-    bins and logarithms of its scores, and its sums and confidence bins, made once
+    bins of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_binned", "_delta", "bins", "first", "log1ms", "logs", "positive", "scored", "scores", "sums",
-                 "times", "top", "true")
+    __slots__ = ("_binned", "_delta", "bins", "first", "positive", "scored", "scores", "sums", "times", "top",
+                 "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
@@ -59,20 +60,18 @@ class ScoredBatch:
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))
         self.bins: npt.NDArray[np.int16] | None = None
-        self.logs: npt.NDArray[np.float64] | None = None
-        self.log1ms: npt.NDArray[np.float64] | None = None
         self.sums: npt.NDArray[np.float64] | None = None
         self.top: npt.NDArray[np.float64] | None = None
         self._delta: tuple[int, ScoreCounts | None] | None = None
         self._binned: tuple[ScoreCounts, ...] = ()
-        if self.scored:  # one pass: bins, logarithms and the whole batch's sums and confidence bins
+        if self.scored:  # one pass: bins and the whole batch's sums and confidence bins
             rows = int(self.true.max()) + 1 if rows is None else rows
             columns = self.scores.shape[1]
             dense = ScoreCounts(rows, columns) if self._dense_pays(rows) else None  # its histogram in that pass
             if dense is None:
                 self._binned = tuple(targets[:2])
             into = [dense.hist] if dense is not None else [t.hist for t in self._binned]
-            self.bins, self.logs, self.log1ms, self.sums, self.top = prepared_tally(
+            self.bins, self.sums, self.top = prepared_tally(
                 self.true, self.scores, positive, rows, hist=into[0] if into else None,
                 hist2=into[1] if len(into) > 1 else None)
             if dense is not None:
@@ -142,11 +141,11 @@ class ScoredBatch:
         add_hist(self.true[start:stop], self.scores[start:stop], self.bins[start:stop], hist)
 
     def add_to(self, counts: ScoreCounts, start: int = 0, stop: int | None = None) -> None:
-        """Add samples ``start:stop`` to ``counts``, one by one."""
-        assert self.bins is not None and self.logs is not None and self.log1ms is not None
+        """Add samples ``start:stop`` to ``counts``, one by one (their logarithms made again: the same floats)."""
+        assert self.bins is not None
         part = slice(start, stop)
-        accumulate(self.true[part], self.scores[part], self.bins[part], self.logs[part], self.log1ms[part],
-                   self.positive, 1, counts.hist, True, counts.sums, counts.top)
+        accumulate_scores(self.true[part], self.scores[part], self.bins[part], self.positive, 1, counts.hist,
+                          counts.sums, counts.top)
 
 
 class ScoreWindow:
@@ -250,7 +249,14 @@ class SlidingScores(ScoreWindow):
     (``written`` grows). A read catches up: if fewer than ``size`` samples came since, it subtracts the ones that
     left — still in the ring, which is twice the window — and adds the new ones, exactly what it had added for
     each; else it counts the last ``size`` samples afresh. Samples that came and left between two reads cost a
-    ring write only, and each read at most ``2 × size`` samples' work, whatever the batches were."""
+    ring write only, and each read at most ``2 × size`` samples' work, whatever the batches were.
+
+    A batch's sums and confidence bins, which it makes once for every window (``ScoredBatch``), are kept beside
+    the ring while all its samples are there (``_batches``; only for a batch no larger than the window whose two
+    arrays hold no more numbers than its scores): a catch-up that adds or subtracts the whole batch takes those
+    two small arrays and the samples' stored bins, instead of making every sample's logarithms again and adding
+    its sums one by one (K = 10, in cache: ~25 instead of ~70 ns a sample). The sums then differ from a sample-by-sample
+    count by rounding only, as they do anyway between windows."""
 
     def __init__(self, size: int, rows: int, columns: int, positive: int) -> None:
         super().__init__(rows, columns, positive)
@@ -264,21 +270,48 @@ class SlidingScores(ScoreWindow):
         self._bins = np.zeros((slots, columns), np.int16)
         self._written = 0  # samples written into the ring
         self._applied = 0  # counts holds samples [applied - size, applied)
+        # (first, stop, sums, top) of the batches ``[first, stop)`` still wholly in the ring, oldest first: their
+        # ``ScoredBatch`` sums and confidence bins (read-only)
+        self._batches: deque[tuple[int, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = deque()
 
     def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
         return None  # batches only write the ring
 
-    def _pass(self, lo: int, hi: int, sign: int) -> None:
-        """Add (``sign`` 1) or subtract (-1) the samples ``lo:hi`` (sample numbers, at most the ring's length)."""
-        slots = len(self._true)
+    def _span(self, lo: int, hi: int, sign: int) -> None:
+        """Add (``sign`` 1) or subtract (-1) the samples ``lo:hi`` (sample numbers, at most the ring's length): the
+        batches wholly among them by their kept sums and their samples' bins, the others one by one."""
         lo = max(lo, 0)
+        counts = self.counts
+        for first, stop, sums, top in self._batches:
+            if stop > hi:
+                break
+            if first < lo:
+                continue
+            self._pass(lo, first, sign)
+            self._pass(first, stop, sign, sums_too=False)
+            k = len(sums)
+            if sign > 0:
+                counts.sums[:k] += sums
+                counts.top[:k] += top
+            else:
+                counts.sums[:k] -= sums
+                counts.top[:k] -= top
+            lo = stop
+        self._pass(lo, hi, sign)
+
+    def _pass(self, lo: int, hi: int, sign: int, *, sums_too: bool = True) -> None:
+        """Add (``sign`` 1) or subtract (-1) the samples ``lo:hi`` (sample numbers, at most the ring's length) one
+        by one (``sums_too`` False: their histogram only)."""
+        slots = len(self._true)
         while lo < hi:
             start = lo % slots
             stop = min(start + hi - lo, slots)
             part = slice(start, stop)
-            logs, log1ms = logs_of(self._scores[part])  # the same floats as when added: numpy's, deterministic
-            accumulate(self._true[part], self._scores[part], self._bins[part], logs, log1ms, self.positive, sign,
-                       self.counts.hist, True, self.counts.sums, self.counts.top)
+            if sums_too:  # the logarithms made again from the ring's scores: the same floats as when added (numpy's)
+                accumulate_scores(self._true[part], self._scores[part], self._bins[part], self.positive, sign,
+                                  self.counts.hist, self.counts.sums, self.counts.top)
+            else:
+                add_hist(self._true[part], self._scores[part], self._bins[part], self.counts.hist, sign)
             lo += stop - start
 
     def catch_up(self) -> None:
@@ -295,12 +328,15 @@ class SlidingScores(ScoreWindow):
         if changed > size or self.counts.hist.nbytes < CLEAR_BYTES * saved:
             if applied:  # (a window never caught up holds nothing to clear)
                 self.counts.clear()
-            self._pass(written - size, written, 1)
+            self._span(written - size, written, 1)
         else:
-            self._pass(applied - size, written - size, -1)
+            self._span(applied - size, written - size, -1)
             self.counts.settle()
-            self._pass(applied, written, 1)
+            self._span(applied, written, 1)
         self._applied = written
+        batches = self._batches  # a batch that began before the window no longer stands in for its samples
+        while batches and batches[0][0] < written - size:
+            batches.popleft()
 
     def ingest(self, batch: ScoredBatch) -> None:
         m = len(batch)
@@ -320,7 +356,13 @@ class SlidingScores(ScoreWindow):
                 self._bins[slot:end] = batch.bins[start:stop]
             at += stop - start
             start = stop
+        if not skip and batch.sums is not None and batch.top is not None \
+                and batch.sums.size + batch.top.size <= m * batch.scores.shape[1]:
+            self._batches.append((self._written, self._written + m, batch.sums, batch.top))
         self._written += m
+        slots = len(self._true)
+        while self._batches and self._batches[0][0] < self._written - slots:  # overwritten in the ring
+            self._batches.popleft()
 
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         self.catch_up()
@@ -359,6 +401,7 @@ class SlidingScores(ScoreWindow):
         self._scores[numbers] = scores
         self._bins[:], logs, log1ms = prepared(self._scores)
         self._written = self._applied = head + self.size
+        self._batches.clear()  # the restored samples are counted one by one
         recount = ScoreCounts(self.rows, self.counts.columns)
         accumulate(self._true, self._scores, self._bins, logs, log1ms, self.positive, 1, recount.hist, True,
                    recount.sums, recount.top)

@@ -302,11 +302,12 @@ def _tail(row: Any) -> int:
 
 @jit
 def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
-                out: Any, delong: Any) -> None:
+                ranking: bool, out: Any, delong: Any) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
-    variance into ``delong[0]``. ``out`` comes filled with NaN."""
+    variance into ``delong[0]``. ``out`` comes filled with NaN. ``ranking`` False: the ROC AUC, average precision
+    and DeLong's variance are left NaN (a window read from its exact samples: ``exact_ranking``)."""
     k = hist.shape[0]
     w = np.empty((out.shape[0], k))
     defined = np.empty(out.shape[0], np.bool_)
@@ -317,6 +318,8 @@ def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positi
     for v in range(out.shape[0]):
         if defined[v]:
             _calibration(sums, top, w, counts, v, column, positive, binary, out)
+    if not ranking:
+        return
     if binary:
         _binary(hist, w, defined, counts, column, positive, out, delong)
     else:

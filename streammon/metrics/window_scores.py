@@ -108,7 +108,7 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     delong = np.full(1, math.nan)
     _loop().window_loop(hist, np.ascontiguousarray(sums, dtype=np.float64),
                         np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
-                        multi_class != "ovr", out, delong)
+                        multi_class != "ovr", samples is None, out, delong)
     if samples is None:
         return out, float(delong[0])
     ranked = RankedScores.of(samples[0], samples[1], k)

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
+from streammon.metrics.bin_span import Span
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate, add_hist, logs_of, prepared, prepared_tally
 
@@ -155,6 +156,9 @@ class ScoreWindow:
     # the monitor's count of scored samples at this window's last sample out of time order (``TimedScores``):
     # the window is a suffix of the scored samples only while it holds none up to it (``counting.exact_scores``)
     broken_at = 0
+    # the bins, per score column, of every sample the monitor's windows took (``metrics.bin_span``; the score
+    # side's, shared: ``Scoring``), outside which this window's counts are 0; None: not known, every bin copied
+    span: Span | None = None
 
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)
@@ -209,16 +213,20 @@ class ScoreWindow:
                 other: ScoreCounts | None = None) -> ScoreTally:
         """A read-only copy of the first ``k`` rows of ``counts`` (plus ``other``'s), its histogram in the
         narrowest integer type that holds the window's samples (``count_type``: no bin holds more). The copy is
-        what a read moves through memory (K = 10: 1.6 MB in int64, 0.4 MB in int16), and the metrics read it
-        again."""
+        what a read moves through memory (K = 10: the whole histogram is 1.6 MB in int64), so only the bins the
+        monitor's samples fall in are copied (``span``: the tally's ``slab``), and the metrics read only those."""
         top = counts.top[:k].copy() if other is None else counts.top[:k] + other.top[:k]
-        hist = np.empty(counts.hist[:k].shape, count_type(int(top[:, :, 0].sum())))  # exact integers in float64
-        if other is None:
-            np.copyto(hist, counts.hist[:k], casting="unsafe")  # fits: no bin exceeds the samples
-        else:
-            np.add(counts.hist[:k], other.hist[:k], out=hist, casting="unsafe")
+        dtype = count_type(int(top[:, :, 0].sum()))  # exact integers in float64
         sums = counts.sums[:k].copy() if other is None else counts.sums[:k] + other.sums[:k]
-        return ScoreTally.frozen(hist, sums, top, positive)
+        span = np.array([[0, BINS]] * counts.columns, np.int64) if self.span is None else self.span.copy()
+        lo, hi = int(span[:, 0].min()), max(int(span[:, 1].max()), 1)
+        lo = min(lo, hi - 1)  # (no sample yet: an empty span, a slab of one bin)
+        slab = np.empty((k, counts.columns, hi - lo), dtype)
+        if other is None:
+            np.copyto(slab, counts.hist[:k, :, lo:hi], casting="unsafe")  # fits: no bin exceeds the samples
+        else:
+            np.add(counts.hist[:k, :, lo:hi], other.hist[:k, :, lo:hi], out=slab, casting="unsafe")
+        return ScoreTally.frozen(slab, sums, top, positive, span=span, offset=lo)
 
     def read_key(self, now: float | None) -> Any:
         """What besides the samples ingested decides ``snapshot(now, ...)``: nothing here (a timed window: the

@@ -126,7 +126,8 @@ def profile(k: int, reads: int = 40) -> None:
 
     timed(windows.SlidingScores, "catch_up", lambda w: f"catch-up   {window(w)}")
     timed(windows.ScoreWindow, "_frozen", lambda w, *_: f"copy       {window(w)}")
-    timed(score_window, "score_values", lambda hist, *_: f"metrics    {hist.dtype} snapshot")
+    timed(score_window, "score_values", lambda hist, *_, **kw: f"metrics    {hist.dtype} "
+          f"{'bins' if kw.get('samples') is None else 'exact scores'}")
     true, pred, scores, labels = data(20_000 + 1_000 * reads, k)
     plain, scored = fresh(labels), fresh(labels)
     plain.update_many(true[:20_000], pred[:20_000])

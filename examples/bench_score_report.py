@@ -117,7 +117,7 @@ def profile(k: int, reads: int = 40) -> None:
         def wrapper(*args: object, **kwargs: object) -> object:
             start = time.thread_time()
             out = inner(*args, **kwargs)
-            parts.setdefault(key(*args), []).append(time.thread_time() - start)
+            parts.setdefault(key(*args, **kwargs), []).append(time.thread_time() - start)
             return out
         setattr(owner, name, wrapper)
 
@@ -125,7 +125,7 @@ def profile(k: int, reads: int = 40) -> None:
         return f"{type(w).__name__} {getattr(w, 'size', '')}".strip()
 
     timed(windows.SlidingScores, "catch_up", lambda w: f"catch-up   {window(w)}")
-    timed(windows.ScoreWindow, "_frozen", lambda w, *_: f"copy       {window(w)}")
+    timed(windows.ScoreWindow, "_frozen", lambda w, *_, **__: f"copy       {window(w)}")
     timed(score_window, "score_values", lambda hist, *_, **kw: f"metrics    {hist.dtype} "
           f"{'bins' if kw.get('samples') is None else 'exact scores'}")
     true, pred, scores, labels = data(20_000 + 1_000 * reads, k)

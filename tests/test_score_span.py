@@ -109,3 +109,34 @@ def test_a_monitor_without_scores_yet_has_an_empty_span() -> None:
     t = m.report().windows["cumulative"].score_tally
     assert t is not None and t.n_scored == 1
     assert t.hist[0, np.arange(3), bins_of(p)[0]].tolist() == [1, 1, 1] and int(t.hist.sum()) == 3
+
+
+def test_a_cumulative_window_beside_a_timed_one_reads_every_sample_as_buckets_open_close_and_empty() -> None:
+    """A cumulative window takes its histogram through a timed window's open bucket: read while every sample is in
+    the open bucket, with samples in closed buckets too, and after a batch without scores moved the timed window
+    past them (its open bucket empty), its histogram is the recount by bisection of every scored sample."""
+    labels = ["a", "b", "c"]
+    m = Monitor([Cumulative(), Timed(10, buckets=2)], classes=labels, detector=None)
+    rng = np.random.default_rng(5)
+    seen_true: list[np.ndarray] = []
+    seen_scores: list[np.ndarray] = []
+
+    def check() -> None:
+        y, s = np.concatenate(seen_true), np.concatenate(seen_scores)
+        expected = np.zeros((3, 3, BINS), np.int64)
+        np.add.at(expected, (y[:, None], np.arange(3), bins_of(s)), 1)
+        tally = m.report().windows["cumulative"].score_tally
+        assert tally is not None
+        np.testing.assert_array_equal(tally.hist, expected)
+
+    for start in (0.0, 1.0, 20.0, 22.0, 60.0):
+        true = rng.integers(3, size=50)
+        p = rng.dirichlet(np.ones(3) * 0.5, size=50)
+        m.update_many([labels[t] for t in true], [labels[i] for i in p.argmax(axis=1)],
+                      t=start + np.arange(50) * 0.01, y_score=p)
+        seen_true.append(true)
+        seen_scores.append(p)
+        check()
+        if start in (1.0, 22.0):  # no score: the timed window's buckets move on, its open bucket holds none
+            m.update_many(["a", "b"], ["a", "a"], t=[start + 16.0, start + 16.5])
+            check()

@@ -7,9 +7,10 @@
    samples reads) and as the monitor reads it (``ScoreTally.parts``, with the exact samples) — against
    scikit-learn's ``roc_auc_score`` (Hand & Till at K > 2) and macro one-vs-rest ``average_precision_score``, as
    read and at a uniform mix (``sample_weight``). Worst |streammon − scikit-learn| over the splits, side by side.
-2. **Cost of the exact reading** (``metrics.exact_ranking.RankedScores``: argsort + compiled pass) against the
-   bins' compiled reading (``window_scores.score_values``) of the same window, K = 2 and 10, 1,000 samples, both
-   mixes: median of repeated calls.
+2. **Cost of the exact reading** (``metrics.exact_ranking.RankedScores``: one compiled call, a bucket sort of
+   each score column and a walk down its tie groups) against the bins' compiled reading
+   (``window_scores.score_values``) of the same window, K = 2 and 10, 1,000 samples, both mixes: median of
+   repeated calls.
 3. **Cost in a report**: two monitors with the default windows fed the same batches, one keeping exact scores and
    one not (its ring removed: the bins, as before), ``report()`` after each new batch of 500 — median CPU time
    (``time.thread_time``); with the default windows only ``sliding_1000`` holds at most 2,048 scored samples.

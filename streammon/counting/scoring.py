@@ -137,8 +137,11 @@ class Scoring:
                     self.ring.append(true, scores)
         batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows,
                             first=first)
-        if batch.bins is not None:  # every scored sample's bins, before a read can copy them
-            widen(self.span, batch.bins, batch.scores)
+        if batch.scored:  # every scored sample's bins, before a read can copy them (none made: every bin)
+            if batch.bins is None:
+                self.span[:, 0], self.span[:, 1] = 0, BINS
+            else:
+                widen(self.span, batch.bins, batch.scores)
         for w in self.windows:
             w.ingest(batch)
 

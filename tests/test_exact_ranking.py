@@ -175,6 +175,31 @@ def test_ranked_scores_many_classes_with_an_absent_one() -> None:
                                          abs=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["crowded", "extremes", "signed_zero", "one_value"])
+def test_ranked_scores_sorted_whatever_the_spread_of_scores(layout: str) -> None:
+    """The bucket sort orders any spread of scores exactly: scores packed within 1e-12 of each other beside one
+    near 0 (all in one bucket: argsorted instead), float64's extremes (0, 1e-300, the last floats below 1), -0.0
+    beside 0.0 (one score), and one value for every sample: scikit-learn's ROC AUC and AP, at two mixes."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    y = rng.integers(0, 2, n)
+    if layout == "crowded":
+        s = 0.5 + rng.integers(0, 4000, n) * 2.0**-52 * (1 + y)
+        s[0] = 1e-300
+    elif layout == "extremes":
+        s = rng.choice([0.0, 1e-300, 1e-9, 0.3, 1 - 2**-52, 1 - 2**-53, 1.0], n) * (1 - 1e-16 * y)
+    elif layout == "signed_zero":
+        s = np.where(rng.random(n) < 0.5, -0.0, 0.0) + (rng.random(n) < 0.3) * (0.2 + 0.5 * y)
+    else:
+        s = np.full(n, 0.25)
+    w = np.array([[1.0, 1.0], [0.3 * n / np.sum(y == 0), 0.7 * n / np.sum(y == 1)]])
+    values, _ = RankedScores.of(y, s[:, None], 2).values(w, positive=1)
+    clean = s + 0.0  # scikit-learn ties -0.0 and 0.0 too; its sort is given the same scores
+    for v in range(2):
+        assert values[v, 0] == pytest.approx(roc_auc_score(y, clean, sample_weight=w[v][y]), abs=1e-12)
+        assert values[v, 1] == pytest.approx(average_precision_score(y, clean, sample_weight=w[v][y]), abs=1e-12)
+
+
 def test_a_window_past_the_limit_reads_its_bins_and_a_sliding_one_comes_back() -> None:
     """A window of more than EXACT_RANKING_LIMIT scored samples reads the bins (the bins' value, no samples); a
     sliding window whose scored samples fall back under the limit (unscored ones push them out) is exact again."""

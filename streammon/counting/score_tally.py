@@ -24,6 +24,7 @@ ValueError: assignment destination is read-only
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,13 +72,30 @@ class ScoreTally:
     ``samples``: the window's scored samples with their exact scores — ``(true, scores)``, class indices (n,) and
     scores (n, C), read-only, in arrival order — when the window holds at most
     ``metrics.exact_ranking.EXACT_RANKING_LIMIT`` scored samples (``streammon.counting.exact_scores``); None
-    otherwise. ``roc_auc`` and ``average_precision`` read them where present (``parts``), the bins where not."""
+    otherwise. ``roc_auc`` and ``average_precision`` read them where present (``parts``), the bins where not.
 
-    hist: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
+    A window's snapshot holds only the bins its counts can be in: ``slab`` (K, C, width) is ``hist[:, :, offset:
+    offset + width]``, every count outside it 0, and ``span`` (C, 2) each column's bins ``[lo, hi)`` within it
+    (``streammon.metrics.bin_span``). A report copies and its score metrics read only the slab; ``hist`` is made
+    from it when first read (cached). Other tallies (a sum, a difference, a batch's) are whole: ``slab`` is
+    ``hist``, ``span`` None."""
+
+    slab: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
     top: npt.NDArray[np.float64]
     positive: int | None
     samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
+    span: npt.NDArray[np.int64] | None = None
+    offset: int = 0
+
+    @functools.cached_property
+    def hist(self) -> npt.NDArray[np.signedinteger[Any]]:
+        """The histogram (K, C, BINS), read-only: the slab placed in its bins, 0 elsewhere."""
+        if self.slab.shape[2] == BINS:
+            return self.slab
+        whole = np.zeros((*self.slab.shape[:2], BINS), self.slab.dtype)
+        whole[:, :, self.offset:self.offset + self.slab.shape[2]] = self.slab
+        return _readonly(whole)
 
     @property
     def parts(self) -> tuple[Any, ...]:
@@ -91,7 +109,7 @@ class ScoreTally:
     @property
     def columns(self) -> int:
         """C: the score columns."""
-        return int(self.hist.shape[1])
+        return int(self.slab.shape[1])
 
     @property
     def class_counts(self) -> npt.NDArray[np.int64]:
@@ -118,9 +136,13 @@ class ScoreTally:
 
     @classmethod
     def frozen(cls, hist: npt.NDArray[np.signedinteger[Any]], sums: npt.NDArray[np.float64],
-               top: npt.NDArray[np.float64], positive: int | None) -> ScoreTally:
-        """A tally of these arrays (not copied: the caller gives up its own), made read-only."""
-        return cls(_readonly(hist), _readonly(sums), _readonly(top), positive)
+               top: npt.NDArray[np.float64], positive: int | None, *, span: npt.NDArray[np.int64] | None = None,
+               offset: int = 0) -> ScoreTally:
+        """A tally of these arrays (not copied: the caller gives up its own), made read-only; ``hist`` the whole
+        histogram, or — with ``span`` — its bins from ``offset`` on, outside which every count is 0 (the class
+        docstring)."""
+        return cls(_readonly(hist), _readonly(sums), _readonly(top), positive,
+                   span=None if span is None else _readonly(span), offset=offset)
 
     def _pair(self, other: ScoreTally) -> tuple[ScoreCounts, ScoreCounts]:
         if not isinstance(other, ScoreTally):
@@ -128,7 +150,7 @@ class ScoreTally:
         if other.columns != self.columns or other.positive != self.positive:
             raise ValueError(f"score tallies of different layouts (columns {self.columns} and {other.columns}, "
                              f"positive {self.positive} and {other.positive}) do not combine")
-        rows = max(len(self.hist), len(other.hist))
+        rows = max(len(self.slab), len(other.slab))
         return ScoreCounts.of(self, rows), ScoreCounts.of(other, rows)
 
     def __add__(self, other: ScoreTally) -> ScoreTally:
@@ -149,7 +171,7 @@ class ScoreTally:
         return mine.snapshot(len(mine.hist), self.positive)
 
     def __repr__(self) -> str:
-        return f"ScoreTally(classes={len(self.hist)}, columns={self.columns}, n_scored={self.n_scored})"
+        return f"ScoreTally(classes={len(self.slab)}, columns={self.columns}, n_scored={self.n_scored})"
 
 
 def _samples(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
@@ -190,8 +212,8 @@ class ScoreCounts:
     def of(cls, tally: ScoreTally, rows: int) -> ScoreCounts:
         """A mutable copy of ``tally`` with ``rows`` rows (at least its own)."""
         counts = cls(rows, tally.columns)
-        k = len(tally.hist)
-        counts.hist[:k] = tally.hist
+        k = len(tally.slab)
+        counts.hist[:k, :, tally.offset:tally.offset + tally.slab.shape[2]] = tally.slab
         counts.sums[:k] = tally.sums
         counts.top[:k] = tally.top
         return counts

@@ -41,7 +41,9 @@ from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.counting.windows.scored import ScoredBatch, ScoreWindow, SlidingScores
 from streammon.counting.windows.scored_timed import TimedScores
+from streammon.metrics.bin_span import empty_span, occupied, union, widen
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
+from streammon.metrics.score_bins import BINS
 
 MAX_SCORE_CLASSES = 64  # K × K × 2,048 bins × 8 B: 64 MiB a window at K = 64
 
@@ -59,6 +61,9 @@ class Scoring:
         self.windows: list[ScoreWindow] = []
         self.ring = ScoreRing(columns, limit) if exact else None  # ``limit``: the samples it keeps
         self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
+        # the bins of every scored sample taken, per column: where any window's counts can be non-zero (what a
+        # snapshot copies and the metrics read: ``metrics.bin_span``), shared by the windows and widened in place
+        self.span = empty_span(columns)
 
     @classmethod
     def of_first(cls, *, declared: int, labels: int, positive: int | None, ndim: int,
@@ -92,6 +97,8 @@ class Scoring:
         one, ``_link``)."""
         self.windows = [score_window(w, rows=rows, columns=self.columns, positive=max(self.positive, 0))
                         for w in windows]
+        for w in self.windows:
+            w.span = self.span
         self._views.clear()
         if link:
             self._link()
@@ -130,6 +137,11 @@ class Scoring:
                     self.ring.append(true, scores)
         batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows,
                             first=first)
+        if batch.scored:  # every scored sample's bins, before a read can copy them (none made: every bin)
+            if batch.bins is None:
+                self.span[:, 0], self.span[:, 1] = 0, BINS
+            else:
+                widen(self.span, batch.bins, batch.scores)
         for w in self.windows:
             w.ingest(batch)
 
@@ -213,6 +225,11 @@ class Scoring:
                 raise ValueError(f"a saved timed score window's out-of-order mark {w.broken_at} is past the "
                                  f"{total} exact samples counted")
         scoring._link(holding=True)
+        scoring.span[:, 0], scoring.span[:, 1] = 0, BINS  # every bin copied while the restored counts are read
+        found = empty_span(columns)
+        for w in scoring.windows:  # where the restored counts are (each later sample widens it as it comes)
+            found = union(found, occupied(w.snapshot(None, rows, None).hist))
+        scoring.span[:] = found
         scoring._check_ring(rows)
         return scoring
 

@@ -74,11 +74,11 @@ def _score_classes(tally: ScoreTally, priors: FloatArray | None) -> tuple[Any, A
     good; its scores would have no column, so a window holding a scored sample of it stays unreadable (NaN). At
     the reference mix the dropped classes must weigh nothing, else the corrected values are NaN (no priors)."""
     scored = 2 if tally.columns == 1 else tally.columns
-    if tally.hist.shape[0] <= scored or tally.class_counts[scored:].any():
-        return tally.hist, tally.sums, tally.top, priors
+    if tally.slab.shape[0] <= scored or tally.class_counts[scored:].any():
+        return tally.slab, tally.sums, tally.top, priors
     if priors is not None:
         priors = priors[:scored] if len(priors) > scored and not priors[scored:].any() else None
-    return tally.hist[:scored], tally.sums[:scored], tally.top[:scored], priors
+    return tally.slab[:scored], tally.sums[:scored], tally.top[:scored], priors
 
 
 def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Policy) -> ScoreNumbers:
@@ -87,7 +87,7 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     distortion NaN), with ``policy``'s parameters
     and confidence. All five at both mixes, and DeLong's variance, in one compiled call
     (``metrics.window_scores.score_values``: the values of ``metrics.compute_scores``)."""
-    hist, sums, top, priors = _score_classes(tally, priors)
+    hist, sums, top, priors = _score_classes(tally, priors)  # the histogram's bins from tally.offset on
     k = int(hist.shape[0])
     readable = _fits(tally, priors, k) and tally.n_scored > 0
     positive = 1 if tally.positive is None else tally.positive
@@ -97,7 +97,8 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
     if readable:  # the bins read once for both mixes
         values, variance = score_values(hist, sums, top, (None,) if priors is None else
                                         (None, priors), positive=positive, multi_class=multi_class,
-                                        normalised=True, samples=tally.samples)
+                                        normalised=True, samples=tally.samples,
+                                        span=None if tally.span is None else tally.span - tally.offset)
         scores = values[0]
         if priors is not None:
             corrected = values[1]
@@ -150,11 +151,12 @@ def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy, **more: 
 
 def _same(a: ScoreTally, b: ScoreTally) -> bool:
     """Whether two tallies hold the same numbers (compared, not hashed: cheaper than the metrics; the small sums
-    first, which differ as soon as a sample came or went)."""
-    return a is b or (a.positive == b.positive and a.hist.shape == b.hist.shape
+    first, which differ as soon as a sample came or went; the slabs where both hold the same bins)."""
+    return a is b or (a.positive == b.positive and a.slab.shape[:2] == b.slab.shape[:2]
                       and (a.samples is None) == (b.samples is None)
                       and np.array_equal(a.sums, b.sums) and np.array_equal(a.top, b.top)
-                      and np.array_equal(a.hist, b.hist))
+                      and (np.array_equal(a.slab, b.slab) if (a.offset, a.slab.shape) == (b.offset, b.slab.shape)
+                           else np.array_equal(a.hist, b.hist)))
 
 
 class ScoreCache:

@@ -49,11 +49,12 @@ def jit(function: Any) -> Any:
 def _weights(hist: Any, mixes: Any, as_read: Any, w: Any, defined: Any, counts: Any) -> None:  # noqa: PLR0917
     """Each class's sample count into ``counts`` and, per mix row v, each class's weight into ``w[v]`` (1 as
     read; ``π_c·n/n_c``, 0 for a class the mix lacks, NaN for one the mix needs but the window lacks) and whether
-    the row reads anything (``defined[v]``: every weight finite, some weighted sample)."""
+    the row reads anything (``defined[v]``: every weight finite, some weighted sample). ``hist``: column 0's
+    bins over its span."""
     k = hist.shape[0]
     n = 0.0
     for c in range(k):
-        counts[c] = _tail(hist[c, 0])
+        counts[c] = _tail(hist[c])
         n += counts[c]
     for v in range(mixes.shape[0]):
         ok = True
@@ -109,17 +110,18 @@ def _calibration(sums: Any, top: Any, w: Any, counts: Any, v: int, column: int, 
 
 
 @jit
-def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive: int, out: Any,  # noqa: PLR0917
+def _binary(hist: Any, w: Any, defined: Any, counts: Any, positive: int, out: Any,  # noqa: PLR0917
             delong: Any) -> None:
     """ROC AUC (the same at every mix: the weights cancel), each mix's average precision and, into ``delong[0]``,
-    DeLong's variance of the AUC as read (NaN with fewer than 2 samples of a class)."""
-    bins = hist.shape[2]
+    DeLong's variance of the AUC as read (NaN with fewer than 2 samples of a class). ``hist`` (K, bins): the score
+    column's bins over its span."""
+    bins = hist.shape[1]
     negative = 1 - positive
     npos, nneg = counts[positive], counts[negative]
     below = 0.0
     numer = 0.0
     for b in range(bins):
-        p, q = hist[positive, column, b], hist[negative, column, b]
+        p, q = hist[positive, b], hist[negative, b]
         if p:
             numer += p * (below + 0.5 * q)
         below += q
@@ -133,9 +135,9 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive:
         fp = 0.0
         acc = 0.0
         for b in range(bins - 1, -1, -1):
-            p = wp * hist[positive, column, b]
+            p = wp * hist[positive, b]
             tp += p
-            fp += wn * hist[negative, column, b]
+            fp += wn * hist[negative, b]
             if p > 0.0:
                 acc += p * tp / (tp + fp)
         out[v, AVERAGE_PRECISION] = acc / tp if tp > 0.0 else math.nan
@@ -147,7 +149,7 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, column: int, positive:
     spread_pos = 0.0
     spread_neg = 0.0
     for b in range(bins):
-        p, q = hist[positive, column, b], hist[negative, column, b]
+        p, q = hist[positive, b], hist[negative, b]
         if not (p or q):
             continue
         seen_neg += q
@@ -228,8 +230,10 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 
 @jit
-def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: Any) -> None:  # noqa: PLR0917
-    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column.
+def _multiclass(hist: Any, span: Any, w: Any, defined: Any, counts: Any, ovo: bool,  # noqa: PLR0917
+                out: Any) -> None:
+    """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column,
+    each column read over its span (``span[i]``: bins ``[lo, hi)``, outside which every count is 0).
 
     Class i's own bins in its column, held in bins ``[lo, hi)``, give the ranks ``g`` (``_ranks``; 0 from ``hi``
     up). Each other class's row of that column is then read once: its pair numerator is a dot product with ``g``
@@ -244,8 +248,9 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
     above = np.empty(views)
     g = np.empty(bins, np.int64)
     for i in range(k):
-        mine = hist[i, i]
-        hi = bins
+        start, stop = span[i, 0], max(span[i, 0], span[i, 1])
+        mine = hist[i, i, start:stop]
+        hi = stop - start
         while hi > 0 and mine[hi - 1] == 0:
             hi -= 1
         lo = 0
@@ -257,7 +262,7 @@ def _multiclass(hist: Any, w: Any, defined: Any, counts: Any, ovo: bool, out: An
         for j in range(k):
             if j == i:
                 continue
-            row = hist[j, i]
+            row = hist[j, i, start:stop]
             numer[i, j] = _pair_numerator(row[:hi], g, counts[i] * counts[j] < 2.0**61)
             tail = _tail(row[hi:])
             for v in range(views):  # the negatives of class i's column at each mix, classes added in order
@@ -301,23 +306,28 @@ def _tail(row: Any) -> int:
 
 
 @jit
-def window_loop(hist: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool,  # noqa: PLR0917
-                out: Any, delong: Any) -> None:
+def window_loop(hist: Any, span: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int,  # noqa: PLR0917
+                ovo: bool, ranking: bool, out: Any, delong: Any) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
-    ``sums`` (K, C, 4), ``top`` (K, 15, 3)) at mix row v (``as_read[v]``: each sample counts once; else each class
+    ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside which every
+    count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
-    variance into ``delong[0]``. ``out`` comes filled with NaN."""
+    variance into ``delong[0]``. ``out`` comes filled with NaN. ``ranking`` False: the ROC AUC, average precision
+    and DeLong's variance are left NaN (a window read from its exact samples: ``exact_ranking``)."""
     k = hist.shape[0]
     w = np.empty((out.shape[0], k))
     defined = np.empty(out.shape[0], np.bool_)
     counts = np.empty(k)
-    _weights(hist, mixes, as_read, w, defined, counts)
+    _weights(hist[:, 0, span[0, 0]:max(span[0, 0], span[0, 1])], mixes, as_read, w, defined, counts)
     binary = k == 2
     column = 0 if hist.shape[1] == 1 else positive
     for v in range(out.shape[0]):
         if defined[v]:
             _calibration(sums, top, w, counts, v, column, positive, binary, out)
+    if not ranking:
+        return
     if binary:
-        _binary(hist, w, defined, counts, column, positive, out, delong)
+        start, stop = span[column, 0], max(span[column, 0], span[column, 1])
+        _binary(hist[:, column, start:stop], w, defined, counts, positive, out, delong)
     else:
-        _multiclass(hist, w, defined, counts, ovo, out)
+        _multiclass(hist, span, w, defined, counts, ovo, out)

@@ -79,14 +79,17 @@ def _loop() -> ModuleType:
 
 
 def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positive: int = 1,
-                 multi_class: str = "ovo", normalised: bool = False, samples: Any = None) -> tuple[FloatArray, float]:
+                 multi_class: str = "ovo", normalised: bool = False, samples: Any = None,
+                 span: Any = None) -> tuple[FloatArray, float]:
     """The five metrics (columns in the order of ``NAMES``) of one window's tally at each of ``mixes`` (rows;
     None: as read), and — binary — DeLong's variance of the ROC AUC as read (NaN with fewer than 2 samples of a
     class, and at K > 2). The tally is the monitor's own (not checked again); a mix is checked and normalised by
     ``normalise_priors`` unless the caller says it is (``normalised``: K float64 priors summing to 1, as a
     report's reference mix). ``samples``: the window's exact samples ``(true, scores)`` (``ScoreTally.samples``,
     the ones its histogram counts), when it keeps them: ROC AUC, average precision and DeLong's variance are then
-    read from them (``exact_ranking``), the other three from the sums as always.
+    read from them (``exact_ranking``), the other three from the sums as always. ``span``: each score column's
+    bins ``[lo, hi)`` (C, 2) outside which every count is 0 (``ScoreTally.span``, ``bin_span``): only those are
+    read; None: all.
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -106,9 +109,11 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
             rows[v] = mix if normalised else normalise_priors(mix, k)
     out = np.full((len(mixes), len(NAMES)), math.nan)
     delong = np.full(1, math.nan)
-    _loop().window_loop(hist, np.ascontiguousarray(sums, dtype=np.float64),
+    if span is None:
+        span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
+    _loop().window_loop(hist, np.ascontiguousarray(span, dtype=np.int64), np.ascontiguousarray(sums, dtype=np.float64),
                         np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
-                        multi_class != "ovr", out, delong)
+                        multi_class != "ovr", samples is None, out, delong)
     if samples is None:
         return out, float(delong[0])
     ranked = RankedScores.of(samples[0], samples[1], k)

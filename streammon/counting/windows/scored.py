@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
+from streammon.metrics.bin_span import Span
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate, accumulate_scores, add_hist, prepared, prepared_tally
 
@@ -154,12 +155,14 @@ class ScoreWindow:
     # the monitor's count of scored samples at this window's last sample out of time order (``TimedScores``):
     # the window is a suffix of the scored samples only while it holds none up to it (``counting.exact_scores``)
     broken_at = 0
+    # the bins, per score column, of every sample the monitor's windows took (``metrics.bin_span``; the score
+    # side's, shared: ``Scoring``), outside which this window's counts are 0; None: not known, every bin copied
+    span: Span | None = None
 
     def __init__(self, rows: int, columns: int, positive: int) -> None:
         self.counts = ScoreCounts(rows, columns)
         self.positive = positive
         self._bucket: ScoreCounts | None = None  # following a timed window: its open bucket (follow)
-        self._shell = self.counts  # (following: the bucket's histogram with zero sums, for snapshot)
 
     def follow(self, bucket: ScoreCounts, *, holding: bool = False) -> None:
         """Take the histogram of every sample through a timed window (``TimedScores.lead``) instead of binning
@@ -173,7 +176,6 @@ class ScoreWindow:
                 raise ValueError("the cumulative score tally holds fewer scores than the timed window's newest bucket")
             self.counts.hist[:k] -= bucket.hist
         self._bucket = bucket
-        self._shell = ScoreCounts(self.rows, self.counts.columns)  # a read's view of the bucket: zero sums
 
     @property
     def rows(self) -> int:
@@ -182,8 +184,6 @@ class ScoreWindow:
     def grow(self, rows: int) -> None:
         """Room for more true classes."""
         self.counts.grow(rows)
-        if self._bucket is not None:
-            self._shell = ScoreCounts(rows, self.counts.columns)
 
     def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
         """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
@@ -201,23 +201,40 @@ class ScoreWindow:
         """A read-only copy of the first ``k`` classes' tally as of ``now``."""
         if self._bucket is None:
             return self._frozen(k, positive, self.counts)
-        self._shell.hist = self._bucket.hist  # the open bucket's histogram, with no sums (counts holds them)
-        return self._frozen(k, positive, self.counts, self._shell)
+        # following: the histogram is ``counts.hist`` (the samples that left the open bucket: as many as the window
+        # holds beyond the bucket's, counted exactly by the confidence bins) plus the bucket's; one that holds no
+        # sample is all 0 and not read (a window whose samples are all in the open bucket copies one histogram)
+        bucket = self._bucket
+        held, in_bucket = self.counts.top[:, :, 0].sum(), bucket.top[:, :, 0].sum()
+        hists = ((bucket.hist,) if held == in_bucket else (self.counts.hist,) if in_bucket == 0
+                 else (self.counts.hist, bucket.hist))
+        return self._frozen(k, positive, self.counts, hists=hists)
 
-    def _frozen(self, k: int, positive: int | None, counts: ScoreCounts,
-                other: ScoreCounts | None = None) -> ScoreTally:
+    def _frozen(self, k: int, positive: int | None, counts: ScoreCounts, other: ScoreCounts | None = None,
+                hists: tuple[npt.NDArray[np.signedinteger[Any]], ...] | None = None) -> ScoreTally:
         """A read-only copy of the first ``k`` rows of ``counts`` (plus ``other``'s), its histogram in the
         narrowest integer type that holds the window's samples (``count_type``: no bin holds more). The copy is
-        what a read moves through memory (K = 10: 1.6 MB in int64, 0.4 MB in int16), and the metrics read it
-        again."""
+        what a read moves through memory (K = 10: the whole histogram is 1.6 MB in int64), so only the bins the
+        monitor's samples fall in are copied (``span``: the tally's ``slab``), and the metrics read only those.
+        ``hists``: the (one or two) histograms whose sum is the window's, if not ``counts``' and ``other``'s."""
         top = counts.top[:k].copy() if other is None else counts.top[:k] + other.top[:k]
-        hist = np.empty(counts.hist[:k].shape, count_type(int(top[:, :, 0].sum())))  # exact integers in float64
-        if other is None:
-            np.copyto(hist, counts.hist[:k], casting="unsafe")  # fits: no bin exceeds the samples
-        else:
-            np.add(counts.hist[:k], other.hist[:k], out=hist, casting="unsafe")
+        dtype = count_type(int(top[:, :, 0].sum()))  # exact integers in float64
         sums = counts.sums[:k].copy() if other is None else counts.sums[:k] + other.sums[:k]
-        return ScoreTally.frozen(hist, sums, top, positive)
+        span = np.array([[0, BINS]] * counts.columns, np.int64) if self.span is None else self.span.copy()
+        lo, hi = int(span[:, 0].min()), max(int(span[:, 1].max()), 1)
+        lo = min(lo, hi - 1)  # (no sample yet: an empty span, a slab of one bin)
+        slab = np.empty((k, counts.columns, hi - lo), dtype)
+        first, *more = hists or ((counts.hist,) if other is None else (counts.hist, other.hist))
+        if more and len(first) >= k and len(more[0]) >= k:
+            np.add(first[:k, :, lo:hi], more[0][:k, :, lo:hi], out=slab, casting="unsafe")  # fits: no bin exceeds
+        else:  # (a timed window's bucket may have fewer rows than the window: rows of classes learned since)
+            rows = min(k, len(first))
+            np.copyto(slab[:rows], first[:rows, :, lo:hi], casting="unsafe")
+            slab[rows:] = 0
+            for h in more:
+                rows = min(k, len(h))
+                np.add(slab[:rows], h[:rows, :, lo:hi], out=slab[:rows], casting="unsafe")
+        return ScoreTally.frozen(slab, sums, top, positive, span=span, offset=lo)
 
     def read_key(self, now: float | None) -> Any:
         """What besides the samples ingested decides ``snapshot(now, ...)``: nothing here (a timed window: the

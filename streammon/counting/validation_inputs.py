@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.classes import check_label
-from streammon.counting.score_input import SUM_TOLERANCE
+from streammon.counting.score_input import SUM_TOLERANCE, check_column_names
 from streammon.metrics.confusion import FloatArray
 
 ROW_TOLERANCE = SUM_TOLERANCE  # |Σ_k s_k − 1| per row of K > 2 scores: the monitor's, so both take the same rows
@@ -67,6 +67,8 @@ def score_matrix(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], pos
     shape = "(n,) scores of the positive class or (n, 2)" if k == 2 else f"(n, {k}) in the order {list(labels)}"
     if s.ndim not in (1, 2) or (s.ndim == 1 and k != 2) or (s.ndim == 2 and s.shape[1] != k) or s.shape[0] != n:
         raise ValueError(f"y_score must be {shape} with n = {n}, got shape {s.shape}")
+    if s.ndim == 2:  # a DataFrame's column names must be the classes, in order
+        check_column_names(y_score, labels)
     bad = ~np.isfinite(s) | (s < 0.0) | (s > 1.0)
     if bad.any():
         where = np.argwhere(bad)[0]

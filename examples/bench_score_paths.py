@@ -312,8 +312,12 @@ def served(cells: list[tuple[str, str]], data: dict[tuple[str, str], Any],
             out[cell] = ({w: {"n": v["n"], "scores": v["scores"], "corrected": v["corrected"]}
                           for w, v in windows.items()}, at)
     finally:
-        server.terminate()
-        server.wait(10)
+        server.terminate()  # the server checkpoints every model as it stops: 72 of them take more than 10 s here
+        try:
+            server.wait(180)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
     return out
 
 

@@ -146,8 +146,10 @@ def test_a_class_expected_almost_never_has_no_expected_average_precision(share: 
 
 def test_a_window_of_one_class_predicted_with_certainty_reads_its_expected_values() -> None:
     """A monitor with a K = 3 ``Validation`` baseline whose window holds only predictions of one class with
-    probability 1: EM puts the whole mix on that class, and the report (and a scrape) succeeds — the expected AP
-    is that class's, 1.0 (every sample its positive); it raised ZeroDivisionError."""
+    probability 1: EM puts the whole mix on that class, and the report (and a scrape) succeeds — it raised
+    ZeroDivisionError. The expected values are those of a window of that class alone, all predicted right: AP 1.0
+    (every sample its positive), ACSA 1.0 over the one class present (it read 1/3: the classes EM gives ~1e-17
+    counted as present with recall 0), and ROC AUC undefined (no class has both positives and negatives)."""
     from prometheus_client import CollectorRegistry, generate_latest
 
     from streammon import Cumulative, Monitor, Validation
@@ -164,6 +166,8 @@ def test_a_window_of_one_class_predicted_with_certainty_reads_its_expected_value
     assert w.estimate is not None and w.estimate.method == "em"
     assert w.estimate.priors[0] == pytest.approx(1.0, abs=1e-9)
     assert w.expected["average_precision"] == pytest.approx(average_precision_score(np.ones(6), np.ones(6)))
+    assert w.expected["acsa"] == pytest.approx(1.0) and w.expected["accuracy"] == pytest.approx(1.0)
+    assert np.isnan(w.expected["roc_auc"])
     registry = CollectorRegistry()
     collector = MonitorCollector()
     collector.add("m", m)

@@ -86,12 +86,20 @@ def decision_counts(decided: Any, m: int, k: int) -> FloatArray:
 
 
 def expected_confusion(posteriors: Any, decided: Any) -> FloatArray:
-    """``Σᵢ p'ᵢ ⊗ dᵢ``: the expected K×K confusion (rows true, columns predicted) of a window (module docstring)."""
+    """``Σᵢ p'ᵢ ⊗ dᵢ``: the expected K×K confusion (rows true, columns predicted) of a window (module docstring).
+    A class expected fewer than ``MIN_EXPECTED_POSITIVES`` times is absent (its row 0), as for ``expected_ap``:
+    EM gives a class the window lacks a share of ~1e-17, not 0, and its recall would read 0 from that rounding
+    (a window of certain predictions of one class read an expected ACSA of 1/3, every other class "missed").
+
+    >>> expected_confusion([[1.0, 1e-17], [1.0, 1e-17]], [0, 0]).tolist()
+    [[2.0, 0.0], [0.0, 0.0]]
+    """
     p = np.asarray(posteriors, dtype=np.float64)
     if p.ndim != 2 or not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError(f"posteriors must be an (m, K) array of probabilities, got shape {p.shape}")
     d = decision_counts(decided, p.shape[0], p.shape[1])
     out: FloatArray = p.T @ d
+    out[out.sum(axis=1) < MIN_EXPECTED_POSITIVES] = 0.0
     return out
 
 
@@ -210,7 +218,11 @@ def expected_average_precision(scores: Any, posteriors: Any, *, weights: Any = N
 
 
 def _plug_in_roc_auc(scores: Any, weights: Any, share: Any) -> float:
-    return weighted_roc_auc(scores, weights * share, weights * (1.0 - share))
+    """NaN when fewer than ``MIN_EXPECTED_POSITIVES`` positives or negatives are expected (an absent class)."""
+    positive, negative = weights * share, weights * (1.0 - share)
+    if not min(float(np.sum(positive)), float(np.sum(negative))) >= MIN_EXPECTED_POSITIVES:
+        return math.nan
+    return weighted_roc_auc(scores, positive, negative)
 
 
 def _one_vs_rest(metric: Any, scores: Any, posteriors: Any, weights: Any, positive: int) -> float:

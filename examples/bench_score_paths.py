@@ -32,7 +32,7 @@ Saerens' formula| / n.
 
     nice -n 10 python examples/bench_score_paths.py [--quick]
 
-The full run takes about 4 minutes on the shared 2-core machine; ``--quick`` (four data sets, logistic regression,
+The full run takes about 15 minutes on the shared 2-core machine; ``--quick`` (four data sets, logistic regression,
 naive Bayes, the forest and the tree, no ``update`` / ``predict`` one by one, no serve) about 1 minute. Results:
 docs/benchmarks/index.md, "Every path, checked from outside".
 """

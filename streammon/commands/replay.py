@@ -155,6 +155,12 @@ def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> N
         parser.error("--key and --labels go together (and not with --counts)")
     if args.label_time and not (args.labels and args.time):
         parser.error("--label-time needs --labels and --time")
+    if args.score and len(args.score) == 1 and not (args.reference or args.positive):
+        parser.error("--score needs --reference or --positive: a binary score is the positive class's probability, "
+                     "and without them the positive class would still be learned from the warm-up")
+    if args.score and len(args.score) > 1 and not (args.reference or args.baseline):
+        parser.error(f"{len(args.score)} --score columns need --reference (or --baseline): they are the classes' "
+                     "probabilities in the order of its classes")
     timed = [spec for spec in args.knob_windows or () if spec.strip().startswith("timed")]
     if timed and not args.counts and not args.time:
         parser.error(f"argument --window: {timed[0]!r} is a timed window: it needs --time (the time column)")

@@ -360,6 +360,12 @@ def test_a_table_of_scores_whose_column_names_are_not_the_classes_in_order_is_re
             for m in (by_name, by_position, by_array)]
     assert read[0] == read[1] == read[2] and read[0]["roc_auc"] == 1.0  # each class ranked first by its column
     assert read[0]["brier"] == pytest.approx(np.mean(np.sum((p - np.eye(3)[[0, 1, 2, 0]]) ** 2, axis=1)), abs=1e-12)
+    pa = pytest.importorskip("pyarrow")  # a Table's columns are its arrays: its names are column_names
+    table = pa.table({name: swapped[name].to_numpy() for name in ("c", "b", "a")})
+    m = three()
+    with pytest.raises(ValueError, match=r"\['c', 'b', 'a'\] are not the classes"):
+        m.update_many(y, y, y_score=table)
+    m.update_many(y, y, y_score=table.select(["a", "b", "c"]))
     binary_monitor = binary()
     with pytest.raises(ValueError, match=r"\['fraud', 'legit'\] are not the classes \['legit', 'fraud'\]"):
         binary_monitor.update_many(["legit"], ["legit"], t=2.0,

@@ -8,10 +8,11 @@ Every score is finite and in [0, 1]; a row of K probabilities sums to 1 within `
 ``softmax`` outputs are off by ~1e-7 a class). Anything else is refused with a ``ValueError``/``TypeError``
 naming the value and what was expected — before anything is counted.
 
-A table of scores that names its columns (a pandas or polars ``DataFrame``: ``pd.DataFrame(clf.predict_proba(X),
-columns=clf.classes_)``) is read by position like an array, so its names must be the classes in that order
-(``check_column_names``): named in another order, its columns would be read as the wrong classes' scores. A
-pandas frame's default column names 0, 1, …, K − 1 name no class and are read by position.
+A table of scores that names its columns (a pandas or polars ``DataFrame``, a pyarrow ``Table``:
+``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)``) is read by position like an array, so its names
+must be the classes in that order (``check_column_names``): named in another order, its columns would be read as
+the wrong classes' scores. A pandas frame's default column names 0, 1, …, K − 1 name no class and are read by
+position.
 
 >>> as_score_rows([0.1, 0.9], 2, columns=1, positive=1).tolist()
 [[0.1], [0.9]]
@@ -75,7 +76,10 @@ def check_column_names(y_score: Any, labels: tuple[Any, ...]) -> None:
     ValueError: y_score's columns ['fraud', 'legit'] are not the classes ['legit', 'fraud'] in that order: they \
 would be read as the wrong classes' scores; pass y_score[['legit', 'fraud']]
     """
-    names = getattr(y_score, "columns", None)
+    # a pyarrow Table's ``columns`` are its arrays: its names are ``column_names``
+    names = getattr(y_score, "column_names", None)
+    if names is None:
+        names = getattr(y_score, "columns", None)
     if names is None or isinstance(y_score, np.ndarray) or isinstance(names, (str, bytes)):
         return
     try:

@@ -243,10 +243,10 @@ class Intake:
                 last = float(batch_times[-1])
             scoring, scores = None, None
             if given is not None:  # checked in full before anything changes
+                if given.ndim == 2 and given.shape[1] == len(self._tally.index.labels):  # before the layout is
+                    check_column_names(y_score, self._tally.index.labels)  # set: a table names the classes in order
                 scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
                 scores = as_score_rows(given, size, columns=scoring.columns, positive=scoring.positive)
-                if given.ndim == 2:  # a DataFrame's column names must be the classes, in order
-                    check_column_names(y_score, self._tally.index.labels[:given.shape[1]])
             true_codes, pred_codes, lut, new = encoded
             if self._journal is not None:
                 if batch_id is not None and self._journal.accepted(batch_id) is not None:

@@ -207,10 +207,10 @@ class Labelling(Intake):
                 stamps = times.tolist()
             scoring, scores = None, None
             if given is not None:  # checked in full before anything changes
+                if given.ndim == 2 and given.shape[1] == len(self._tally.index.labels):  # before the layout is
+                    check_column_names(y_score, self._tally.index.labels)  # set: a table names the classes in order
                 scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
                 scores = as_score_rows(given, len(keys), columns=scoring.columns, positive=scoring.positive)
-                if given.ndim == 2:  # a DataFrame's column names must be the classes, in order
-                    check_column_names(y_score, self._tally.index.labels[:given.shape[1]])
             codes, _, lut, new = encoded
             idx = (codes if lut is None else lut[codes]).tolist()
             if self._journal is not None:

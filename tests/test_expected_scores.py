@@ -130,6 +130,51 @@ def test_expected_average_precision_is_the_mean_over_labellings_drawn_from_the_p
     assert abs(plug_in - mean) > 10 * error
 
 
+@pytest.mark.parametrize("share", [1e-7, 1e-17, 1e-120, 1e-300])
+def test_a_class_expected_almost_never_has_no_expected_average_precision(share: float) -> None:
+    """A class with (practically) no expected positive has no expected AP: NaN, left out of the macro mean — it was
+    −0.25 at shares of 1e-17 (rounding in the expansion's cancelling ~1/μ terms) and a ZeroDivisionError, failing
+    the whole report, below 1e-103. The other class's value is then scikit-learn's AP of its known labels."""
+    scores = np.array([[0.9, 0.05, 0.05], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.3, 0.6, 0.1]])
+    posteriors = np.array([[1.0 - share, 0.0, share], [1.0 - share, 0.0, share], [0.0, 1.0 - share, share],
+                           [0.0, 1.0 - share, share]])
+    assert np.isnan(expected_average_precision(scores[:, 2], posteriors, positive=2))
+    known = np.array([0, 0, 1, 1])
+    want = np.mean([average_precision_score(known == c, scores[:, c]) for c in (0, 1)])
+    assert expected_average_precision(scores, posteriors) == pytest.approx(want, abs=1e-6)
+
+
+def test_a_window_of_one_class_predicted_with_certainty_reads_its_expected_values() -> None:
+    """A monitor with a K = 3 ``Validation`` baseline whose window holds only predictions of one class with
+    probability 1: EM puts the whole mix on that class, and the report (and a scrape) succeeds — it raised
+    ZeroDivisionError. The expected values are those of a window of that class alone, all predicted right: AP 1.0
+    (every sample its positive), ACSA 1.0 over the one class present (it read 1/3: the classes EM gives ~1e-17
+    counted as present with recall 0), and ROC AUC undefined (no class has both positives and negatives)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from streammon import Cumulative, Monitor, Validation
+    from streammon.export import MonitorCollector
+
+    rng = np.random.default_rng(0)
+    y = rng.choice(3, 400, p=[0.5, 0.3, 0.2])
+    p = rng.dirichlet(np.ones(3), 400) + np.eye(3)[y]
+    p /= p.sum(axis=1, keepdims=True)
+    m = Monitor([Cumulative()], reference={0: 5, 1: 3, 2: 2}, baseline=Validation(y, p.argmax(axis=1), p),
+                detector=None)
+    m.predict_many(list(range(6)), [0] * 6, y_score=np.tile([1.0, 0.0, 0.0], (6, 1)))
+    w = m.report().windows["cumulative"]
+    assert w.estimate is not None and w.estimate.method == "em"
+    assert w.estimate.priors[0] == pytest.approx(1.0, abs=1e-9)
+    assert w.expected["average_precision"] == pytest.approx(average_precision_score(np.ones(6), np.ones(6)))
+    assert w.expected["acsa"] == pytest.approx(1.0) and w.expected["accuracy"] == pytest.approx(1.0)
+    assert np.isnan(w.expected["roc_auc"])
+    registry = CollectorRegistry()
+    collector = MonitorCollector()
+    collector.add("m", m)
+    registry.register(collector)
+    assert b"streammon_" in generate_latest(registry)
+
+
 def test_one_class_weighing_nothing_leaves_roc_auc_undefined() -> None:
     """All posterior mass on one class: no negatives, so roc_auc is NaN (never a 0 that looks real)."""
     assert np.isnan(weighted_roc_auc([0.2, 0.4], [1.0, 1.0], [0.0, 0.0]))

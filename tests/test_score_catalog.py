@@ -201,6 +201,26 @@ def test_a_policy_choosing_one_vs_rest_survives_save_and_load() -> None:
     assert spec("roc_auc").satisfies_condition1(policy.params("roc_auc"), k=3) is False
 
 
+def test_a_state_file_naming_only_roc_auc_loads_with_holders_default() -> None:
+    """A state file whose policy names roc_auc alone (as ``Policy`` now takes it) loads, holder at its default
+    p = 0.5, and reads the same Hölder mean as a fresh monitor — the schema refused it ("'holder' needs p")."""
+    import json
+
+    import streammon
+    from streammon import state
+
+    monitor = streammon.Monitor([streammon.Cumulative()], reference={"n": 3, "p": 1, "q": 1})
+    monitor.update_many(["n", "p", "q", "n"], ["n", "p", "n", "q"])
+    body = json.loads(monitor.dumps())["body"]
+    body["policy"]["metric_params"] = {"roc_auc": {"multi_class": "ovr"}}
+    loaded = streammon.Monitor.loads(state.dumps(body))
+    recalls = [0.5, 1.0, 0.0]  # n: one of two right, p: right, q: wrong
+    assert loaded.report().windows["cumulative"].scores["holder"] == pytest.approx(
+        (sum(r ** 0.5 for r in recalls) / 3) ** 2, abs=1e-12)
+    assert loaded.report().windows["cumulative"].scores["holder"] == monitor.report().windows["cumulative"].scores[
+        "holder"]
+
+
 def test_condition3_one_class_lost_leaves_the_others_information() -> None:
     """Class 0 entirely misranked (its own score 0 on its samples) while the others are perfect: the macro ROC
     AUC stays far above its floor 0 — Hand & Till 0.75, as scikit-learn reads it."""

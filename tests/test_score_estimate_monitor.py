@@ -252,3 +252,21 @@ def test_the_cached_estimate_follows_the_window() -> None:
     for report in reports:
         assert report.windows[name].estimate == fresh.windows[name].estimate
         assert report.windows[name].expected == fresh.windows[name].expected
+
+
+def test_a_window_with_unscored_predictions_says_that_em_read_the_scored_ones() -> None:
+    """EM reads scores only: in a window of 60 predictions of which 10 came with a score, its mix is that of the
+    10 — the mix of the window's 10 scored predictions by EM on them directly (``Validation.estimate``) — and
+    ``reason`` says so (it was empty: the estimate looked like the whole window's)."""
+    rng = np.random.default_rng(3)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1))
+    monitor = Monitor([Sliding(N)], baseline=validation, classes=["fraud", "ok"], positive="fraud",
+                      reference={"fraud": 0.1, "ok": 0.9})
+    _, pred, score = _draw(rng, 60, 0.3)
+    monitor.predict_many(list(range(50)), pred[:50])
+    monitor.predict_many(list(range(50, 60)), pred[50:], y_score=score[50:])
+    estimate = monitor.report().windows[f"sliding_{N}"].estimate
+    assert estimate is not None and estimate.method == "em"
+    assert "EM read the 10 scored predictions of the window's 60" in estimate.reason
+    direct = validation.estimate(score[50:])
+    assert estimate.priors["fraud"] == pytest.approx(float(direct.priors[validation.labels.index("fraud")]), abs=2e-3)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import streammon
 from streammon import Cumulative, Monitor, Sliding, Timed
 
 
@@ -329,3 +330,43 @@ def test_k_class_scores_of_the_wrong_width_name_the_classes_declared() -> None:
     with pytest.raises(ValueError, match=r"\(n, 2\) scores for a monitor of 3 classes: pass one column per class"):
         m.update_many(["a"], ["a"], y_score=[[0.5, 0.5]])
     assert m.dumps() == before
+
+
+def test_a_table_of_scores_whose_column_names_are_not_the_classes_in_order_is_refused() -> None:
+    """A DataFrame of scores is read by position: one naming the classes in another order (or naming something
+    else) was taken, its columns read as the wrong classes' scores (ROC AUC 0.0 for a perfect ranking). It is now
+    refused by ``update_many``, ``predict_many`` and ``Validation``, naming the order expected, and nothing
+    changes; the classes in order, or pandas' default names 0..K-1, are read as before, the same as the array."""
+    pd = pytest.importorskip("pandas")
+    p = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]])
+    y = ["a", "b", "c", "a"]
+    swapped = pd.DataFrame(p[:, ::-1], columns=["c", "b", "a"])  # the same probabilities, named in another order
+    named = pd.DataFrame(p, columns=["x", "y", "z"])
+    for frame, shown in ((swapped, r"\['c', 'b', 'a'\]"), (named, r"\['x', 'y', 'z'\]")):
+        m = three()
+        before = m.dumps()
+        with pytest.raises(ValueError, match=shown + r" are not the classes \['a', 'b', 'c'\] in that order"):
+            m.update_many(y, y, y_score=frame)
+        with pytest.raises(ValueError, match=r"y_score\[\['a', 'b', 'c'\]\]"):
+            m.predict_many([1, 2, 3, 4], y, y_score=frame)
+        assert m.dumps() == before
+        with pytest.raises(ValueError, match=r"in that order"):
+            streammon.Validation(y, y, frame, classes=["a", "b", "c"])
+    by_name, by_position, by_array = (Monitor([Cumulative()], classes=["a", "b", "c"]) for _ in range(3))
+    by_name.update_many(y, y, y_score=swapped[["a", "b", "c"]])
+    by_position.update_many(y, y, y_score=pd.DataFrame(p))
+    by_array.update_many(y, y, y_score=p)
+    read = [{k: m.report().windows["cumulative"].scores[k] for k in ("roc_auc", "brier", "log_loss", "ece")}
+            for m in (by_name, by_position, by_array)]
+    assert read[0] == read[1] == read[2] and read[0]["roc_auc"] == 1.0  # each class ranked first by its column
+    assert read[0]["brier"] == pytest.approx(np.mean(np.sum((p - np.eye(3)[[0, 1, 2, 0]]) ** 2, axis=1)), abs=1e-12)
+    pa = pytest.importorskip("pyarrow")  # a Table's columns are its arrays: its names are column_names
+    table = pa.table({name: swapped[name].to_numpy() for name in ("c", "b", "a")})
+    m = three()
+    with pytest.raises(ValueError, match=r"\['c', 'b', 'a'\] are not the classes"):
+        m.update_many(y, y, y_score=table)
+    m.update_many(y, y, y_score=table.select(["a", "b", "c"]))
+    binary_monitor = binary()
+    with pytest.raises(ValueError, match=r"\['fraud', 'legit'\] are not the classes \['legit', 'fraud'\]"):
+        binary_monitor.update_many(["legit"], ["legit"], t=2.0,
+                                   y_score=pd.DataFrame([[0.1, 0.9]], columns=["fraud", "legit"]))

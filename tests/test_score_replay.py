@@ -63,3 +63,24 @@ def test_a_bad_score_column_names_its_rows(tmp_path: Path) -> None:
     pq.write_table(log(n=200), path)
     assert main(["replay", str(path), "--true", "y", "--pred", "p", "--time", "t", "--score", "s1",
                  "--reference", "c0=9,c1=1"]) == 0
+
+
+def test_score_columns_without_the_classes_are_a_usage_error(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``--score`` without ``--reference`` (binary: or ``--positive``) is a usage error (status 2) naming the flags
+    to add, before the log is read: every row was refused, the message naming ``Monitor``'s keyword arguments."""
+    from streammon.cli import main
+
+    binary, three = tmp_path / "two.parquet", tmp_path / "three.parquet"
+    pq.write_table(log(n=200), binary)
+    pq.write_table(log(n=200, k=3), three)
+    common = ["--true", "y", "--pred", "p", "--time", "t"]
+    with pytest.raises(SystemExit) as stopped:
+        main(["replay", str(binary), *common, "--score", "s1"])
+    assert stopped.value.code == 2 and "--score needs --reference or --positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["replay", str(three), *common, "--score", "s0", "--score", "s1", "--score", "s2"])
+    assert stopped.value.code == 2 and "3 --score columns need --reference" in capsys.readouterr().err
+    assert main(["replay", str(binary), *common, "--score", "s1", "--positive", "c1"]) == 0
+    assert main(["replay", str(three), *common, "--score", "s0", "--score", "s1", "--score", "s2",
+                 "--reference", "c0=1,c1=1,c2=1"]) == 0

@@ -120,15 +120,33 @@ def test_every_window_reads_the_score_metrics_of_its_samples(k: int) -> None:
 
 def test_one_vs_rest_roc_auc_is_corrected_and_prone() -> None:
     """With ``Policy.metric_params`` roc_auc one-vs-rest at K = 3, its value and its value at the reference mix
-    (sample weights π_c·n/n_c) are scikit-learn's ``multi_class="ovr"``, and it no longer counts as Condition 1."""
+    (sample weights π_c·n/n_c) are scikit-learn's ``multi_class="ovr"``, and it no longer counts as Condition 1.
+    The policy is written as the docs write it, naming roc_auc alone: ``holder`` keeps its default p = 0.5 (a
+    policy naming only roc_auc used to make every report raise "metric 'holder' needs parameter(s) ['p']")."""
     rng = np.random.default_rng(5)
     y, s = draw(rng, 3000, 3, np.array([0.6, 0.3, 0.1]))
-    policy = Policy(metric_params={**DEFAULT_PARAMS, "roc_auc": {"multi_class": "ovr"}})
+    policy = Policy(metric_params={"roc_auc": {"multi_class": "ovr"}})
     m = Monitor([Cumulative()], reference={0: 1, 1: 1, 2: 1}, policy=policy, detector=None)
     m.update_many(y.tolist(), s.argmax(axis=1).tolist(), y_score=s)
     w = m.report().windows["cumulative"]
     assert_window(w, y, s, 3, np.ones(3) / 3, multi_class="ovr")
     assert w.condition1["roc_auc"] is False and abs(w.distortion["roc_auc"]) > 0
+    recalls = np.array([np.mean(s[y == c].argmax(axis=1) == c) for c in range(3)])
+    assert w.scores["holder"] == pytest.approx(np.mean(np.sqrt(recalls)) ** 2, abs=1e-12)  # Hölder mean, p = 0.5
+
+
+@pytest.mark.parametrize(("params", "error", "match"), [
+    ({"roc_auc": {"multi_class": "ovo_"}}, ValueError, r"'multi_class' must be one of \('ovo', 'ovr'\), got 'ovo_'"),
+    ({"roc_auc": {"multiclass": "ovr"}}, TypeError, r"'roc_auc' got unknown parameter\(s\) \['multiclass'\]"),
+    ({"roc-auc": {"multi_class": "ovr"}}, ValueError, r"unknown metric 'roc-auc'"),
+    ({"holder": {}}, TypeError, r"'holder' needs parameter\(s\) \['p'\]"),
+    ({"roc_auc": "ovr"}, TypeError, r"metric_params\['roc_auc'\] must map parameter names to values, got 'ovr'"),
+])
+def test_a_bad_metric_parameter_is_refused_by_the_policy(params: dict, error: type, match: str) -> None:
+    """A metric parameter the catalog does not take raises when the Policy is made, naming it — not at every
+    later report (where a scrape would fail on it)."""
+    with pytest.raises(error, match=match):
+        Policy(metric_params=params)
 
 
 def test_type1_flags_average_precision_not_binary_roc_auc() -> None:

@@ -79,6 +79,16 @@ def test_bad_input_is_refused_with_the_value_and_what_was_expected(args: tuple, 
         Validation(*args, **kwargs)
 
 
+def test_a_refused_large_input_is_named_in_a_short_message() -> None:
+    """A 400-row array of text scores, or a 2-D array of labels, is named by the start of its repr: the message
+    stays short (it held the whole array's repr, which numpy summarises only past 1,000 values: ~6,000 characters)."""
+    y = np.array(["a", "b"] * 200)
+    for args, error in (((y, y, np.full((400, 2), "x")), TypeError), ((np.zeros((400, 2)), y, y), TypeError)):
+        with pytest.raises(error) as caught:
+            Validation(*args)
+        assert len(str(caught.value)) < 300, str(caught.value)[:400]
+
+
 def test_a_validation_is_frozen() -> None:
     """Attributes cannot be set and the arrays it holds are read-only."""
     y, p, s = _binary(300)

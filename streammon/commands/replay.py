@@ -166,6 +166,12 @@ def _check_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> N
         parser.error("--label-time needs --labels and --time")
     if args.validation and (args.baseline or args.counts):
         parser.error("--validation is the baseline of a log with scores: not with --baseline or --counts")
+    if args.score and len(args.score) == 1 and not (args.reference or args.positive):
+        parser.error("--score needs --reference or --positive: a binary score is the positive class's probability, "
+                     "and without them the positive class would still be learned from the warm-up")
+    if args.score and len(args.score) > 1 and not (args.reference or args.baseline or args.validation):
+        parser.error(f"{len(args.score)} --score columns need --reference (or --baseline, or --validation): they are "
+                     "the classes' probabilities in the order of its classes")
     timed = [spec for spec in args.knob_windows or () if spec.strip().startswith("timed")]
     if timed and not args.counts and not args.time:
         parser.error(f"argument --window: {timed[0]!r} is a timed window: it needs --time (the time column)")

@@ -8,6 +8,12 @@ Every score is finite and in [0, 1]; a row of K probabilities sums to 1 within `
 ``softmax`` outputs are off by ~1e-7 a class). Anything else is refused with a ``ValueError``/``TypeError``
 naming the value and what was expected — before anything is counted.
 
+A table of scores that names its columns (a pandas or polars ``DataFrame``, a pyarrow ``Table``:
+``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)``) is read by position like an array, so its names
+must be the classes in that order (``check_column_names``): named in another order, its columns would be read as
+the wrong classes' scores. A pandas frame's default column names 0, 1, …, K − 1 name no class and are read by
+position.
+
 >>> as_score_rows([0.1, 0.9], 2, columns=1, positive=1).tolist()
 [[0.1], [0.9]]
 >>> as_score_rows([[0.7, 0.3], [0.2, 0.8]], 2, columns=1, positive=1).tolist()
@@ -55,6 +61,35 @@ def as_float_array(y_score: Any) -> npt.NDArray[np.float64]:
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"y_score must hold numbers, got dtype {arr.dtype}")
     return arr.astype(np.float64, copy=False)
+
+
+def check_column_names(y_score: Any, labels: tuple[Any, ...]) -> None:
+    """Refuse a table of scores whose column names are not ``labels`` in order (compared as text, as they are
+    exported); a table without names, or with pandas' default 0, …, K − 1, passes (read by position).
+
+    >>> class Frame:  # what the check reads of a DataFrame: its ``columns``
+    ...     columns = ["fraud", "legit"]
+    >>> check_column_names(Frame(), ("fraud", "legit"))
+    >>> check_column_names(Frame(), ("legit", "fraud"))
+    Traceback (most recent call last):
+    ...
+    ValueError: y_score's columns ['fraud', 'legit'] are not the classes ['legit', 'fraud'] in that order: they \
+would be read as the wrong classes' scores; pass y_score[['legit', 'fraud']]
+    """
+    # a pyarrow Table's ``columns`` are its arrays: its names are ``column_names``
+    names = getattr(y_score, "column_names", None)
+    if names is None:
+        names = getattr(y_score, "columns", None)
+    if names is None or isinstance(y_score, np.ndarray) or isinstance(names, (str, bytes)):
+        return
+    try:
+        given = list(names)
+    except TypeError:
+        return
+    if given == list(range(len(given))) or [str(c) for c in given] == [str(c) for c in labels]:
+        return
+    raise ValueError(f"y_score's columns {given!r:.200} are not the classes {list(labels)!r:.200} in that order: "
+                     f"they would be read as the wrong classes' scores; pass y_score[{list(labels)!r:.200}]")
 
 
 def as_score_rows(y_score: Any, n: int, *, columns: int, positive: int | None) -> npt.NDArray[np.float64]:

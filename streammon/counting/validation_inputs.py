@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.classes import check_label
-from streammon.counting.score_input import SUM_TOLERANCE
+from streammon.counting.score_input import SUM_TOLERANCE, check_column_names
 from streammon.metrics.confusion import FloatArray
 
 ROW_TOLERANCE = SUM_TOLERANCE  # |Σ_k s_k − 1| per row of K > 2 scores: the monitor's, so both take the same rows
@@ -17,7 +17,7 @@ ROW_TOLERANCE = SUM_TOLERANCE  # |Σ_k s_k − 1| per row of K > 2 scores: the m
 
 def labels_of(values: Any, name: str) -> list[Any]:
     if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
-        raise TypeError(f"{name} must be a 1-D sequence of class labels, got {values!r}")
+        raise TypeError(f"{name} must be a 1-D sequence of class labels, got {values!r:.80}")
     out = list(np.asarray(values, dtype=object))
     if not out:
         raise ValueError(f"{name} is empty: a validation set needs samples")
@@ -63,10 +63,12 @@ def score_matrix(y_score: Any, n: int, k: int, labels: tuple[Hashable, ...], pos
     try:
         s = np.asarray(y_score, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"y_score must be numbers, got {y_score!r}") from None
+        raise TypeError(f"y_score must be numbers, got {y_score!r:.80}") from None
     shape = "(n,) scores of the positive class or (n, 2)" if k == 2 else f"(n, {k}) in the order {list(labels)}"
     if s.ndim not in (1, 2) or (s.ndim == 1 and k != 2) or (s.ndim == 2 and s.shape[1] != k) or s.shape[0] != n:
         raise ValueError(f"y_score must be {shape} with n = {n}, got shape {s.shape}")
+    if s.ndim == 2:  # a DataFrame's column names must be the classes, in order
+        check_column_names(y_score, labels)
     bad = ~np.isfinite(s) | (s < 0.0) | (s > 1.0)
     if bad.any():
         where = np.argwhere(bad)[0]

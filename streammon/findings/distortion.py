@@ -45,7 +45,10 @@ class Policy:
     behind incompetence alerts).
 
     ``metric_params`` gives parameters per metric (default: ``holder`` at
-    p = 0.5, between the a-mean and the g-mean, which keeps Condition 3).
+    p = 0.5, between the a-mean and the g-mean, which keeps Condition 3). A metric it does not name keeps its
+    default: ``{"roc_auc": {"multi_class": "ovr"}}`` alone leaves ``holder`` at p = 0.5. Each entry is checked
+    against the catalog when the policy is made (an unknown metric, parameter or choice raises then, naming
+    it), so that no report or scrape fails on it later.
 
     The prior-shift criterion (``streammon.findings.shift``): a window is shifted when the exact test's
     p-value is below ``shift_alpha`` and the largest per-class prior ratio is at least ``shift_min_ratio``;
@@ -72,6 +75,12 @@ class Policy:
     Traceback (most recent call last):
     ...
     ValueError: shift_clear_alpha must be a number in [shift_alpha, 1] = [0.01, 1] (the off level is ...got 0.001
+    >>> dict(Policy(metric_params={"roc_auc": {"multi_class": "ovr"}}).params("holder"))
+    {'p': 0.5}
+    >>> Policy(metric_params={"roc_auc": {"multi_class": "ovo_"}})
+    Traceback (most recent call last):
+    ...
+    ValueError: metric_params: metric 'roc_auc' parameter 'multi_class' must be one of ('ovo', 'ovr'), got 'ovo_'
     """
 
     type1_tolerance: float = 0.01
@@ -99,6 +108,7 @@ class Policy:
         number("alert_confirm", 0.0, 1e6)
         number("shift_clear_ratio", 1.0, self.shift_min_ratio, f"[1, shift_min_ratio] = [1, "
                f"{self.shift_min_ratio:g}] (the off level is looser than the on level)")
+        object.__setattr__(self, "metric_params", _checked_params(self.metric_params))
 
     @classmethod
     def of_saved(cls, saved: Mapping[str, Any]) -> Policy:
@@ -123,6 +133,23 @@ class Policy:
         # (Mutation testing: a mutated "metric_params" here is an equivalent mutant, the key set after it wins.)
         fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "metric_params"}
         return {**fields, "metric_params": {k: dict(v) for k, v in self.metric_params.items()}}
+
+
+def _checked_params(given: Any) -> Mapping[str, Mapping[str, Any]]:
+    """``given`` over the defaults, each metric's entry checked by its spec (the check a report would make, made
+    once, here), frozen."""
+    if not isinstance(given, Mapping):
+        raise TypeError(f"metric_params must map metric names to parameter mappings, got {given!r:.80}")
+    out: dict[str, Mapping[str, Any]] = {}
+    for metric, values in {**DEFAULT_METRIC_PARAMS, **given}.items():
+        if not isinstance(values, Mapping):
+            raise TypeError(f"metric_params[{metric!r:.60}] must map parameter names to values, got {values!r:.80}")
+        try:
+            spec(metric).resolve_params(values)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"metric_params: {exc}") from None
+        out[metric] = FrozenMap(values, noun="parameter")
+    return FrozenMap(out, noun="metric")
 
 
 def type1_flags(

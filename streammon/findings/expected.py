@@ -174,6 +174,12 @@ def estimate_reports(windows: Mapping[str, WindowReport], view: Any, baselines: 
             assert w.prediction_score_tally is not None  # usable says so
             estimate, expected, distortion = scored.window(w.prediction_score_tally, labels, view.reference,
                                                            positive=view.positive, policy=policy)
+            unscored = int(predicted.sum()) - w.prediction_score_tally.n_scored
+            if unscored > 0:  # EM reads scores only: say that its mix and expected values are the scored ones'
+                note = (f"EM read the {w.prediction_score_tally.n_scored} scored predictions of the window's "
+                        f"{int(predicted.sum())}: its mix and expected values are theirs ({unscored} came without "
+                        "a score)")
+                estimate = replace(estimate, reason="; ".join(r for r in (estimate.reason, note) if r))
         else:
             estimate, expected, distortion = window_estimate(prepared, counts, predicted, labels, view.reference,
                                                              positive=view.positive, policy=policy, source=source)

@@ -43,6 +43,8 @@ from streammon.metrics.confusion import FloatArray
 from streammon.metrics.score_bins import bin_edges
 from streammon.metrics.specs import REQUIRED, applicable, compute, spec
 
+MIN_EXPECTED_POSITIVES = 1e-6  # expected positives below which expected_ap is NaN: its rounding error is ~2.2e-16/μ
+
 
 def bin_representatives() -> FloatArray:
     """One score per bin of ``score_bins`` (``BINS``), to feed a window's histogram as rows with its counts as
@@ -84,12 +86,20 @@ def decision_counts(decided: Any, m: int, k: int) -> FloatArray:
 
 
 def expected_confusion(posteriors: Any, decided: Any) -> FloatArray:
-    """``Σᵢ p'ᵢ ⊗ dᵢ``: the expected K×K confusion (rows true, columns predicted) of a window (module docstring)."""
+    """``Σᵢ p'ᵢ ⊗ dᵢ``: the expected K×K confusion (rows true, columns predicted) of a window (module docstring).
+    A class expected fewer than ``MIN_EXPECTED_POSITIVES`` times is absent (its row 0), as for ``expected_ap``:
+    EM gives a class the window lacks a share of ~1e-17, not 0, and its recall would read 0 from that rounding
+    (a window of certain predictions of one class read an expected ACSA of 1/3, every other class "missed").
+
+    >>> expected_confusion([[1.0, 1e-17], [1.0, 1e-17]], [0, 0]).tolist()
+    [[2.0, 0.0], [0.0, 0.0]]
+    """
     p = np.asarray(posteriors, dtype=np.float64)
     if p.ndim != 2 or not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError(f"posteriors must be an (m, K) array of probabilities, got shape {p.shape}")
     d = decision_counts(decided, p.shape[0], p.shape[1])
     out: FloatArray = p.T @ d
+    out[out.sum(axis=1) < MIN_EXPECTED_POSITIVES] = 0.0
     return out
 
 
@@ -165,7 +175,10 @@ def expected_ap(scores: Any, weights: Any, share: Any) -> float:
     moment of the positives at the distinct score ``s``, ``cₛ`` its samples, cumulated from the top (``E``, ``V``,
     ``N``) and ``X = Σₛ tpₛ·TP(≥ s)/N(≥ s)``, ``P = Σₛ tpₛ``:
     ``E[X] = Σₛ (eₛEₛ + vₛ)/Nₛ``, ``Cov(X, P) = Σₛ (eₛV₍ₛ₋₁₎ + μ3ₛ + 2eₛvₛ + E₍ₛ₋₁₎vₛ)/Nₛ`` (independent counts),
-    and ``E[X/P] ≈ E[X]/μ − Cov(X, P)/μ² + E[X]·Var(P)/μ³``, ``μ = E[P]``. NaN when no positive is expected.
+    and ``E[X/P] ≈ E[X]/μ − Cov(X, P)/μ² + E[X]·Var(P)/μ³``, ``μ = E[P]``. NaN when no positive is expected:
+    μ below ``MIN_EXPECTED_POSITIVES`` — the last two terms are each ~1/μ and cancel, so rounding alone moves the
+    result by ~2.2e-16/μ (a window of confident predictions of one class gave a class μ ≈ 1e-16: an AP of −0.25,
+    or, at μ < 1e-103, a ZeroDivisionError that failed the whole report).
     Posteriors of 0 or 1 (known labels) give scikit-learn's ``average_precision_score`` exactly.
 
     >>> round(expected_ap([0.9, 0.5, 0.2], [1, 2, 1], [1.0, 0.0, 1.0]), 6)   # known labels: (1·1 + 1·2/4) / 2
@@ -176,7 +189,7 @@ def expected_ap(scores: Any, weights: Any, share: Any) -> float:
     # per distinct score, from the highest down
     e, v, m3, c = (a[::-1] for a in _at_scores(s, w * p, w * q, w * q * (1.0 - 2.0 * p), w))
     mu = float(e.sum())
-    if mu <= 0:
+    if not mu >= MIN_EXPECTED_POSITIVES:
         return math.nan
     cum_e, cum_v, cum_n = np.cumsum(e), np.cumsum(v), np.cumsum(c)
     inverse_n = np.divide(1.0, cum_n, out=np.zeros_like(cum_n), where=cum_n > 0)
@@ -205,7 +218,11 @@ def expected_average_precision(scores: Any, posteriors: Any, *, weights: Any = N
 
 
 def _plug_in_roc_auc(scores: Any, weights: Any, share: Any) -> float:
-    return weighted_roc_auc(scores, weights * share, weights * (1.0 - share))
+    """NaN when fewer than ``MIN_EXPECTED_POSITIVES`` positives or negatives are expected (an absent class)."""
+    positive, negative = weights * share, weights * (1.0 - share)
+    if not min(float(np.sum(positive)), float(np.sum(negative))) >= MIN_EXPECTED_POSITIVES:
+        return math.nan
+    return weighted_roc_auc(scores, positive, negative)
 
 
 def _one_vs_rest(metric: Any, scores: Any, posteriors: Any, weights: Any, positive: int) -> float:

@@ -37,6 +37,7 @@ import numpy as np
 from streammon.counting.counts import HARD_MAX_CLASSES
 from streammon.counting.timing import MAX_TIME
 from streammon.counting.windows import EMPTY_BUCKET
+from streammon.findings.distortion import DEFAULT_METRIC_PARAMS
 from streammon.findings.report import ALERT_KINDS, PRIOR_SHIFT
 from streammon.metrics import names, spec
 from streammon.state import StateError
@@ -270,8 +271,8 @@ def _policy(policy: Any) -> None:
             raise StateError(f"policy.metric_params[{metric!r:.60}] must map names to numbers (not NaN), booleans "
                              "or strings")
     try:
-        for metric in {*params, *names()}:  # every metric a report computes must find its parameters
-            spec(metric).resolve_params(params.get(metric, {}))
+        for metric in {*params, *names()}:  # every metric a report computes must find its parameters (or the
+            spec(metric).resolve_params(params.get(metric, DEFAULT_METRIC_PARAMS.get(metric, {})))  # Policy's)
     except (ValueError, TypeError) as exc:
         raise StateError(f"policy.metric_params: {exc}") from None
 

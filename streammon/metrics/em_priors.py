@@ -39,7 +39,13 @@ fewer steps at K = 10).
 
 The interval for class ``k`` is ``π'_k ± z·√V_kk`` cut to ``[0, 1]`` (``intervals``); where part of ``V`` is a
 variance over B bootstrap replicas (``Validation``), Student's t at Satterthwaite's degrees of freedom replaces
-``z`` (``satterthwaite_df``, ``t_quantile``).
+``z`` (``satterthwaite_df``, ``t_quantile``). For the window's own class shares (``target="window"``) the half-width
+gains half a sample, ``1/(2n)`` (a continuity correction): the shares are multiples of ``1/n`` and, where the
+classifier separates most of the window, EM's error is mostly whole samples — the few the model gets confidently
+wrong — which a normal interval of small variance misses by a fraction of one. On river's and scikit-learn's
+bundled data sets with windows of 85–270 drawn without replacement (``examples/bench_em_real.py``) the intervals
+without it covered 0.915–0.93 on breast_cancer with logistic regression (the misses' excess a fraction of
+``1/n`` in half of them); with it 0.96, for 14 % more width at n = 85 and 0.1 % of a share per side at n = 1,000.
 
 >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]])   # calibrated at the source mix (0.5, 0.5)
 >>> e = em_priors(p, [0.5, 0.5])
@@ -148,8 +154,13 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
     covariance = _fisher_covariance(ratio, w, pi, target)
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
-    lower, upper = intervals(pi, covariance, alpha)
+    lower, upper = intervals(pi, covariance, alpha, n=_lattice(n, target))
     return MixEstimate(_frozen(pi), lower, upper, _frozen(covariance), gain, iterations, converged, n, METHOD, reason)
+
+
+def _lattice(n: float, target: str) -> float:
+    """The ``n`` of ``intervals``' continuity correction: the window's samples for its shares, none for the mix."""
+    return n if target == "window" else math.inf
 
 
 def _reduced(k: int, drop: int) -> FloatArray:
@@ -185,16 +196,24 @@ def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target:
 
 
 def intervals(pi: FloatArray, covariance: FloatArray, alpha: float,
-              df: Any = None) -> tuple[FloatArray, FloatArray]:
-    """``π ± q·√diag(covariance)`` at level 1 − alpha, cut to [0, 1] (read-only arrays): ``q`` the normal
-    quantile, or Student's t quantile per class with ``df`` degrees of freedom (K numbers; ``inf`` is normal) when
-    part of the variance is itself estimated from few replicas (``satterthwaite_df``)."""
+              df: Any = None, n: float = math.inf) -> tuple[FloatArray, FloatArray]:
+    """``π ± (q·√diag(covariance) + 1/(2n))`` at level 1 − alpha, cut to [0, 1] (read-only arrays): ``q`` the
+    normal quantile, or Student's t quantile per class with ``df`` degrees of freedom (K numbers; ``inf`` is
+    normal) when part of the variance is itself estimated from few replicas (``satterthwaite_df``); ``n``: the
+    window's samples when the target is its class shares (module docstring: the continuity correction), ``inf``
+    for the mix (no correction).
+
+    >>> lo, hi = intervals(np.array([0.5, 0.5]), np.zeros((2, 2)), 0.05, n=100)   # no noise: half a sample
+    >>> lo.tolist(), hi.tolist()
+    ([0.495, 0.495], [0.505, 0.505])
+    """
     sd = np.sqrt(np.maximum(np.diag(covariance), 0.0))
     p = 1 - alpha / 2
     if df is None:
         half = NormalDist().inv_cdf(p) * sd
     else:
         half = np.array([t_quantile(p, float(d)) for d in np.broadcast_to(df, sd.shape)]) * sd
+    half = half + (0.5 / n if n > 0 else 0.0)
     return _frozen(np.clip(pi - half, 0.0, 1.0)), _frozen(np.clip(pi + half, 0.0, 1.0))
 
 
@@ -261,7 +280,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     w = check_weights(weights, logits.shape[0])
     jacobian = _fixed_point_jacobian(logits, w, calibration, source, estimate.priors)
     total = estimate.covariance + jacobian @ cov @ jacobian.T
-    lower, upper = intervals(estimate.priors, total, alpha)
+    lower, upper = intervals(estimate.priors, total, alpha, n=_lattice(estimate.n, target))
     return MixEstimate(estimate.priors, lower, upper, _frozen(total), estimate.log_likelihood, estimate.iterations,
                        estimate.converged, estimate.n, METHOD, estimate.reason)
 

@@ -25,7 +25,10 @@ are installed: its calibrator fitted on the same validation part) and of the har
 
     PYTHONPATH=$PWD nice -n 10 /work/venv-quapy/bin/python examples/bench_em_real.py [--quick] [--cells NAME ...]
 
-``--quick``: 4 splits × 5 windows on three cells. Also reachable as ``bench_em_priors.py --part real``.
+``--quick``: 4 splits × 5 windows on three cells (~20 s). The full run (24 cells × 200 trials) took 9–12 minutes
+on the shared, loaded 2-core machine (``OMP_NUM_THREADS=1`` keeps gradient boosting from oversubscribing it);
+``--seed S`` draws other splits, ``--splits 100`` gives 1,000 trials a cell. Also reachable as
+``bench_em_priors.py --part real``. Results: docs/benchmarks ("Inside the monitor, on real data").
 """
 
 from __future__ import annotations

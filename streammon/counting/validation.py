@@ -252,7 +252,7 @@ class Validation:
         total.setflags(write=False)
         # the replicas' variance is itself estimated from B draws: Student's t with Satterthwaite's df, not z
         df = satterthwaite_df(np.diag(total) - np.diag(spread), np.diag(spread), len(self._replicas) or 1)
-        lower, upper = intervals(e.priors, total, alpha, df)
+        lower, upper = intervals(e.priors, total, alpha, df, n=e.n)  # the window's shares: half a sample's floor
         return replace(e, lower=lower, upper=upper, covariance=total)
 
     def misfit(self, mix: Any) -> FloatArray:

@@ -39,7 +39,15 @@ fewer steps at K = 10).
 
 The interval for class ``k`` is ``π'_k ± z·√V_kk`` cut to ``[0, 1]`` (``intervals``); where part of ``V`` is a
 variance over B bootstrap replicas (``Validation``), Student's t at Satterthwaite's degrees of freedom replaces
-``z`` (``satterthwaite_df``, ``t_quantile``).
+``z`` (``satterthwaite_df``, ``t_quantile``). For the window's own class shares (``target="window"``) the variance
+gains half a sample's, ``(1/(2n))²``: the shares are multiples of ``1/n`` and, where the classifier separates most
+of a small window, the window term ``I⁻¹ W I⁻¹`` is near 0 while EM's error is mostly whole samples — the few the
+model gets confidently wrong, which its posteriors (hence ``W``) do not see. On scikit-learn's breast_cancer with
+logistic regression and windows of 85 drawn without replacement (``examples/bench_em_real.py``) the intervals
+without it covered 0.915 (200 trials) and 0.921 (1,000; a fraction of one sample short in half the misses); with
+it 0.950 and 0.936 for 5 % more width (at n = 1,000 and a standard error of 0.005: 0.5 %). Adding half a sample
+to the half-width instead (Yates's continuity correction) covered 0.980 / 0.952 for 15 % more width, and 0.97–0.98
+on digits (K = 10, n = 270) which covered 0.94–0.97 without: needlessly wide.
 
 >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]])   # calibrated at the source mix (0.5, 0.5)
 >>> e = em_priors(p, [0.5, 0.5])
@@ -148,8 +156,13 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
     covariance = _fisher_covariance(ratio, w, pi, target)
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
-    lower, upper = intervals(pi, covariance, alpha)
+    lower, upper = intervals(pi, covariance, alpha, n=_lattice(n, target))
     return MixEstimate(_frozen(pi), lower, upper, _frozen(covariance), gain, iterations, converged, n, METHOD, reason)
+
+
+def _lattice(n: float, target: str) -> float:
+    """The ``n`` of ``intervals``' continuity correction: the window's samples for its shares, none for the mix."""
+    return n if target == "window" else math.inf
 
 
 def _reduced(k: int, drop: int) -> FloatArray:
@@ -185,11 +198,19 @@ def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target:
 
 
 def intervals(pi: FloatArray, covariance: FloatArray, alpha: float,
-              df: Any = None) -> tuple[FloatArray, FloatArray]:
-    """``π ± q·√diag(covariance)`` at level 1 − alpha, cut to [0, 1] (read-only arrays): ``q`` the normal
-    quantile, or Student's t quantile per class with ``df`` degrees of freedom (K numbers; ``inf`` is normal) when
-    part of the variance is itself estimated from few replicas (``satterthwaite_df``)."""
-    sd = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+              df: Any = None, n: float = math.inf) -> tuple[FloatArray, FloatArray]:
+    """``π ± q·√(diag(covariance) + (1/(2n))²)`` at level 1 − alpha, cut to [0, 1] (read-only arrays): ``q`` the
+    normal quantile, or Student's t quantile per class with ``df`` degrees of freedom (K numbers; ``inf`` is
+    normal) when part of the variance is itself estimated from few replicas (``satterthwaite_df``); ``n``: the
+    window's samples when the target is its class shares (module docstring: half a sample's floor), ``inf`` for
+    the mix (none).
+
+    >>> lo, hi = intervals(np.array([0.5, 0.5]), np.zeros((2, 2)), 0.05, n=100)   # no noise: q half-samples
+    >>> [round(x, 4) for x in lo.tolist()], [round(x, 4) for x in hi.tolist()]
+    ([0.4902, 0.4902], [0.5098, 0.5098])
+    """
+    floor = (0.5 / n) ** 2 if n > 0 else 0.0
+    sd = np.sqrt(np.maximum(np.diag(covariance), 0.0) + floor)
     p = 1 - alpha / 2
     if df is None:
         half = NormalDist().inv_cdf(p) * sd
@@ -261,7 +282,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     w = check_weights(weights, logits.shape[0])
     jacobian = _fixed_point_jacobian(logits, w, calibration, source, estimate.priors)
     total = estimate.covariance + jacobian @ cov @ jacobian.T
-    lower, upper = intervals(estimate.priors, total, alpha)
+    lower, upper = intervals(estimate.priors, total, alpha, n=_lattice(estimate.n, target))
     return MixEstimate(estimate.priors, lower, upper, _frozen(total), estimate.log_likelihood, estimate.iterations,
                        estimate.converged, estimate.n, METHOD, estimate.reason)
 

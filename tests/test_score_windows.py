@@ -606,3 +606,50 @@ def test_a_cumulative_window_beside_a_timed_one_holds_every_scored_sample() -> N
         assert_tally(report.windows["cumulative"].score_tally, indexed(clocked, by_clock.labels),
                      len(by_clock.labels), 0, columns=3)
         assert report.windows["timed_10s"].n == 0
+
+
+def test_the_open_time_bucket_widens_its_counts_before_they_could_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The open bucket of a timed score window counts in int32 until the samples given to it could exceed
+    ``OPEN_LIMIT`` (here lowered to 50), then in int64: batches and single samples in one bucket beyond the limit,
+    a state reloaded past it, and the next bucket all read the recount of the window's and the cumulative
+    window's scores."""
+    from streammon.counting.windows import scored_timed
+
+    monkeypatch.setattr(scored_timed, "OPEN_LIMIT", 50)
+    rng = np.random.default_rng(21)
+    m = Monitor([Cumulative(), Timed(10, buckets=2)], reference={"x": 3, "y": 1}, detector=None)
+    held: list[tuple[float, int, tuple[float, ...]]] = []
+
+    def feed(targets: list[Monitor], n: int, at: float) -> None:
+        true, scores = rng.integers(2, size=n), rng.random(n)
+        labels = [["x", "y"][i] for i in true]
+        for target in targets:
+            if n == 1:
+                target.update(labels[0], labels[0], t=at, y_score=float(scores[0]))
+            else:
+                target.update_many(labels, labels, t=at, y_score=scores)
+        held.extend((at, int(t), (float(s),)) for t, s in zip(true, scores, strict=True))
+
+    def check(target: Monitor, now: float) -> None:
+        report = target.report()
+        assert_tally(report.windows["cumulative"].score_tally, [(t, r) for _, t, r in held], 2, 1)
+        recent = [(t, r) for when, t, r in held if math.floor(when / 5.0) > math.floor(now / 5.0) - 2]
+        assert_tally(report.windows["timed_10s"].score_tally, recent, 2, 1)
+
+    def bucket(target: Monitor) -> np.ndarray:
+        scoring = target._tally.scoring
+        assert scoring is not None
+        return next(w for w in scoring.windows if isinstance(w, scored_timed.TimedScores)).open_bucket.hist
+
+    feed([m], 30, 1.0)
+    assert bucket(m).dtype == np.int32
+    feed([m], 1, 1.5)
+    feed([m], 30, 2.0)  # 61 samples in the bucket: widened before the batch
+    assert bucket(m).dtype == np.int64
+    check(m, 2.0)
+    restored = Monitor.loads(m.dumps())
+    assert bucket(restored).dtype == np.int64  # 61 restored samples
+    check(restored, 2.0)
+    feed([m, restored], 20, 6.0)  # the next bucket
+    for target in (m, restored):
+        check(target, 6.0)

@@ -185,9 +185,9 @@ class ScoreWindow:
         """Room for more true classes."""
         self.counts.grow(rows)
 
-    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
-        """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
-        adds the batch otherwise."""
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None, size: int) -> ScoreCounts | None:
+        """The tally this window adds a whole batch (of these sample times, ``size`` samples) to, made ready for
+        it; None if it adds the batch otherwise."""
         return self.counts if self._bucket is None else None
 
     def ingest(self, batch: ScoredBatch) -> None:
@@ -291,7 +291,7 @@ class SlidingScores(ScoreWindow):
         # ``ScoredBatch`` sums and confidence bins (read-only)
         self._batches: deque[tuple[int, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = deque()
 
-    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None, size: int) -> ScoreCounts | None:
         return None  # batches only write the ring
 
     def _span(self, lo: int, hi: int, sign: int) -> None:

@@ -496,8 +496,9 @@ def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fre
 
 def test_narrow_histogram_counts_never_wrap() -> None:
     """A sliding window keeps int16 counts up to 32,767 samples (its bins cannot hold more) and a snapshot is in
-    the narrowest type that holds its window's samples: 40,000 equal scores read 32,767 in the sliding window's
-    bin and 40,000 in the cumulative one's — the counts a plain recount gives, never wrapped."""
+    the narrowest type that holds its fullest row's samples (a bin counts one row's): 40,000 equal scores, half
+    of each class, read 20,000 per class in the cumulative window's bin (int16) and 32,767 in the sliding one's;
+    36,000 of one class read 36,000 (int32) — the counts a plain recount gives, never wrapped."""
     from streammon.counting.score_tally import count_type
 
     m = Monitor([Cumulative(), Sliding(32_767)], reference={"x": 1, "y": 1})
@@ -507,10 +508,15 @@ def test_narrow_histogram_counts_never_wrap() -> None:
     bin_of = bisect.bisect_right(EDGES, 0.75) - 1
     cumulative, sliding = r.windows["cumulative"].score_tally, r.windows["sliding_32767"].score_tally
     assert cumulative is not None and sliding is not None
-    assert cumulative.hist.dtype == np.int32 and sliding.hist.dtype == np.int16
+    assert cumulative.hist.dtype == np.int16 and sliding.hist.dtype == np.int16
     assert cumulative.hist[:, 0, bin_of].tolist() == [n // 2, n // 2]
     assert sliding.hist[:, 0, bin_of].tolist() == [16_383, 16_384]  # the last 32,767 alternate, ending on y
     assert int(sliding.hist.sum()) == 32_767 and cumulative.n_scored == n
+    lopsided = Monitor([Cumulative()], reference={"x": 1, "y": 1})
+    lopsided.update_many(["x"] * 36_000 + ["y"] * 4_000, ["x"] * n, y_score=np.full(n, 0.75))
+    tally = lopsided.report().windows["cumulative"].score_tally
+    assert tally is not None and tally.hist.dtype == np.int32
+    assert tally.hist[:, 0, bin_of].tolist() == [36_000, 4_000] and int(tally.hist.sum()) == n
     assert [count_type(x).__name__ for x in (32_767, 32_768, 2**31 - 1, 2**31)] == ["int16", "int32", "int32",
                                                                                     "int64"]
 

@@ -496,8 +496,9 @@ def test_a_read_with_nothing_new_reuses_each_snapshot_and_any_change_makes_a_fre
 
 def test_narrow_histogram_counts_never_wrap() -> None:
     """A sliding window keeps int16 counts up to 32,767 samples (its bins cannot hold more) and a snapshot is in
-    the narrowest type that holds its window's samples: 40,000 equal scores read 32,767 in the sliding window's
-    bin and 40,000 in the cumulative one's — the counts a plain recount gives, never wrapped."""
+    the narrowest type that holds its fullest row's samples (a bin counts one row's): 40,000 equal scores, half
+    of each class, read 20,000 per class in the cumulative window's bin (int16) and 32,767 in the sliding one's;
+    36,000 of one class read 36,000 (int32) — the counts a plain recount gives, never wrapped."""
     from streammon.counting.score_tally import count_type
 
     m = Monitor([Cumulative(), Sliding(32_767)], reference={"x": 1, "y": 1})
@@ -507,10 +508,15 @@ def test_narrow_histogram_counts_never_wrap() -> None:
     bin_of = bisect.bisect_right(EDGES, 0.75) - 1
     cumulative, sliding = r.windows["cumulative"].score_tally, r.windows["sliding_32767"].score_tally
     assert cumulative is not None and sliding is not None
-    assert cumulative.hist.dtype == np.int32 and sliding.hist.dtype == np.int16
+    assert cumulative.hist.dtype == np.int16 and sliding.hist.dtype == np.int16
     assert cumulative.hist[:, 0, bin_of].tolist() == [n // 2, n // 2]
     assert sliding.hist[:, 0, bin_of].tolist() == [16_383, 16_384]  # the last 32,767 alternate, ending on y
     assert int(sliding.hist.sum()) == 32_767 and cumulative.n_scored == n
+    lopsided = Monitor([Cumulative()], reference={"x": 1, "y": 1})
+    lopsided.update_many(["x"] * 36_000 + ["y"] * 4_000, ["x"] * n, y_score=np.full(n, 0.75))
+    tally = lopsided.report().windows["cumulative"].score_tally
+    assert tally is not None and tally.hist.dtype == np.int32
+    assert tally.hist[:, 0, bin_of].tolist() == [36_000, 4_000] and int(tally.hist.sum()) == n
     assert [count_type(x).__name__ for x in (32_767, 32_768, 2**31 - 1, 2**31)] == ["int16", "int32", "int32",
                                                                                     "int64"]
 
@@ -606,3 +612,50 @@ def test_a_cumulative_window_beside_a_timed_one_holds_every_scored_sample() -> N
         assert_tally(report.windows["cumulative"].score_tally, indexed(clocked, by_clock.labels),
                      len(by_clock.labels), 0, columns=3)
         assert report.windows["timed_10s"].n == 0
+
+
+def test_the_open_time_bucket_widens_its_counts_before_they_could_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The open bucket of a timed score window counts in int32 until the samples given to it could exceed
+    ``OPEN_LIMIT`` (here lowered to 50), then in int64: batches and single samples in one bucket beyond the limit,
+    a state reloaded past it, and the next bucket all read the recount of the window's and the cumulative
+    window's scores."""
+    from streammon.counting.windows import scored_timed
+
+    monkeypatch.setattr(scored_timed, "OPEN_LIMIT", 50)
+    rng = np.random.default_rng(21)
+    m = Monitor([Cumulative(), Timed(10, buckets=2)], reference={"x": 3, "y": 1}, detector=None)
+    held: list[tuple[float, int, tuple[float, ...]]] = []
+
+    def feed(targets: list[Monitor], n: int, at: float) -> None:
+        true, scores = rng.integers(2, size=n), rng.random(n)
+        labels = [["x", "y"][i] for i in true]
+        for target in targets:
+            if n == 1:
+                target.update(labels[0], labels[0], t=at, y_score=float(scores[0]))
+            else:
+                target.update_many(labels, labels, t=at, y_score=scores)
+        held.extend((at, int(t), (float(s),)) for t, s in zip(true, scores, strict=True))
+
+    def check(target: Monitor, now: float) -> None:
+        report = target.report()
+        assert_tally(report.windows["cumulative"].score_tally, [(t, r) for _, t, r in held], 2, 1)
+        recent = [(t, r) for when, t, r in held if math.floor(when / 5.0) > math.floor(now / 5.0) - 2]
+        assert_tally(report.windows["timed_10s"].score_tally, recent, 2, 1)
+
+    def bucket(target: Monitor) -> np.ndarray:
+        scoring = target._tally.scoring
+        assert scoring is not None
+        return next(w for w in scoring.windows if isinstance(w, scored_timed.TimedScores)).open_bucket.hist
+
+    feed([m], 30, 1.0)
+    assert bucket(m).dtype == np.int32
+    feed([m], 1, 1.5)
+    feed([m], 30, 2.0)  # 61 samples in the bucket: widened before the batch
+    assert bucket(m).dtype == np.int64
+    check(m, 2.0)
+    restored = Monitor.loads(m.dumps())
+    assert bucket(restored).dtype == np.int64  # 61 restored samples
+    check(restored, 2.0)
+    feed([m, restored], 20, 6.0)  # the next bucket
+    for target in (m, restored):
+        check(target, 6.0)

@@ -61,12 +61,12 @@ def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 @dataclass(frozen=True, eq=False)
 class ScoreTally:
-    """One window's score distribution by true class, read-only (``streammon.metrics.score_bins`` gives the
-    layout): ``hist`` integer counts (K, C, BINS) — a window's snapshot in the narrowest of int16, int32 and
-    int64 that holds its samples (``count_type``) —, ``sums`` float64 (K, C, 4), ``top`` float64 (K, 15, 3). K is the
-    monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class score, else
-    one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold samples
-    without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
+    """One window's score distribution by true class, read-only (``streammon.metrics.score_bins`` gives the layout):
+    ``hist`` integer counts (K, C, BINS) — a window's snapshot in the narrowest of int16, int32 and int64 that holds the
+    samples of its fullest row (``count_type``: no bin holds more) —, ``sums`` float64 (K, C, 4), ``top`` float64 (K,
+    15, 3). K is the monitor's classes (rows: true class), C its score columns (1 for a binary model's positive-class
+    score, else one per class). ``n_scored`` counts the window's samples that came with a score; a window may hold
+    samples without one (they are in its confusion counts, not here). ``positive`` is the class index a binary score is
     the probability of (None for C > 1).
 
     ``samples``: the window's scored samples with their exact scores — ``(true, scores)``, class indices (n,) and

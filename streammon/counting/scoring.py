@@ -128,7 +128,7 @@ class Scoring:
         if scores is None:
             scores = np.full((len(true), self.columns), np.nan)
         else:  # the windows that take the whole batch get its bins in the pass that makes them
-            targets = [t for t in (w.whole_target(times) for w in self.windows) if t is not None]
+            targets = [t for t in (w.whole_target(times, len(true)) for w in self.windows) if t is not None]
             if self.ring is not None:
                 unscored = np.isnan(scores[:, 0])
                 if unscored.any():

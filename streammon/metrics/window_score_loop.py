@@ -307,17 +307,17 @@ def _tail(row: Any) -> int:
 
 @jit
 def window_loop(hist: Any, span: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int,  # noqa: PLR0917
-                ovo: bool, ranking: bool, out: Any, delong: Any) -> None:
+                ovo: bool, ranking: bool, out: Any, delong: Any, w: Any, counts: Any) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside which every
     count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
     variance into ``delong[0]``. ``out`` comes filled with NaN. ``ranking`` False: the ROC AUC, average precision
-    and DeLong's variance are left NaN (a window read from its exact samples: ``exact_ranking``)."""
+    and DeLong's variance are left NaN (a window read from its exact samples: ``exact_ranking``). ``w`` (V, K) and
+    ``counts`` (K,) are filled with each mix row's class weights and each class's samples (``_weights``), which
+    the exact reading then takes as they are (no second count of the samples, no weights made again in numpy)."""
     k = hist.shape[0]
-    w = np.empty((out.shape[0], k))
     defined = np.empty(out.shape[0], np.bool_)
-    counts = np.empty(k)
     _weights(hist[:, 0, span[0, 0]:max(span[0, 0], span[0, 1])], mixes, as_read, w, defined, counts)
     binary = k == 2
     column = 0 if hist.shape[1] == 1 else positive

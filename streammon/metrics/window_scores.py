@@ -109,17 +109,18 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
             rows[v] = mix if normalised else normalise_priors(mix, k)
     out = np.full((len(mixes), len(NAMES)), math.nan)
     delong = np.full(1, math.nan)
+    weights, counts = np.empty((len(mixes), k)), np.empty(k)  # filled by the loop, read again by the exact path
     if span is None:
         span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
     _loop().window_loop(hist, np.ascontiguousarray(span, dtype=np.int64), np.ascontiguousarray(sums, dtype=np.float64),
                         np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
-                        multi_class != "ovr", samples is None, out, delong)
+                        multi_class != "ovr", samples is None, out, delong, weights, counts)
     if samples is None:
         return out, float(delong[0])
-    ranked = RankedScores.of(samples[0], samples[1], k)
-    # each class's weight at each mix (the rows normalised already)
-    weights = np.array([np.ones(k) if read else _weights_at(ranked.class_counts, row)
-                        for read, row in zip(as_read.tolist(), rows, strict=True)])
+    # the samples are the ones the histogram counts (ScoreTally.samples), so the loop's class counts and each mix
+    # row's class weights (1 as read, class_weights at a mix) are theirs
+    ranked = RankedScores(np.ascontiguousarray(samples[0], dtype=np.intp), np.asarray(samples[1], dtype=np.float64),
+                          counts)
     exact, variance = ranked.values(weights, positive=int(positive), ovo=multi_class != "ovr")
     out[:, :2] = exact
     return out, variance

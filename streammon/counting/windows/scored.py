@@ -185,9 +185,9 @@ class ScoreWindow:
         """Room for more true classes."""
         self.counts.grow(rows)
 
-    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
-        """The tally this window adds a whole batch (of these sample times) to, made ready for it; None if it
-        adds the batch otherwise."""
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None, size: int) -> ScoreCounts | None:
+        """The tally this window adds a whole batch (of these sample times, ``size`` samples) to, made ready for
+        it; None if it adds the batch otherwise."""
         return self.counts if self._bucket is None else None
 
     def ingest(self, batch: ScoredBatch) -> None:
@@ -213,12 +213,15 @@ class ScoreWindow:
     def _frozen(self, k: int, positive: int | None, counts: ScoreCounts, other: ScoreCounts | None = None,
                 hists: tuple[npt.NDArray[np.signedinteger[Any]], ...] | None = None) -> ScoreTally:
         """A read-only copy of the first ``k`` rows of ``counts`` (plus ``other``'s), its histogram in the
-        narrowest integer type that holds the window's samples (``count_type``: no bin holds more). The copy is
+        narrowest integer type that holds the samples of its fullest row (``count_type``: a bin of row r counts
+        samples of row r only, each once a column, so no bin holds more than its row's samples — the confidence
+        bins' exact count; a window of 20,000–60,000 samples whose largest class is under 32,768 reads int16,
+        not int32). The copy is
         what a read moves through memory (K = 10: the whole histogram is 1.6 MB in int64), so only the bins the
         monitor's samples fall in are copied (``span``: the tally's ``slab``), and the metrics read only those.
         ``hists``: the (one or two) histograms whose sum is the window's, if not ``counts``' and ``other``'s."""
         top = counts.top[:k].copy() if other is None else counts.top[:k] + other.top[:k]
-        dtype = count_type(int(top[:, :, 0].sum()))  # exact integers in float64
+        dtype = count_type(int(top[:, :, 0].sum(axis=1).max(initial=0)))  # exact integers in float64
         sums = counts.sums[:k].copy() if other is None else counts.sums[:k] + other.sums[:k]
         span = np.array([[0, BINS]] * counts.columns, np.int64) if self.span is None else self.span.copy()
         lo, hi = int(span[:, 0].min()), max(int(span[:, 1].max()), 1)
@@ -291,7 +294,7 @@ class SlidingScores(ScoreWindow):
         # ``ScoredBatch`` sums and confidence bins (read-only)
         self._batches: deque[tuple[int, int, npt.NDArray[np.float64], npt.NDArray[np.float64]]] = deque()
 
-    def whole_target(self, times: npt.NDArray[np.float64] | float | None) -> ScoreCounts | None:
+    def whole_target(self, times: npt.NDArray[np.float64] | float | None, size: int) -> ScoreCounts | None:
         return None  # batches only write the ring
 
     def _span(self, lo: int, hi: int, sign: int) -> None:

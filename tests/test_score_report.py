@@ -443,34 +443,3 @@ def test_pair_numerators_in_integers_and_in_floats_are_the_formula() -> None:
     g = np.empty(2048, np.int64)
     _ranks(np.bincount(a, minlength=2048), g)
     assert _pair_numerator(np.bincount(b, minlength=2048), g, True) == brute
-
-
-def test_a_scored_window_report_is_the_plain_one_with_dataclasses_replace() -> None:
-    """A window report with its score metrics holds, field by field, what ``dataclasses.replace`` of the plain
-    report with the same score maps holds (the copy skips replace's ``__init__``), and a name that is not a field
-    is refused with replace's TypeError."""
-    import dataclasses
-
-    from streammon.findings import score_window
-
-    rng = np.random.default_rng(7)
-    true = rng.choice(["a", "b", "c"], size=3_000, p=[0.6, 0.3, 0.1])
-    proba = rng.dirichlet(np.ones(3), size=3_000)
-    pred = np.array(["a", "b", "c"])[proba.argmax(axis=1)]
-    plain = Monitor([Cumulative(), Sliding(500)], classes=["a", "b", "c"], reference={"a": 1, "b": 1, "c": 1})
-    plain.update_many(true, pred)
-    scored = Monitor([Cumulative(), Sliding(500)], classes=["a", "b", "c"], reference={"a": 1, "b": 1, "c": 1})
-    scored.update_many(true, pred, y_score=proba)
-    for name, w in plain.report().windows.items():
-        mine = scored.report().windows[name]
-        assert mine.score_tally is not None
-        changes = {"scores": mine.scores, "corrected": mine.corrected, "distortion": mine.distortion,
-                   "intervals": mine.intervals, "flags": mine.flags, "condition1": mine.condition1,
-                   "score_tally": mine.score_tally}
-        fast, oracle = score_window._replaced(w, **changes), dataclasses.replace(w, **changes)
-        assert type(fast) is WindowReport and fast is not w
-        for f in dataclasses.fields(WindowReport):
-            assert getattr(fast, f.name) is getattr(oracle, f.name), f.name
-        assert vars(fast) == vars(oracle)
-        with pytest.raises(TypeError, match="no_such_field"):
-            score_window._replaced(w, no_such_field=1)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -143,29 +143,10 @@ def with_scores(w: WindowReport, numbers: ScoreNumbers, policy: Policy, **more: 
                                       {m: numbers.distortion[m] for m in prone},
                                       rrt=w.rrt, ir=w.ir, tolerance=policy.type1_tolerance, mix_differs=True,
                                       condition1=numbers.condition1))
-    return _replaced(w, scores=Extended(w.scores, numbers.scores),
-                     corrected=Extended(w.corrected, numbers.corrected),
-                     distortion=Extended(w.distortion, numbers.distortion),
-                     intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1,
-                     **more)
-
-
-_FIELDS = frozenset(f.name for f in fields(WindowReport))
-
-
-def _replaced(w: WindowReport, **changes: Any) -> WindowReport:
-    """``dataclasses.replace(w, **changes)`` without its ``__init__`` call: a copy of the fields' values with
-    ``changes`` set (``WindowReport`` has no ``__post_init__`` and keeps nothing but its fields in its
-    ``__dict__``, so the copy is the same; replace's 26 keyword arguments through a frozen ``__init__`` cost
-    ~13 µs, a quarter of a K = 10 window's score reading in cache). A name that is not a field raises as
-    ``replace`` does."""
-    unknown = set(changes) - _FIELDS
-    if unknown or type(w) is not WindowReport or vars(w).keys() != _FIELDS:
-        return replace(w, **changes)  # (a TypeError naming the field, or a subclass: the general path)
-    out = object.__new__(WindowReport)
-    vars(out).update(vars(w))
-    vars(out).update(changes)
-    return out
+    return replace(w, scores=Extended(w.scores, numbers.scores), corrected=Extended(w.corrected, numbers.corrected),
+                   distortion=Extended(w.distortion, numbers.distortion),
+                   intervals=Extended(w.intervals, numbers.intervals), flags=flags, condition1=numbers.condition1,
+                   **more)
 
 
 def _same(a: ScoreTally, b: ScoreTally) -> bool:
@@ -210,5 +191,5 @@ def attach_scores(windows: Mapping[str, WindowReport], tallies: Sequence[ScoreTa
     out: dict[str, Any] = {}
     for (name, w), tally, by_prediction in zip(windows.items(), tallies, on_predictions, strict=True):
         scored = cache.scored(w, tally, priors, policy)
-        out[name] = scored if by_prediction is None else _replaced(scored, prediction_score_tally=by_prediction)
+        out[name] = scored if by_prediction is None else replace(scored, prediction_score_tally=by_prediction)
     return out

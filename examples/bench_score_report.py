@@ -21,7 +21,7 @@ Measured (``--quick``, three runs each, base ``ecdb52f`` and the branch that mad
 the samples fall in, alternating, load 3-6; CPU ratios): ``report()`` at K = 10 3.38-4.09x -> 2.60-2.98x
 (2.45-3.03 ms with scores against 0.82-1.16 ms without), K = 3 2.29-2.60x -> 1.92-2.35x, K = 2 about 1.9x both;
 a K = 10 scrape 2.27-2.43x -> 1.88-1.96x. Second pass (snapshots in the narrowest type that holds a row, an int32
-open bucket, the exact reading on the bins' counts, the window report copied without ``dataclasses.replace``; base
+open bucket, the exact reading on the bins' counts, and a fourth change not kept; base
 ``b51b674`` nine runs and the branch six, alternating, load 1.5-3): ``report()`` at K = 10 2.57-3.17x (median
 2.82x) -> 2.45-2.73x (median 2.61x; 2.41-3.14 ms with scores against 0.94-1.18 ms without), K = 2 1.67-1.99x ->
 1.64-1.85x, K = 3 1.87-2.33x -> 1.76-2.13x; a K = 10 scrape 1.63-2.05x -> 1.54-1.75x. The target (K = 10 <= 2x)

@@ -32,7 +32,7 @@ from streammon.counting.batch import Batch
 from streammon.counting.coded import as_coded, map_coded
 from streammon.counting.counts import ClassIndex
 from streammon.counting.labels import IndexArray, as_label_array, code_labels
-from streammon.counting.score_input import as_float_array, as_score_row, as_score_rows, check_column_names
+from streammon.counting.score_input import as_float_array, as_score_row
 from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
@@ -243,10 +243,7 @@ class Intake:
                 last = float(batch_times[-1])
             scoring, scores = None, None
             if given is not None:  # checked in full before anything changes
-                if given.ndim == 2 and given.shape[1] == len(self._tally.index.labels):  # before the layout is
-                    check_column_names(y_score, self._tally.index.labels)  # set: a table names the classes in order
-                scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
-                scores = as_score_rows(given, size, columns=scoring.columns, positive=scoring.positive)
+                scoring, scores = self._tally.batch_scores(y_score, given, size)
             true_codes, pred_codes, lut, new = encoded
             if self._journal is not None:
                 if batch_id is not None and self._journal.accepted(batch_id) is not None:

@@ -43,7 +43,7 @@ import numpy as np
 
 from streammon.counting.batch import Batch
 from streammon.counting.labels import as_label_array, code_labels
-from streammon.counting.score_input import as_float_array, as_score_rows, check_column_names
+from streammon.counting.score_input import as_float_array
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.findings.label_stats import DUPLICATE_BUCKET, ORPHAN_BUCKET
 from streammon.findings.label_view import LabelView
@@ -207,10 +207,7 @@ class Labelling(Intake):
                 stamps = times.tolist()
             scoring, scores = None, None
             if given is not None:  # checked in full before anything changes
-                if given.ndim == 2 and given.shape[1] == len(self._tally.index.labels):  # before the layout is
-                    check_column_names(y_score, self._tally.index.labels)  # set: a table names the classes in order
-                scoring = self._tally.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
-                scores = as_score_rows(given, len(keys), columns=scoring.columns, positive=scoring.positive)
+                scoring, scores = self._tally.batch_scores(y_score, given, len(keys))
             codes, _, lut, new = encoded
             idx = (codes if lut is None else lut[codes]).tolist()
             if self._journal is not None:

@@ -24,9 +24,11 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from streammon.counting.batch import Batch
 from streammon.counting.counts import ClassIndex
+from streammon.counting.score_input import as_score_rows, check_column_names
 from streammon.counting.scoring import Scoring
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.watch import DegradationWatch
@@ -82,6 +84,16 @@ class Tally:
             positive = self.positive_index() if self.reference is not None else None
         return Scoring.of_first(declared=self.declared, labels=len(self.index), positive=positive, ndim=ndim,
                                 columns=columns)
+
+    def batch_scores(self, y_score: Any, given: npt.NDArray[np.float64],
+                     n: int) -> tuple[Scoring, npt.NDArray[np.float64]]:
+        """A batch's ``n`` scores (``y_score`` as given, ``given`` its float array) checked against the score side
+        they fit (``score_layout``), as (n, C) rows; raises, nothing changed. A table's column names are checked
+        before the layout is chosen: they must be the classes in order (``check_column_names``)."""
+        if given.ndim == 2 and given.shape[1] == len(self.index.labels):
+            check_column_names(y_score, self.index.labels)
+        scoring = self.score_layout(given.ndim, given.shape[1] if given.ndim == 2 else None)
+        return scoring, as_score_rows(given, n, columns=scoring.columns, positive=scoring.positive)
 
     def start_scoring(self, scoring: Scoring) -> None:
         """Keep score tallies from now on, with ``scoring``'s layout (``score_layout``)."""

@@ -24,7 +24,7 @@ the samples in the open bucket are read from it. Each score is then binned into 
 not two (``streammon.counting.windows.scored.ScoreWindow.follow``).
 
 >>> from streammon.counting.windows import Timed
->>> from streammon.counting.windows.scored import ScoredBatch
+>>> from streammon.counting.windows.scored_batch import ScoredBatch
 >>> s = TimedScores(Timed(60.0, buckets=3), rows=2, columns=1, positive=1)
 >>> s.ingest(ScoredBatch(np.array([0, 1]), np.array([[0.1], [0.8]]), np.array([0.0, 30.0]), positive=1))
 >>> s.snapshot(None, 2, 1).n_scored, s.snapshot(65.0, 2, 1).n_scored, s.snapshot(200.0, 2, 1).n_scored
@@ -40,7 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
-from streammon.counting.windows.scored import ScoredBatch, ScoreWindow
+from streammon.counting.windows.scored import ScoreWindow
+from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed import Timed
 
 

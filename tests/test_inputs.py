@@ -154,11 +154,11 @@ def test_a_batch_encoded_while_another_adds_classes_is_encoded_again(monkeypatch
     """Labels are encoded outside the lock; if another call registers classes meanwhile, the batch is re-encoded."""
     from collections import Counter
 
-    import streammon.intake
+    import streammon.intake.label_columns
     from streammon import Cumulative, Monitor
 
     monitor = Monitor([Cumulative()], warmup=10**9)
-    real = streammon.intake.code_labels
+    real = streammon.intake.label_columns.code_labels
     interleaved: list[bool] = []
 
     def encode_then_race(*args: Any) -> Any:
@@ -168,7 +168,7 @@ def test_a_batch_encoded_while_another_adds_classes_is_encoded_again(monkeypatch
             monitor.update_many(["x", "y"], ["y", "x"])
         return encoded
 
-    monkeypatch.setattr(streammon.intake, "code_labels", encode_then_race)
+    monkeypatch.setattr(streammon.intake.label_columns, "code_labels", encode_then_race)
     monitor.update_many(["a", "b", "a"], ["b", "b", "a"])
     expected = Counter([("x", "y"), ("y", "x"), ("a", "b"), ("b", "b"), ("a", "a")])
     got = monitor.counts()["cumulative"].cells()

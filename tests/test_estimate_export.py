@@ -33,6 +33,7 @@ def test_exposition_carries_the_estimate_the_p_value_and_expected_scores() -> No
     assert math.isclose(value("streammon_estimated_prior", **{"class": "pos", "bound": "upper"}), truth.upper[1])
     assert math.isclose(value("streammon_estimated_rrt"), 1.0)
     assert value("streammon_label_shift_p_value") == 1.0
+    assert value("streammon_estimate_from_scores") == 0.0  # a confusion baseline: the hard-label estimate
     tp, fp = 0.8 * 0.5, 0.1 * 0.5
     assert math.isclose(value("streammon_expected_score", metric="precision"), tp / (tp + fp))
     at_ref = 0.8 * 0.1 / (0.8 * 0.1 + 0.1 * 0.9)

@@ -158,6 +158,12 @@ def test_em_at_k3_only_within_the_exact_predictions() -> None:
     plain.predict_many(list(range(big)), pred)
     same = plain.report().windows[f"sliding_{big}"].estimate
     assert same is not None and dict(same.priors) == dict(estimate.priors) and same.reason == ""
+    registry = CollectorRegistry()
+    registry.register(MonitorCollector({"m": monitor}))
+    text = generate_latest(registry).decode()
+    from_scores = {s.labels["window"]: s.value for f in text_string_to_metric_families(text) for s in f.samples
+                   if s.name == "streammon_estimate_from_scores"}
+    assert from_scores == {f"sliding_{N}": 1.0, f"sliding_{big}": 0.0}  # which estimator, where users look
 
 
 def test_expected_performance_drop_rule_fires_on_every_replica_below(tmp_path: Path, promtool: str) -> None:

@@ -370,3 +370,32 @@ def test_a_table_of_scores_whose_column_names_are_not_the_classes_in_order_is_re
     with pytest.raises(ValueError, match=r"\['fraud', 'legit'\] are not the classes \['legit', 'fraud'\]"):
         binary_monitor.update_many(["legit"], ["legit"], t=2.0,
                                    y_score=pd.DataFrame([[0.1, 0.9]], columns=["fraud", "legit"]))
+
+
+def test_one_row_of_scores_whose_index_names_are_not_the_classes_in_order_is_refused() -> None:
+    """A row of a named predict_proba frame (``df.iloc[i]``, a pandas Series) was read by position by ``update``
+    and ``predict``: named in another order, its entries went to the wrong classes. It is refused now, naming the
+    order expected, and nothing changes; the row reindexed to the classes, or pandas' default index, counts as
+    the plain list does (a recount of the Brier score by hand)."""
+    pd = pytest.importorskip("pandas")
+    row = [0.1, 0.2, 0.7]  # true class c
+    swapped = pd.Series(row[::-1], index=["c", "b", "a"])
+    m = three()
+    before = m.dumps()
+    with pytest.raises(ValueError, match=r"index \['c', 'b', 'a'\] are not the classes \['a', 'b', 'c'\] in that "
+                                         r"order.*y_score\[\['a', 'b', 'c'\]\]"):
+        m.update("c", "c", y_score=swapped)
+    with pytest.raises(ValueError, match=r"in that order"):
+        m.predict("k", "c", y_score=swapped)
+    assert m.dumps() == before
+    by_name, by_position, by_list = three(), three(), three()
+    by_name.update("c", "c", y_score=swapped[["a", "b", "c"]])
+    by_position.update("c", "c", y_score=pd.Series(row))
+    by_list.update("c", "c", y_score=row)
+    briers = [m.report().windows["cumulative"].scores["brier"] for m in (by_name, by_position, by_list)]
+    rows = np.array([[0.8, 0.1, 0.1], [0.1, 0.3, 0.6], row])
+    truth = np.eye(3)[[0, 1, 2]]
+    assert briers[0] == briers[1] == briers[2] == pytest.approx(np.mean(np.sum((rows - truth) ** 2, axis=1)))
+    binary_monitor = binary()
+    with pytest.raises(ValueError, match=r"index \['fraud', 'legit'\] are not the classes \['legit', 'fraud'\]"):
+        binary_monitor.update("legit", "legit", y_score=pd.Series([0.1, 0.9], index=["fraud", "legit"]))

@@ -12,7 +12,8 @@ A table of scores that names its columns (a pandas or polars ``DataFrame``, a py
 ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)``) is read by position like an array, so its names
 must be the classes in that order (``check_column_names``): named in another order, its columns would be read as
 the wrong classes' scores. A pandas frame's default column names 0, 1, …, K − 1 name no class and are read by
-position.
+position. One sample's row that names its entries (a pandas ``Series``, ``df.iloc[i]``) is checked the same way by
+its index (``check_index_names``).
 
 >>> as_score_rows([0.1, 0.9], 2, columns=1, positive=1).tolist()
 [[0.1], [0.9]]
@@ -82,13 +83,39 @@ would be read as the wrong classes' scores; pass y_score[['legit', 'fraud']]
         names = getattr(y_score, "columns", None)
     if names is None or isinstance(y_score, np.ndarray) or isinstance(names, (str, bytes)):
         return
+    _check_names(names, labels, "columns")
+
+
+def check_index_names(y_score: Any, labels: tuple[Any, ...]) -> None:
+    """Refuse one sample's row of scores whose entries are named (a pandas ``Series``: a row ``df.iloc[i]`` of a
+    named ``predict_proba`` frame) in another order than ``labels``, as ``check_column_names`` does for a table.
+
+    >>> class Row:  # what the check reads of a Series: its ``index``
+    ...     index = ["fraud", "legit"]
+    >>> check_index_names(Row(), ("fraud", "legit"))
+    >>> check_index_names([0.3, 0.7], ("legit", "fraud"))   # a list's ``index`` is a method: read by position
+    >>> check_index_names(Row(), ("legit", "fraud"))
+    Traceback (most recent call last):
+    ...
+    ValueError: y_score's index ['fraud', 'legit'] are not the classes ['legit', 'fraud'] in that order: they \
+would be read as the wrong classes' scores; pass y_score[['legit', 'fraud']]
+    """
+    if isinstance(y_score, (np.ndarray, list, tuple)):
+        return
+    names = getattr(y_score, "index", None)
+    if names is None or callable(names) or isinstance(names, (str, bytes)):
+        return
+    _check_names(names, labels, "index")
+
+
+def _check_names(names: Any, labels: tuple[Any, ...], what: str) -> None:
     try:
         given = list(names)
     except TypeError:
         return
     if given == list(range(len(given))) or [str(c) for c in given] == [str(c) for c in labels]:
         return
-    raise ValueError(f"y_score's columns {given!r:.200} are not the classes {list(labels)!r:.200} in that order: "
+    raise ValueError(f"y_score's {what} {given!r:.200} are not the classes {list(labels)!r:.200} in that order: "
                      f"they would be read as the wrong classes' scores; pass y_score[{list(labels)!r:.200}]")
 
 

@@ -5,6 +5,10 @@ Per window holding predictions and a usable baseline (``streammon.findings.expec
 - ``streammon_estimated_prior{model,window,class,bound}`` — the estimated class mix from the
   predictions alone, ``bound`` ``estimate``, ``lower`` or ``upper`` (the report's confidence);
 - ``streammon_estimated_rrt{model,window}`` — the RRT of the estimated mix;
+- ``streammon_estimate_from_scores{model,window}`` — 1 when the mix was estimated from the scores (EM after
+  BCTS, ``method == "em"``), 0 when from the decisions (the hard-label estimate: no scores, no ``Validation``, or
+  at K > 2 a window of more than 10,000 scored predictions; the report's ``estimate.reason`` says why) — so a
+  dashboard can tell an empty ``streammon_expected_performance`` panel from a missing estimate;
 - ``streammon_label_shift_p_value{model,window}`` — p-value of "only the class mix changed"
   (the ``not_prior_shift`` alert holds below the policy's ``shift_alpha``);
 - ``streammon_expected_score{model,window,metric}`` and ``streammon_expected_distortion{...}`` —
@@ -36,6 +40,8 @@ FAMILIES: dict[str, tuple[list[str], str]] = {
     "streammon_estimated_prior": ([*_WINDOW, "class", "bound"],
                                   "Class mix estimated from the window's predictions alone (estimate/lower/upper)."),
     "streammon_estimated_rrt": (_WINDOW, "RRT of the class mix estimated from the predictions."),
+    "streammon_estimate_from_scores": (_WINDOW, "1: the class mix was estimated from the scores (EM); 0: from the "
+                                                "decisions (the hard-label estimate; the report says why)."),
     "streammon_label_shift_p_value": (_WINDOW, "P-value of 'only the class mix changed' (small: the model or "
                                                "its inputs changed)."),
     "streammon_expected_score": ([*_WINDOW, "metric"], "Distortion-prone score expected at the estimated mix "
@@ -67,6 +73,7 @@ def add_estimate_families(sink: Sink, model: str, report: Report) -> None:
             for bound, values in (("estimate", e.priors), ("lower", e.lower), ("upper", e.upper)):
                 add("streammon_estimated_prior", [*key, str(label), bound], values[label])
         add("streammon_estimated_rrt", key, e.rrt)
+        add("streammon_estimate_from_scores", key, 1.0 if e.method == "em" else 0.0)
         add("streammon_label_shift_p_value", key, e.p_value)
         table = catalog()
         for metric, value in w.expected.items():

@@ -219,7 +219,8 @@ def _expected_panels(y: int) -> list[dict[str, Any]]:
     validation set's own, and the scores' ROC AUC and average precision, each with its bounds over the mix's
     interval. A model without scores or without a Validation baseline has none of these series."""
     none = (" Empty without scores and a streammon.Validation baseline, and at K > 2 for a window of more than "
-            "10,000 scored predictions (a cumulative window soon): EM reads the window's exact scores.")
+            "10,000 scored predictions (a cumulative window soon): EM reads the window's exact scores. "
+            "streammon_estimate_from_scores says which estimator each window used (0: the hard-label one).")
     return [
         _panel("timeseries", "Expected balanced accuracy without labels (scores, EM)",
                "Mean recall (ACSA; at K = 2 the balanced accuracy) expected from the window's scores alone at the "

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from streammon.counting.batch import Batch
-from streammon.counting.score_input import as_float_array, as_score_row
+from streammon.counting.score_input import as_float_array, as_score_row, check_index_names
 from streammon.counting.scoring import Scoring
 from streammon.counting.timing import MAX_TIME, as_times, check_time, check_times, clock_time
 from streammon.counting.windows import Timed
@@ -150,6 +150,8 @@ class Intake:
         """One sample's score, checked, and the score side it fits (a new one if it is the first score, not
         started yet: ``Tally.start_scoring``). Changes nothing; the caller holds the lock."""
         arr = as_float_array(y_score)  # a TypeError for what is no number at all
+        if arr.ndim == 1 and len(arr) == len(self._tally.index.labels):
+            check_index_names(y_score, self._tally.index.labels)  # a named row (a Series) in the classes' order
         scoring = self._tally.score_layout(1 if arr.ndim == 0 else 2, len(arr) if arr.ndim == 1 else -1)
         return scoring, as_score_row(y_score, columns=scoring.columns, positive=scoring.positive)
 

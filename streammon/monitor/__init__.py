@@ -2,7 +2,8 @@
 
 Writes (``update``, ``update_many``) are the ``Intake``'s; the counts live in a ``Tally``;
 a report copies them under the lock and computes outside it (``streammon.findings``), and the alerts are kept
-between reports (``streammon.monitor.reading``: ``Reading``, the base of ``Monitor``, and ``reports``).
+between reports (``streammon.monitor.reading``: ``Reading``, and ``reports``); ``save`` and ``dumps`` write the state
+(``streammon.monitor.saving``: ``Saving``, the base of ``Monitor``, on ``Reading``), ``load`` builds a monitor back.
 A rejected sample or batch raises ``ValueError``/``TypeError`` and changes nothing.
 
 >>> m = Monitor([Cumulative(), Sliding(4)], reference={"legit": 900, "fraud": 100})
@@ -18,15 +19,13 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import asdict
 from typing import Any
 
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
-from streammon.counting.sparse import dense, sparse
+from streammon.counting.sparse import dense
 from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
@@ -36,8 +35,8 @@ from streammon.findings.expected import PriorBaselines, as_confusion
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
 from streammon.monitor.reading import ALERT_LOG as ALERT_LOG
-from streammon.monitor.reading import Reading
 from streammon.monitor.reading import reports as reports
+from streammon.monitor.saving import Saving
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
 from streammon.state_schema import UPGRADES, check_body, check_memory
@@ -51,7 +50,7 @@ def default_windows() -> list[Window]:
     return [Cumulative(), Sliding(1000), Sliding(10_000), Timed(3600)]
 
 
-class Monitor(Reading):
+class Monitor(Saving):
     """Confusion counts of a live classifier in several windows, and their reports.
 
     Parameters
@@ -177,7 +176,6 @@ class Monitor(Reading):
         super().__init__(tally, clock, records, None, policy=policy or Policy(),
                          prior_baselines=PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
                                                         baseline if isinstance(baseline, Validation) else None))
-        self._save_lock = threading.Lock()
         if pending is not None:
             journal = Journal(pending)
             if journal.truncated_to:
@@ -229,62 +227,11 @@ class Monitor(Reading):
         windows = {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
         return FrozenMap(windows, noun="window")
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``).
-
-        With a durable pending store, the state file records the journal's last row and the
-        journal then drops the rows it covers: a kill at any moment leaves a state file and a
-        journal that ``Monitor.load(path, pending=...)`` joins without loss or double count.
-        """
-        with self._save_lock:  # saves are ordered: a later save's snapshot, file and truncation follow this one's
-            text, mark = self._dumps()
-            state.write_atomically(path, text)
-            if self._journal is not None:
-                self._journal.truncate(mark)
-
-    def close(self) -> None:
-        """Close the durable pending store (a no-op without one), so that another monitor may open it.
-
-        Every acknowledged call is committed already: closing loses nothing, and a monitor that is
-        never closed releases the store when it is garbage-collected or its process ends.
-        ``Monitor`` is also a context manager that closes on exit.
-        """
-        with self._save_lock, self._lock:
-            if self._journal is not None:
-                self._journal.close()
-
     def __enter__(self) -> Monitor:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def dumps(self) -> str:
-        """The monitor's whole state as state-file text (what ``save`` writes)."""
-        return self._dumps()[0]
-
-    def _dumps(self) -> tuple[str, int]:
-        with self._lock:
-            self._flush()
-            mark = 0 if self._journal is None else self._journal.last_id
-            body = {
-                **self._tally.state(),
-                "last_t": None if self._last_t == -math.inf else self._last_t,
-                "clock_driven": self._clock_driven,
-                "policy": self._policy.as_dict(),
-                "detector": asdict(self._tally.watch.settings),
-                "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
-                "alert_pending": [[*key, *value] for key, value in self._alert_pending.items()],
-                "alert_clearing": [[*key, *value] for key, value in self._alert_clearing.items()],
-                "alert_pools": [[*key, list(pool)] for key, pool in self._alert_pools.items()],
-                "alert_looked_at": self._looked_at,
-                "pending": self._pending_state(mark),
-                "prior_baseline": _baseline_state(self._prior_baselines.given),
-                "closed": self._tally.index.closed,
-                "prediction_scores": self._prediction_scores_state(),
-            }
-        check_memory(body, saving=True)
-        return state.dumps(body), mark
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
@@ -409,10 +356,3 @@ def _check_saved_validation(given: Any, validation: Validation | None) -> None:
             for i, a in enumerate(validation.labels) for j, b in enumerate(validation.labels)):
         raise ValueError(f"validation= holds other counts ({validation!r}) than the saved baseline: it is not the "
                          "validation set this monitor was made with")
-
-
-def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
-    """The monitor's ``baseline=`` counts for its state file (checked on load by ``check_prior_baseline``)."""
-    if given is None:
-        return None
-    return {"labels": [state.encode_label(x) for x in given.labels], "counts": sparse(given.matrix)}

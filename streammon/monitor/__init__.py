@@ -34,8 +34,8 @@ from streammon.findings.distortion import Policy
 from streammon.findings.expected import PriorBaselines, as_confusion
 from streammon.findings.frozen import FrozenMap
 from streammon.findings.reference import Reference
-from streammon.monitor.reading import ALERT_LOG as ALERT_LOG
-from streammon.monitor.reading import reports as reports
+from streammon.monitor.reading import ALERT_LOG as ALERT_LOG  # re-exported: moved there
+from streammon.monitor.reading import reports as reports  # re-exported: moved there (streammon.monitor.reports)
 from streammon.monitor.saving import Saving
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending

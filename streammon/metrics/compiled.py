@@ -18,7 +18,9 @@ is cached on disk where it can be: ``streammon.metrics.jitting``): the pure-Pyth
 ``NUMBA_DISABLE_JIT=1`` the same functions run as Python, for coverage and mutation testing.
 ``error_model="numpy"``: a division by zero gives inf or NaN as in NumPy, never an exception. The
 loops stay in one module on purpose: numba's disk cache of a function is invalidated when its own
-file changes, not when a jitted function it calls from another file does.
+file changes, not when a jitted function it calls from another file does, nor a constant it reads
+from one (numba freezes the globals it reads at compile time); ``tests/test_compiled_scope.py``
+checks that every loop reaches only this file's loops and constants.
 """
 
 from __future__ import annotations

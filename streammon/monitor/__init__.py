@@ -1,7 +1,9 @@
 """The monitor: per-sample confusion counts in several windows at once, and their reports.
 
 Writes (``update``, ``update_many``) are the ``Intake``'s; the counts live in a ``Tally``;
-a report copies them under the lock and computes outside it (``streammon.findings``).
+a report copies them under the lock and computes outside it (``streammon.findings``), and the alerts are kept
+between reports (``streammon.monitor.reading``: ``Reading``, and ``reports``); ``save`` and ``dumps`` write the state
+(``streammon.monitor.saving``: ``Saving``, the base of ``Monitor``, on ``Reading``), ``load`` builds a monitor back.
 A rejected sample or batch raises ``ValueError``/``TypeError`` and changes nothing.
 
 >>> m = Monitor([Cumulative(), Sliding(4)], reference={"legit": 900, "fraud": 100})
@@ -15,40 +17,26 @@ A rejected sample or batch raises ``ValueError``/``TypeError`` and changes nothi
 
 from __future__ import annotations
 
-import logging
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import asdict, replace
 from typing import Any
 
 from streammon import state
 from streammon.counting.counts import DEFAULT_MAX_CLASSES, ClassIndex, ConfusionCounts
-from streammon.counting.sparse import dense, sparse
+from streammon.counting.sparse import dense
 from streammon.counting.validation import Validation
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
 from streammon.detection.baseline import DetectorSettings, baseline_counts
 from streammon.detection.watch import DegradationWatch
-from streammon.findings.alerts import Hold, Waiting, active_since, confirmed_alerts, confirming_reads, raised_at_once
-from streammon.findings.assemble import (
-    Assembled,
-    Pending,
-    WindowCache,
-    assemble_report,
-    evaluate_pending,
-    window_alerts,
-)
 from streammon.findings.distortion import Policy
-from streammon.findings.expected import PriorBaselines, as_confusion, estimate_reports
+from streammon.findings.expected import PriorBaselines, as_confusion
 from streammon.findings.frozen import FrozenMap
-from streammon.findings.label_view import LabelView, label_reports
 from streammon.findings.reference import Reference
-from streammon.findings.report import Alert, Report, WindowReport
-from streammon.findings.score_window import ScoreCache, attach_scores
-from streammon.findings.shift_hold import Pool, hold_window_alerts
-from streammon.labelling import Labelling
+from streammon.monitor.reading import ALERT_LOG as ALERT_LOG  # re-exported: moved there
+from streammon.monitor.reading import reports as reports  # re-exported: moved there (streammon.monitor.reports)
+from streammon.monitor.saving import Saving
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
 from streammon.state_schema import UPGRADES, check_body, check_memory
@@ -56,15 +44,13 @@ from streammon.tally import WINDOW_TYPES, Tally
 
 DEFAULT_WARMUP = 1000
 
-ALERT_LOG = logging.getLogger("streammon.alerts")
-
 
 def default_windows() -> list[Window]:
     """cumulative, sliding_1000, sliding_10000 and timed_3600s."""
     return [Cumulative(), Sliding(1000), Sliding(10_000), Timed(3600)]
 
 
-class Monitor(Labelling):
+class Monitor(Saving):
     """Confusion counts of a live classifier in several windows, and their reports.
 
     Parameters
@@ -187,26 +173,9 @@ class Monitor(Labelling):
         chosen = None if positive is None else index.labels[index.ids[positive]]
         records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl, max_pending_bytes=max_pending_bytes)
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
-        super().__init__(tally, clock, records, None)
-        self._policy = policy or Policy()
-        self._prior_baselines = PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
-                                               baseline if isinstance(baseline, Validation) else None)
-        self._window_cache = WindowCache()  # unchanged windows are not evaluated again
-        self._score_cache = ScoreCache()  # nor their score metrics, while the score tallies stay
-        self._alert_since: dict[tuple[str, str, str], tuple[int, float]] = {}
-        self._alert_clearing: dict[tuple[str, str, str], tuple[int, float]] = {}  # held alerts: when they failed
-        self._alert_pools: dict[tuple[str, str, str], Pool] = {}  # held prior-shift alerts' evidence (shift_hold)
-        # alerts waiting for confirmation: when their condition first held, at how many reads
-        # (findings.alerts.confirmed_alerts)
-        self._alert_pending: dict[tuple[str, str, str], Waiting] = {}
-        self._spans(windows)
-        self._alerts_on: dict[tuple[str, str, str], Alert] = {}  # as of the latest report, for the alert log
-        # reads that changed the alert bookkeeping above: a server saves soon after one (serve.hub), as reads are
-        # not journalled and a kill -9 would otherwise lose a raised, held or confirming alert
-        self._alert_changes = 0
-        self._looked_at = -1  # the labelled samples at the latest read (saved): a read of the same ones is no new look
-        self._last_report: Assembled | None = None  # returned again while its inputs stay the same
-        self._save_lock = threading.Lock()
+        super().__init__(tally, clock, records, None, policy=policy or Policy(),
+                         prior_baselines=PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
+                                                        baseline if isinstance(baseline, Validation) else None))
         if pending is not None:
             journal = Journal(pending)
             if journal.truncated_to:
@@ -258,62 +227,11 @@ class Monitor(Labelling):
         windows = {name: ConfusionCounts(view.labels, counts) for name, _, counts in view.windows}
         return FrozenMap(windows, noun="window")
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the monitor's whole state to ``path`` atomically (see ``streammon.state``).
-
-        With a durable pending store, the state file records the journal's last row and the
-        journal then drops the rows it covers: a kill at any moment leaves a state file and a
-        journal that ``Monitor.load(path, pending=...)`` joins without loss or double count.
-        """
-        with self._save_lock:  # saves are ordered: a later save's snapshot, file and truncation follow this one's
-            text, mark = self._dumps()
-            state.write_atomically(path, text)
-            if self._journal is not None:
-                self._journal.truncate(mark)
-
-    def close(self) -> None:
-        """Close the durable pending store (a no-op without one), so that another monitor may open it.
-
-        Every acknowledged call is committed already: closing loses nothing, and a monitor that is
-        never closed releases the store when it is garbage-collected or its process ends.
-        ``Monitor`` is also a context manager that closes on exit.
-        """
-        with self._save_lock, self._lock:
-            if self._journal is not None:
-                self._journal.close()
-
     def __enter__(self) -> Monitor:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def dumps(self) -> str:
-        """The monitor's whole state as state-file text (what ``save`` writes)."""
-        return self._dumps()[0]
-
-    def _dumps(self) -> tuple[str, int]:
-        with self._lock:
-            self._flush()
-            mark = 0 if self._journal is None else self._journal.last_id
-            body = {
-                **self._tally.state(),
-                "last_t": None if self._last_t == -math.inf else self._last_t,
-                "clock_driven": self._clock_driven,
-                "policy": self._policy.as_dict(),
-                "detector": asdict(self._tally.watch.settings),
-                "alert_since": [[*key, *value] for key, value in self._alert_since.items()],
-                "alert_pending": [[*key, *value] for key, value in self._alert_pending.items()],
-                "alert_clearing": [[*key, *value] for key, value in self._alert_clearing.items()],
-                "alert_pools": [[*key, list(pool)] for key, pool in self._alert_pools.items()],
-                "alert_looked_at": self._looked_at,
-                "pending": self._pending_state(mark),
-                "prior_baseline": _baseline_state(self._prior_baselines.given),
-                "closed": self._tally.index.closed,
-                "prediction_scores": self._prediction_scores_state(),
-            }
-        check_memory(body, saving=True)
-        return state.dumps(body), mark
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
@@ -403,108 +321,8 @@ class Monitor(Labelling):
         """The cap on distinct labels."""
         return self._tally.index.max_classes
 
-    def report(self) -> Report:
-        """A frozen report of every window (counts copied under the lock, math outside it).
-
-        Alerts that turn on or off are logged on the ``"streammon.alerts"`` logger by the
-        first report that sees the change: a WARNING when one is raised, INFO when it
-        clears (the ``Alert`` is the record's ``alert`` attribute). The library adds no
-        handlers; configure ``logging`` to see them. A monitor restored by ``load``
-        logs the alerts still on at its first report.
-        """
-        return reports([self])[0]
-
-    def _begin_report(self) -> tuple[Pending, LabelView | None]:
-        """A consistent copy of the counts (under the lock) and which window reports must be computed."""
-        with self._lock:
-            now = self._read_time()
-            self._expire(now)
-            view = self._tally.view(now)
-            if self._pred_scores.tallies is not None:
-                view = replace(view, prediction_scores=self._pred_scores.tallies.view(now, len(self._tally.index)))
-            labelling = self._label_view(now)
-        return self._window_cache.pending(view, self._policy), labelling
-
-    def _finish_report(self, pending: Pending, labelling: LabelView | None,
-                       windows: dict[str, WindowReport]) -> Report:
-        """The report from its window reports: alert conditions, their since-when, the alerts logged."""
-        view = pending.view
-        last = self._last_report
-        if labelling is None and last is not None and last.holds_for(view, windows):
-            return last.report  # nothing new: the same conditions, the same alerts since the same samples
-        computed = windows
-        if view.scores is not None:  # each window's score tallies and score metrics, beside its (cached) report
-            windows = attach_scores(windows, view.scores, view.prediction_scores, labels=view.labels,
-                                    reference=view.reference, policy=self._policy, cache=self._score_cache)
-        with self._lock:
-            active = set(self._alert_since)  # the alerts on now: held at their looser levels (hysteresis)
-        conditions = window_alerts(view, windows, self._policy, active)
-        lifetime_stats = None
-        if labelling is not None:
-            windows, lifetime_stats, extra = label_reports(windows, view, labelling, self._policy, active)
-            windows, estimated = estimate_reports(windows, view, self._prior_baselines, self._policy, active)
-            conditions = conditions + extra + estimated
-        with self._lock:
-            stamp = self._last_t if view.now is None else view.now
-            strong = {c[:3] for c in conditions
-                      if c[1] in windows and raised_at_once(c, windows[c[1]], view.reference, self._policy)}
-            before = (self._alert_since, self._alert_pending, self._alert_clearing, self._alert_pools)
-            # a confirmed alert is on since it first held
-            first = {**{k: v[:2] for k, v in self._alert_pending.items()}, **self._alert_since}
-            look, self._looked_at = view.samples != self._looked_at, view.samples
-            conditions, self._alert_pending = confirmed_alerts(self._alert_since, self._alert_pending, conditions,
-                                                               strong, view.samples, stamp, self._confirm,
-                                                               self._confirm_reads, look=look)
-            conditions, self._alert_clearing, self._alert_pools = hold_window_alerts(
-                self._alert_since, self._alert_clearing, self._alert_pools, conditions, windows, view, self._policy,
-                stamp, self._turnover)
-            self._alert_since = active_since(first, conditions, view.samples, stamp)
-            since = dict(self._alert_since)
-            if before != (self._alert_since, self._alert_pending, self._alert_clearing, self._alert_pools):
-                self._alert_changes += 1
-        report = assemble_report(view, windows, conditions, since)
-        if lifetime_stats is not None:
-            report = replace(report, label_stats=lifetime_stats)
-        on = {(a.kind, a.window, a.subject): a for a in report.alerts}
-        with self._lock:
-            raised = [alert for key, alert in on.items() if key not in self._alerts_on]
-            cleared = [alert for key, alert in self._alerts_on.items() if key not in on]
-            self._alerts_on = on
-            self._last_report = None if labelling is not None else Assembled(tuple(computed.values()), view, report)
-        for alert in raised:
-            ALERT_LOG.warning("alert raised: %s in %s on %s since sample %d: %s", alert.kind, alert.window,
-                              alert.subject, alert.since_sample, alert.reason, extra={"alert": alert})
-        for alert in cleared:
-            ALERT_LOG.info("alert cleared: %s in %s on %s (raised at sample %d), at sample %d", alert.kind,
-                           alert.window, alert.subject, alert.since_sample, report.samples, extra={"alert": alert})
-        return report
-
-    def _spans(self, windows: Iterable[Window]) -> None:
-        """Each window's hold (``findings.alerts.held_alerts``) and confirmation span, from the policy."""
-        self._turnover = {w.name: _turnover(w, self._policy.alert_hold) for w in windows}
-        self._confirm = {w.name: _turnover(w, self._policy.alert_confirm) for w in windows}
-        self._confirm_reads = confirming_reads(self._policy.alert_confirm)
-
-    def _use_policy(self, policy: Policy) -> None:
-        """Read with ``policy`` from now on — a server's configuration over the policy its checkpoint was saved
-        with: the holds and confirmations in progress then count in this policy's turnovers and reads."""
-        with self._lock:
-            self._policy = policy
-            self._spans(self._tally.windows)
-            self._last_report = None
-
     def __repr__(self) -> str:
         return f"Monitor(windows={self.window_names!r}, classes={len(self._tally.index)}, samples={self.samples})"
-
-
-def _turnover(window: Window, turnovers: float) -> Hold:
-    """``turnovers`` turnovers of ``window``: how long an alert is held after its condition fails
-    (``Policy.alert_hold``), or must hold before it is raised (``Policy.alert_confirm``)."""
-    if isinstance(window, Sliding):
-        return math.ceil(window.size * turnovers), 0.0
-    if isinstance(window, Timed):
-        return 0, window.seconds * turnovers
-    return 0, 0.0
 
 
 def _checked_windows(given: Iterable[Window]) -> list[Window]:
@@ -538,26 +356,3 @@ def _check_saved_validation(given: Any, validation: Validation | None) -> None:
             for i, a in enumerate(validation.labels) for j, b in enumerate(validation.labels)):
         raise ValueError(f"validation= holds other counts ({validation!r}) than the saved baseline: it is not the "
                          "validation set this monitor was made with")
-
-
-def _baseline_state(given: ConfusionCounts | None) -> dict[str, Any] | None:
-    """The monitor's ``baseline=`` counts for its state file (checked on load by ``check_prior_baseline``)."""
-    if given is None:
-        return None
-    return {"labels": [state.encode_label(x) for x in given.labels], "counts": sparse(given.matrix)}
-
-
-def reports(monitors: Iterable[Monitor]) -> list[Report]:
-    """``[m.report() for m in monitors]``, the windows of all of them computed together where they stack (the same
-    number of classes, positive class and policy: one stack for the models of an exporter instead of one each).
-
-    >>> from streammon import Sliding
-    >>> a, b = Monitor([Sliding(10)]), Monitor([Sliding(10)])
-    >>> a.update_many(["x", "y", "x"], ["x", "y", "y"]); b.update_many(["x", "y"], ["x", "x"])
-    >>> [round(r.windows["sliding_10"].scores["acsa"], 3) for r in reports([a, b])]
-    [0.75, 0.5]
-    """
-    begun = [(monitor, *monitor._begin_report()) for monitor in monitors]
-    windows = evaluate_pending([pending for _, pending, _ in begun])
-    return [monitor._finish_report(pending, labelling, w)
-            for (monitor, pending, labelling), w in zip(begun, windows, strict=True)]

@@ -81,6 +81,7 @@ from streammon.metrics.score_shift_test import (
     make_binning,
     mix_test,
 )
+from streammon.metrics.unseen_errors import unseen_error_covariance
 
 BOOTSTRAP = 50  # replicas of the validation set for the intervals' validation noise (module docstring)
 
@@ -143,7 +144,11 @@ class Validation:
         calibration = fit_bcts(scores, y, k)
         covariance = calibration_covariance(calibration, scores, y)
         covariance.setflags(write=False)
-        shrunk, shrinkage, _ = shrink_to_identity(calibration, covariance)
+        # the expected performance keeps Platt's smoothed fit where the scores separate the validation set: its
+        # shrinkage needs a finite fit's covariance (EM takes the separable fit: calibration's docstring)
+        base = fit_bcts(scores, y, k, smooth=True) if calibration.separable else calibration
+        shrunk, shrinkage, _ = shrink_to_identity(
+            base, covariance if base is calibration else calibration_covariance(base, scores, y))
         priors = present / n
         priors.setflags(write=False)
         binning = make_binning(scores[:, 1] if k == 2 else scores, k, bins=bins)
@@ -249,6 +254,9 @@ class Validation:
             return e
         bias = self.misfit(e.priors)
         total = noise + np.outer(bias, bias)
+        if self.calibration.separable:  # errors the validation set could not show (metrics.unseen_errors)
+            total = total + unseen_error_covariance(e.priors, np.bincount(self._classes, minlength=len(self._labels)),
+                                                    e.n)
         total.setflags(write=False)
         # the replicas' variance is itself estimated from B draws: Student's t with Satterthwaite's df, not z
         df = satterthwaite_df(np.diag(total) - np.diag(spread), np.diag(spread), len(self._replicas) or 1)
@@ -323,5 +331,8 @@ def _replicas(scores: FloatArray, y: Any, k: int, count: int,
         present = np.bincount(y[idx], minlength=k)
         if present.min() == 0:
             continue
-        out.append((fit_bcts(scores[idx], y[idx], k), present / n))
+        fit = fit_bcts(scores[idx], y[idx], k)
+        if fit.separable:  # its spread must show what the fit cannot: how confident the model really is
+            fit = fit_bcts(scores[idx], y[idx], k, smooth=True)
+        out.append((fit, present / n))
     return tuple(out)

@@ -30,8 +30,9 @@ class, ``1/(n_c + K)`` on the others; still ``smooth=True``): on log-probabiliti
 fitted ``a`` fell to 0.1–0.5 (below the model's own 1: posteriors less confident than the model's, top
 posterior 0.64–0.85 on wine), and EM over-corrected towards extreme mixes: 1.45–4.4× QuaPy's MAE on wine
 (``examples/bench_em_real.py``). Platt's targets had been chosen to keep a naive Bayes model with 500
-validation samples honest (unsmoothed, its intervals covered 84 %, z-scores in the thousands); the
-``unseen_errors`` term does that now (docs/benchmarks, "Inside the monitor, on real data"). Posteriors
+validation samples honest (unsmoothed, its intervals covered 84 %, z-scores in the thousands);
+``Validation.estimate`` does that now with the ``unseen_errors`` term and Platt's targets on the
+bootstrap replicas only (docs/benchmarks, "Inside the monitor, on real data"). Posteriors
 (``apply``) are floored at ``CLIP`` and renormalised, so no class is impossible for a sample: Saerens'
 adjustment of a sample whose whole mass sits on a class at mix 0 would be 0/0.
 

@@ -27,7 +27,7 @@ a validation set without errors cannot show (``unseen_errors``; ``Validation.est
 fit was repeated with Platt's smoothed targets (Platt 1999, Section 2.2: ``(n_c + 1)/(n_c + K)`` on the true
 class, ``1/(n_c + K)`` on the others; still ``smooth=True``): on log-probabilities that reach ``log CLIP`` ≈ −34.5
 (a random forest's exact 0s) one temperature cannot fit targets near 0.9 but by shrinking every logit, so the
-fitted ``a`` fell to 0.1–0.5 (below the model's own 1: posteriors less confident than the model's, top
+fitted ``a`` fell to 0.1–0.6 (below the model's own 1: posteriors less confident than the model's, top
 posterior 0.64–0.85 on wine), and EM over-corrected towards extreme mixes: 1.45–4.4× QuaPy's MAE on wine
 (``examples/bench_em_real.py``). Platt's targets had been chosen to keep a naive Bayes model with 500
 validation samples honest (unsmoothed, its intervals covered 84 %, z-scores in the thousands);

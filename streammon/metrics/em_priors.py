@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from streammon.metrics.calibration import Calibration, log_probabilities, softmax
+from streammon.metrics.calibration import Calibration, log_probabilities, posteriors
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.em_squarem import fixed_point
 
@@ -272,7 +272,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     k = calibration.k
     logits = log_probabilities(scores, k)
     source = check_source(source_priors, k)
-    estimate = em_priors(softmax(calibration.scale * logits + calibration.bias), source, weights=weights,
+    estimate = em_priors(posteriors(calibration.scale * logits + calibration.bias), source, weights=weights,
                          alpha=alpha, target=target)
     if parameter_covariance is None or not np.all(np.isfinite(estimate.priors)):
         return estimate
@@ -332,7 +332,7 @@ def _fixed_point_jacobian(logits: FloatArray, w: FloatArray, calibration: Calibr
         src = np.append(params[k:], 1.0 - params[k:].sum())
         z = params[0] * logits
         z[:, 1:] += params[1:k]
-        moved = mix_posteriors(softmax(z), src, mix)
+        moved = mix_posteriors(posteriors(z), src, mix)
         out: FloatArray = (w @ moved)[:drop] / total - free
         return out
 

@@ -139,8 +139,10 @@ def mcc(c: Confusion) -> float:
     t, p, s = c.true_counts, c.predicted_counts, c.total
     correct = float(np.trace(c.matrix))
     cov_tp = correct * s - float(t @ p)
-    cov_pp = s * s - float(p @ p)
-    cov_tt = s * s - float(t @ t)
+    # both are ≥ 0 exactly; on a float matrix (an expected confusion) whose predictions all but ~1e-15 fall in one
+    # class, rounding can leave one at −1e-13: that is 0 (undefined), not a math domain error
+    cov_pp = max(s * s - float(p @ p), 0.0)
+    cov_tt = max(s * s - float(t @ t), 0.0)
     return safe_divide(cov_tp, math.sqrt(cov_tt * cov_pp))
 
 

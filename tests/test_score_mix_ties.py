@@ -49,7 +49,8 @@ def test_tied_scores_under_pure_label_shift(labels: tuple[object, object], posit
 
 def test_cell_edges_hold_whole_bins() -> None:
     """Every binary cell edge is a histogram bin edge strictly below the quantile it replaces (a recount against
-    ``score_bins``'s grid), and tied quantiles give one edge."""
+    ``score_bins``'s grid), tied quantiles give one edge, and none is at 0 (a cell below it would always be
+    empty)."""
     rng = np.random.default_rng(1)
     s = np.r_[rng.binomial(15, 0.3, 2_000) / 15, np.full(500, 0.5), rng.random(500)]
     binning = streammon.Validation(np.r_[np.zeros(2_500, int), np.ones(500, int)], np.zeros(3_000, int), s,
@@ -58,7 +59,19 @@ def test_cell_edges_hold_whole_bins() -> None:
     grid = bin_edges()
     assert np.all(np.isin(edges, grid)) and np.all(np.diff(edges) > 0)
     quantiles = np.unique(np.quantile(s, np.arange(1, 10) / 10))
-    assert len(edges) == len(np.unique(grid[np.maximum(np.searchsorted(grid, quantiles) - 1, 0)]))
+    below = np.unique(grid[np.maximum(np.searchsorted(grid, quantiles) - 1, 0)])
+    assert len(edges) == len(below[below > 0])
     for e in edges:  # every score of a bin is on one side of every edge
         b = score_bins(np.array([e]))[0]
         assert grid[b] == e
+
+
+def test_scores_mostly_zero_leave_no_empty_cell() -> None:
+    """A validation whose scores are 0 for more than a tenth of its samples (quantile edges at 0): every cell of
+    the test holds some validation sample (an always-empty cell added a degree of freedom and nothing else)."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(3_000) < 0.2).astype(int)
+    s = np.where(rng.random(3_000) < 0.3, 0.0, rng.beta(1 + 3 * y, 4 - 3 * y))
+    v = streammon.Validation(y, (s > 0.5).astype(int), s, positive=1, bootstrap=0)
+    cells = np.bincount(v.binning.assign(s), minlength=v.binning.cells)
+    assert np.all(cells > 0), cells

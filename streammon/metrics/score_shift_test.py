@@ -134,19 +134,21 @@ def grid_edges(quantiles: Any) -> FloatArray:
     left the mixture family under a pure label shift (p ~ 1e-24 instead of 0.1 on k-NN scores). On the grid,
     every bin lies in one cell, read either way round: strictly below, so that a value on a grid edge (0.5) also
     stays with its bin when the window's histogram is of the other class's score (``1 − s``). Duplicate edges
-    (ties spanning a quantile) would leave a cell that is always empty and a degree of freedom too many.
+    (ties spanning a quantile) and an edge at 0 (no score lies below it) would leave a cell that is always empty
+    and a degree of freedom too many: they are dropped.
 
     >>> from streammon.metrics.score_bins import bin_edges, score_bins
     >>> e = grid_edges([0.5, 0.5, 1 / 15, 0.0])
     >>> bins = lambda x: int(score_bins(np.array([x]))[0])
-    >>> len(e), float(e[0]), bool(e[1] < 1 / 15 and bins(e[1]) == bins(1 / 15))
-    (3, 0.0, True)
-    >>> bool(e[2] < 0.5 and bins(e[2]) + 1 == bins(0.5))
+    >>> len(e), bool(e[0] < 1 / 15 and bins(e[0]) == bins(1 / 15))
+    (2, True)
+    >>> bool(e[1] < 0.5 and bins(e[1]) + 1 == bins(0.5))
     True
     """
     grid = bin_edges()
     at = np.searchsorted(grid, np.asarray(quantiles, dtype=np.float64), side="left") - 1
-    return np.asarray(np.unique(grid[np.maximum(at, 0)]), dtype=np.float64)
+    edges = np.unique(grid[np.maximum(at, 0)])
+    return np.asarray(edges[edges > 0.0], dtype=np.float64)
 
 
 def class_cell_counts(cells: Any, y_true: Any, k: int, b: int, *, weights: Any = None) -> FloatArray:

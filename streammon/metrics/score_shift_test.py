@@ -23,9 +23,11 @@ weights); on a face of it, with the face's codimension (``simplex.face_codimensi
 recall drop beside the hard-label test's.
 
 **Cells** (``Binning``, from the validation's scores): binary, ``B`` quantiles of the validation's positive-class
-scores (equal validation counts per cell); K > 2, the decided class (arg-max) times ``q`` quantiles of the top
-score among the validation samples decided that class (``B = K·q``). Few wide cells keep the χ² approximation
-good at small ``n_c``; ``DEFAULT_BINS`` = 10 was chosen by the power/false-alarm table of the benchmark.
+scores (about equal validation counts per cell), each moved down onto the window histograms' grid (``grid_edges``:
+a monitor reads a window's binary scores from its histogram, so a cell must hold whole bins); K > 2, the decided
+class (arg-max) times ``q`` quantiles of the top score among the validation samples decided that class
+(``B = K·q``). Few wide cells keep the χ² approximation good at small ``n_c``; ``DEFAULT_BINS`` = 10 was chosen
+by the power/false-alarm table of the benchmark.
 
 >>> rng = np.random.default_rng(0)
 >>> y = rng.integers(0, 2, 4000)
@@ -52,6 +54,7 @@ import numpy.typing as npt
 
 from streammon.metrics.calibration import as_probabilities
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.score_bins import bin_edges
 from streammon.metrics.simplex import face_codimension, simplex_least_squares
 from streammon.metrics.tails import chi2_sf
 
@@ -110,8 +113,7 @@ def make_binning(scores: Any, k: int, *, bins: int = DEFAULT_BINS) -> Binning:
         raise ValueError(f"bins must be an int >= 2, got {bins!r}")
     if k == 2 and np.ndim(scores) == 1:
         s = as_probabilities(scores, 2)[:, 1]
-        edges = np.quantile(s, np.arange(1, bins) / bins)[None, :]
-        return Binning(_frozen(edges), 2)
+        return Binning(_frozen(grid_edges(np.quantile(s, np.arange(1, bins) / bins))[None, :]), 2)
     p = as_probabilities(scores, k)
     q = max(2, round(bins / k))
     decided = np.argmax(p, axis=1)
@@ -119,6 +121,34 @@ def make_binning(scores: Any, k: int, *, bins: int = DEFAULT_BINS) -> Binning:
     rows = [np.quantile(top[decided == c], np.arange(1, q) / q) if np.any(decided == c) else np.full(q - 1, 2.0)
             for c in range(k)]
     return Binning(_frozen(np.array(rows)), k)
+
+
+def grid_edges(quantiles: Any) -> FloatArray:
+    """Binary cell edges on the window histograms' grid (``score_bins.bin_edges``): each quantile moved down to
+    the highest grid edge strictly below it (0 stays 0), duplicates dropped.
+
+    A monitor reads a window's binary scores from its histogram, one representative per bin
+    (``expected_scores.bin_representatives``), while the validation's cells count exact scores: an edge inside a
+    bin put the bin's samples on one side and its representative possibly on the other. With many equal scores
+    (a k-NN model's k/15, a tree's leaf values) a quantile edge falls exactly on such a value, and the window then
+    left the mixture family under a pure label shift (p ~ 1e-24 instead of 0.1 on k-NN scores). On the grid,
+    every bin lies in one cell, read either way round: strictly below, so that a value on a grid edge (0.5) also
+    stays with its bin when the window's histogram is of the other class's score (``1 − s``). Duplicate edges
+    (ties spanning a quantile) and an edge at 0 (no score lies below it) would leave a cell that is always empty
+    and a degree of freedom too many: they are dropped.
+
+    >>> from streammon.metrics.score_bins import bin_edges, score_bins
+    >>> e = grid_edges([0.5, 0.5, 1 / 15, 0.0])
+    >>> bins = lambda x: int(score_bins(np.array([x]))[0])
+    >>> len(e), bool(e[0] < 1 / 15 and bins(e[0]) == bins(1 / 15))
+    (2, True)
+    >>> bool(e[1] < 0.5 and bins(e[1]) + 1 == bins(0.5))
+    True
+    """
+    grid = bin_edges()
+    at = np.searchsorted(grid, np.asarray(quantiles, dtype=np.float64), side="left") - 1
+    edges = np.unique(grid[np.maximum(at, 0)])
+    return np.asarray(edges[edges > 0.0], dtype=np.float64)
 
 
 def class_cell_counts(cells: Any, y_true: Any, k: int, b: int, *, weights: Any = None) -> FloatArray:

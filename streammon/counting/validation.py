@@ -167,7 +167,7 @@ class Validation:
                             ("_calibration", calibration), ("_covariance", covariance), ("_binning", binning),
                             ("_cells", cells), ("_size", n), ("_classes", y), ("_posteriors", posteriors),
                             ("_shrunk", shrunk), ("_shrinkage", shrinkage),
-                            ("_replicas", _replicas(scores, y, k, bootstrap, seed))):
+                            ("_replicas", _replicas(scores, y, k, bootstrap, seed, floor=calibration.floor))):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -323,10 +323,10 @@ class Validation:
         return score_matrix(scores, s.shape[0] if s.ndim else -1, len(self._labels), self._labels, self._positive)
 
 
-def _replicas(scores: FloatArray, y: Any, k: int, count: int,
-              seed: int) -> tuple[tuple[Calibration, FloatArray], ...]:
+def _replicas(scores: FloatArray, y: Any, k: int, count: int, seed: int, *,
+              floor: float) -> tuple[tuple[Calibration, FloatArray], ...]:
     """``count`` bootstrap replicas of the validation set: each one's BCTS fit and class mix (a replica missing a
-    class is drawn again, up to ``count`` more times)."""
+    class is drawn again, up to ``count`` more times), with the validation's own probability floor."""
     rng = np.random.default_rng(seed)
     out: list[tuple[Calibration, FloatArray]] = []
     n = len(y)
@@ -337,8 +337,8 @@ def _replicas(scores: FloatArray, y: Any, k: int, count: int,
         present = np.bincount(y[idx], minlength=k)
         if present.min() == 0:
             continue
-        fit = fit_bcts(scores[idx], y[idx], k)
+        fit = fit_bcts(scores[idx], y[idx], k, floor=floor)
         if fit.separable:  # its spread must show what the fit cannot: how confident the model really is
-            fit = fit_bcts(scores[idx], y[idx], k, smooth=True)
+            fit = fit_bcts(scores[idx], y[idx], k, smooth=True, floor=floor)
         out.append((fit, present / n))
     return tuple(out)

@@ -40,8 +40,12 @@ adjustment of a sample whose whole mass sits on a class at mix 0 would be 0/0.
 sampling noise from BCTS's K parameters, so the expected performance without labels reads the fit shrunk towards
 the model's own probabilities by empirical Bayes, by the fit's own Wald statistic against the identity map.
 
-Log-probabilities are taken of scores clipped to ``[CLIP, 1]`` (``CLIP`` from ``score_bins``: 1e-15), so a
-score of exactly 0 is a very small probability, not minus infinity.
+Log-probabilities are taken of probabilities clipped below at the fit's ``floor`` (``probability_floor``: half the
+validation set's smallest non-zero probability, never below ``CLIP`` = 1e-15 from ``score_bins``), so a score of
+exactly 0 is a small probability, not minus infinity — and for a model whose scores take few values (k-NN's
+multiples of 1/k) half a step, not 1e-15: at ``log CLIP`` ≈ −34.5 each confident mistake of such a model pulled
+``1/T`` down to ~0.1 and flattened every posterior, and a 15-NN model's expected balanced accuracy read 0.10–0.16
+below the realised one (``tests/test_label_free_outside.py``). The window's scores are clipped at the same floor.
 
 >>> y = np.array([0, 0, 0, 1, 1, 0, 1, 1])
 >>> s = np.array([0.2, 0.4, 0.6, 0.7, 0.9, 0.1, 0.3, 0.8])
@@ -87,6 +91,7 @@ class Calibration:
     reason: str  # why the fit may not be a minimum, or was smoothed; "" when nothing to say
     smoothed: bool = False  # fitted to Platt's smoothed targets
     separable: bool = False  # the scores separate the validation set: no finite minimum, the fit stopped (docstring)
+    floor: float = CLIP  # probabilities are clipped below at this before their log (``probability_floor``)
 
     @property
     def temperature(self) -> float:
@@ -105,7 +110,7 @@ class Calibration:
 
     def logits(self, scores: Any) -> FloatArray:
         """The calibrated logits ``log p / T + b`` (their softmax is ``apply``)."""
-        out: FloatArray = self.scale * log_probabilities(scores, self.k) + self.bias
+        out: FloatArray = self.scale * log_probabilities(scores, self.k, self.floor) + self.bias
         return out
 
 
@@ -122,10 +127,33 @@ def as_probabilities(scores: Any, k: int) -> FloatArray:
     return s
 
 
-def log_probabilities(scores: Any, k: int) -> FloatArray:
-    """``log`` of the (n, K) probabilities (``as_probabilities``), clipped below at ``CLIP``."""
-    out: FloatArray = np.log(np.maximum(as_probabilities(scores, k), CLIP))
+def log_probabilities(scores: Any, k: int, floor: float = CLIP) -> FloatArray:
+    """``log`` of the (n, K) probabilities (``as_probabilities``), clipped below at ``floor``."""
+    out: FloatArray = np.log(np.maximum(as_probabilities(scores, k), floor))
     return out
+
+
+def probability_floor(scores: Any, k: int, weights: Any = None) -> float:
+    """Where a calibration clips the probabilities before their log: half the smallest non-zero probability of
+    the validation set (of a sample with positive weight), and never below ``CLIP`` (module docstring).
+
+    A model whose scores take few values (k-NN's multiples of 1/k, a tree's leaf shares) says 0 for "less than
+    its smallest step", not "impossible": read as ``log CLIP`` ≈ −34.5, every such sample of the wrong class
+    pulls the fitted ``1/T`` down and flattens every posterior. Half a step is the pseudo-count reading
+    (0 of k neighbours: ½/k). A model with continuous scores gets a floor far below anything it says.
+
+    >>> round(probability_floor(np.array([0.0, 1 / 15, 14 / 15, 1.0]), 2), 9)   # a 15-NN model: half of 1/15
+    0.033333333
+    >>> probability_floor(np.array([0.2, 0.7]), 2)   # the rows (0.8, 0.2), (0.3, 0.7): half of 0.2
+    0.1
+    >>> probability_floor(np.array([1e-30, 0.5]), 2) == CLIP
+    True
+    """
+    p = as_probabilities(scores, k)
+    if weights is not None:
+        p = p[np.asarray(weights, dtype=np.float64) > 0]
+    positive = p[p > 0.0]
+    return max(CLIP, 0.5 * float(positive.min())) if positive.size else CLIP
 
 
 def softmax(z: FloatArray) -> FloatArray:
@@ -174,14 +202,20 @@ def _hessian(logits: FloatArray, p: FloatArray, w: FloatArray) -> FloatArray:
 
 
 def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None, smooth: bool | None = None,
-             max_iterations: int = MAX_ITERATIONS) -> Calibration:
+             max_iterations: int = MAX_ITERATIONS, floor: float | None = None) -> Calibration:
     """Fit BCTS by Newton's method on the weighted validation NLL (module docstring). ``smooth``: Platt's smoothed
     targets (True) or the labels (False and None, the default). With None a fit without a finite minimum (a
     validation set the scores separate: mean NLL below ``SEPARABLE``, or no convergence) is marked ``separable``.
 
     ``scores``: binary (n,) positive-class scores (class 1) or (n, K) probabilities; ``y_true``: class indices in
-    ``[0, K)``; ``weights``: optional non-negative sample weights (counts of a histogram's representatives)."""
-    logits = log_probabilities(scores, k)
+    ``[0, K)``; ``weights``: optional non-negative sample weights (counts of a histogram's representatives);
+    ``floor``: where the probabilities are clipped before their log (default ``probability_floor`` of these
+    scores; a bootstrap replica passes its validation set's)."""
+    if floor is None:
+        floor = probability_floor(scores, k, weights)
+    if not CLIP <= floor < 1.0:
+        raise ValueError(f"floor must be a probability in [{CLIP}, 1), got {floor!r}")
+    logits = log_probabilities(scores, k, floor)
     n = logits.shape[0]
     y = np.asarray(y_true)
     if y.shape != (n,) or y.dtype.kind not in "iu" or (n and (y.min() < 0 or y.max() >= k)):
@@ -193,7 +227,8 @@ def fit_bcts(scores: Any, y_true: Any, k: int, *, weights: Any = None, smooth: b
     total = float(w.sum())
     if total <= 0:
         raise ValueError("BCTS needs at least one validation sample with positive weight")
-    fit = _newton(logits, targets(y, k, w, smooth=bool(smooth)), w, max_iterations, smoothed=bool(smooth))
+    fit = replace(_newton(logits, targets(y, k, w, smooth=bool(smooth)), w, max_iterations, smoothed=bool(smooth)),
+                  floor=floor)
     if smooth is None and (not fit.converged or fit.nll < SEPARABLE):
         note = ("the scores separate the validation set (no finite BCTS fit): the fit stopped where the NLL stopped "
                 "moving, posteriors near 0 and 1")
@@ -258,7 +293,7 @@ def calibration_covariance(calibration: Calibration, scores: Any, y_true: Any, *
     ((3, 3), True, 0.03125)
     """
     k = calibration.k
-    logits = log_probabilities(scores, k)
+    logits = log_probabilities(scores, k, calibration.floor)
     n = logits.shape[0]
     y = np.asarray(y_true).astype(np.intp)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)

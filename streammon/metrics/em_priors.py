@@ -270,7 +270,7 @@ def estimate_mix(calibration: Calibration, source_priors: Any, scores: Any, *, w
     True
     """
     k = calibration.k
-    logits = log_probabilities(scores, k)
+    logits = log_probabilities(scores, k, calibration.floor)
     source = check_source(source_priors, k)
     estimate = em_priors(posteriors(calibration.scale * logits + calibration.bias), source, weights=weights,
                          alpha=alpha, target=target)

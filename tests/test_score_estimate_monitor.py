@@ -276,3 +276,21 @@ def test_a_window_with_unscored_predictions_says_that_em_read_the_scored_ones() 
     assert "EM read the 10 scored predictions of the window's 60" in estimate.reason
     direct = validation.estimate(score[50:])
     assert estimate.priors["fraud"] == pytest.approx(float(direct.priors[validation.labels.index("fraud")]), abs=2e-3)
+
+
+def test_a_binary_validation_names_the_positive_class_when_nothing_else_does() -> None:
+    """Monitor(baseline=Validation(...)) with neither positive= nor reference= took no scores ("the positive class
+    is not known yet"); it now reads the validation's positive, and its estimate is the one of a monitor told
+    positive= outright (the same EM mix and expected recall)."""
+    rng = np.random.default_rng(12)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1))
+    _, pred, score = _draw(rng, 1_000, 0.3)
+    implicit = Monitor([Sliding(1_000)], baseline=validation)
+    explicit = Monitor([Sliding(1_000)], baseline=validation, positive=validation.positive)
+    for m in (implicit, explicit):
+        m.predict_many(list(range(1_000)), pred, y_score=score)
+    assert implicit.positive == validation.positive == "fraud"
+    got, want = (m.report().windows["sliding_1000"] for m in (implicit, explicit))
+    assert got.estimate is not None and want.estimate is not None and got.estimate.method == "em"
+    assert dict(got.estimate.priors) == dict(want.estimate.priors)
+    assert got.expected["recall"] == want.expected["recall"]

@@ -65,7 +65,8 @@ class Monitor(Saving):
         (every known class included, zeros too); until then reference-based
         values are NaN and the binary positive class is the warm-up minority so far.
     positive
-        The label of the positive class for binary metrics.
+        The label of the positive class for binary metrics. Without it and without a reference, a binary
+        ``streammon.Validation`` baseline's ``positive`` (the class its (n,) scores are the probability of).
     classes
         Labels to register up front (in this order), so K is known before data.
         With a reference or ``classes``, a batch (or sample) whose labels share no type
@@ -151,6 +152,8 @@ class Monitor(Saving):
             raise TypeError(f"clock must be a callable returning seconds, got {clock!r}")
         index = ClassIndex(max_classes=max_classes)
         ref = None if reference is None else Reference.of(reference)
+        if positive is None and ref is None and isinstance(baseline, Validation) and baseline.positive is not None:
+            positive = baseline.positive  # the class the validation's scores are about: the monitor's scores too
         initial: list[Any] = list(ref.labels) if ref else []
         initial += list(classes or [])
         if positive is not None:

@@ -58,6 +58,33 @@ def test_a_fit_with_a_minimum_is_not_marked_separable() -> None:
     assert not fit_bcts(s, y, 2).separable
 
 
+def test_one_error_among_many_confident_scores_is_not_separable() -> None:
+    """A large validation set of confident scores with one error: its mean NLL at the minimum is below
+    ``SEPARABLE`` (one error weighs 1/200,000), yet no threshold separates the classes (a brute-force check: a
+    negative scores above the lowest positive) and scipy finds the same finite minimum — not ``separable``."""
+    rng = np.random.default_rng(11)
+    n = 200_000
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.uniform(0.99, 1.0, n), rng.uniform(0.0, 0.01, n))
+    s[np.flatnonzero(y == 0)[0]] = 0.995
+    assert s[y == 0].max() > s[y == 1].min()  # no threshold decides every sample right
+    fit = fit_bcts(s, y, 2)
+    assert fit.converged and fit.nll < SEPARABLE
+    assert not fit.separable and "separate" not in fit.reason
+    logp = np.log(np.maximum(np.column_stack([1 - s, s]), fit.floor))
+
+    onehot = np.eye(2)[y]
+
+    def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = theta[0] * logp + np.array([0.0, theta[1]])
+        r = special.softmax(z, axis=1) - onehot
+        gradient = np.array([np.mean(np.sum(r * logp, axis=1)), np.mean(r[:, 1])])
+        return float(np.mean(special.logsumexp(z, axis=1) - z[np.arange(n), y])), gradient
+
+    best = optimize.minimize(nll, np.array([1.0, 0.0]), jac=True, method="BFGS", options={"gtol": 1e-12})
+    np.testing.assert_allclose([fit.scale, fit.bias[1]], best.x, rtol=1e-3)
+
+
 @pytest.mark.parametrize(("counts", "shares", "n"), [([18, 21, 14], [8, 12, 20], 40), ([250, 250], [30, 70], 100),
                                                      ([40, 5, 60, 10], [5, 10, 5, 0], 20)])
 def test_the_unseen_error_term_is_the_mean_squared_error_of_a_simulation(counts: list[int], shares: list[int],

@@ -73,3 +73,23 @@ def test_continuous_scores_keep_a_floor_far_below_them() -> None:
 def test_a_floor_outside_the_probabilities_is_refused() -> None:
     with pytest.raises(ValueError, match=r"floor must be a probability in \[1e-15, 1\), got 1.0"):
         fit_bcts(np.array([0.2, 0.8]), np.array([0, 1]), 2, floor=1.0)
+
+
+def test_integer_weights_fit_as_repeated_samples_and_bad_weights_are_refused_clearly() -> None:
+    """Weights are counts: a fit with integer weights is the fit of the samples repeated (the floor included, a
+    zero weight drops its sample's score from it); weights of another length are a ``ValueError`` naming them in
+    ``fit_bcts`` and ``probability_floor`` (they were a numpy IndexError once the floor read them unchecked)."""
+    rng = np.random.default_rng(5)
+    s = rng.integers(0, 16, 300) / 15
+    y = (rng.random(300) < 0.2 + 0.6 * s).astype(int)
+    w = rng.integers(0, 4, 300)
+    w[np.argmin(np.where(s > 0, s, 2.0))] = 0  # the smallest non-zero score carries no weight
+    weighted = fit_bcts(s, y, 2, weights=w)
+    repeated = fit_bcts(np.repeat(s, w), np.repeat(y, w), 2)
+    assert weighted.floor == repeated.floor == probability_floor(s, 2, w)
+    assert weighted.scale == pytest.approx(repeated.scale, rel=1e-8)
+    assert weighted.bias[1] == pytest.approx(repeated.bias[1], rel=1e-8, abs=1e-10)
+    with pytest.raises(ValueError, match=r"weights must be 300 finite non-negative numbers, got \[1, 2\]"):
+        fit_bcts(s, y, 2, weights=[1, 2])
+    with pytest.raises(ValueError, match=r"weights must be 300 sample weights, one per score row, got shape \(2,\)"):
+        probability_floor(s, 2, [1, 2])

@@ -294,3 +294,17 @@ def test_a_binary_validation_names_the_positive_class_when_nothing_else_does() -
     assert got.estimate is not None and want.estimate is not None and got.estimate.method == "em"
     assert dict(got.estimate.priors) == dict(want.estimate.priors)
     assert got.expected["recall"] == want.expected["recall"]
+
+
+def test_the_validation_positive_outlives_a_warm_up_whose_minority_is_the_other_class() -> None:
+    """The reference learned by warm-up does not move a Validation's positive class (the class its scores are
+    about): after a warm-up where 'fraud' is the majority, the monitor's positive is still 'fraud', and it survives
+    dumps/loads (as a monitor told positive= outright)."""
+    rng = np.random.default_rng(13)
+    validation = streammon.Validation(*_draw(rng, 3_000, 0.1))
+    m = Monitor([Sliding(1_000)], baseline=validation, warmup=50)
+    true = ["fraud"] * 40 + ["ok"] * 10
+    m.update_many(true, true)
+    assert m.reference is not None and m.reference.priors["fraud"] == pytest.approx(0.8)  # the minority: ok
+    assert m.positive == validation.positive == "fraud"
+    assert Monitor.loads(m.dumps(), validation=validation).positive == "fraud"

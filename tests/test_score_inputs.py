@@ -399,3 +399,28 @@ def test_one_row_of_scores_whose_index_names_are_not_the_classes_in_order_is_ref
     binary_monitor = binary()
     with pytest.raises(ValueError, match=r"index \['fraud', 'legit'\] are not the classes \['legit', 'fraud'\]"):
         binary_monitor.update("legit", "legit", y_score=pd.Series([0.1, 0.9], index=["fraud", "legit"]))
+
+
+def test_a_binary_score_as_a_zero_dimensional_array_is_one_number() -> None:
+    """``np.asarray(0.3)`` (a model's scalar output) is the number it holds, for ``update`` and ``predict``: the
+    tally is the batch's of the same floats (it was refused as "a number or one row ..., got shape ()"), and a
+    0-d array out of range is refused naming its value, changing nothing."""
+    s = np.array([0.1, 0.7, 0.0, 1.0, 0.45])
+    labels = ["legit", "fraud", "legit", "fraud", "legit"]
+    batch = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1})
+    batch.update_many(labels, labels, y_score=s)
+    single = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1})
+    for label, score in zip(labels, s, strict=True):
+        single.update(label, label, y_score=np.asarray(score))
+    first, other = (m.report().windows["cumulative"].score_tally for m in (batch, single))
+    assert first is not None and other is not None
+    np.testing.assert_array_equal(other.hist, first.hist)
+    predicted = Monitor([Cumulative()], reference={"legit": 9, "fraud": 1})
+    predicted.predict("k", "fraud", y_score=np.asarray(0.7))
+    predicted.label("k", "fraud")
+    tally = predicted.report().windows["cumulative"].score_tally
+    assert tally is not None and int(tally.hist.sum()) == 1
+    before = single.dumps()
+    with pytest.raises(ValueError, match=r"y_score\[0\] is 1.5"):
+        single.update("legit", "legit", y_score=np.asarray(1.5))
+    assert single.dumps() == before

@@ -179,6 +179,8 @@ def as_score_row(y_score: Any, *, columns: int, positive: int | None) -> tuple[f
     if isinstance(y_score, bool):
         raise TypeError(f"y_score must be a probability, got {y_score!r}")
     arr = as_float_array(y_score)
+    if arr.ndim == 0 and columns == 1:  # a 0-d array (np.asarray(0.3), a model's scalar output) is one number
+        return tuple(as_score_rows(arr.reshape(1), 1, columns=1, positive=positive)[0].tolist())
     if arr.ndim == 0 and columns > 1:
         raise ValueError(f"y_score of one sample of a monitor of K = {columns} classes must be its {columns} class "
                          f"probabilities in the order of Monitor.labels, got the number {float(arr)!r}")

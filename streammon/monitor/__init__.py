@@ -63,7 +63,8 @@ class Monitor(Saving):
         (the reference minority unless ``positive`` names one). Without it the
         reference is learned from the true labels of the first ``warmup`` samples
         (every known class included, zeros too); until then reference-based
-        values are NaN and the binary positive class is the warm-up minority so far.
+        values are NaN and the binary positive class is the warm-up minority so far (a binary ``Validation``
+        baseline's ``positive`` instead, which the learned reference does not change: see ``positive``).
     positive
         The label of the positive class for binary metrics. Without it and without a reference, a binary
         ``streammon.Validation`` baseline's ``positive`` (the class its (n,) scores are the probability of).
@@ -196,8 +197,9 @@ class Monitor(Saving):
 
     @property
     def positive(self) -> Hashable | None:
-        """The binary positive class now (the given one, else the reference minority, else the warm-up minority so
-        far); None unless the monitor has exactly 2 classes. A binary ``y_score`` is this class's probability."""
+        """The binary positive class now (the given one or a binary ``Validation`` baseline's, else the reference
+        minority, else the warm-up minority so far); None unless the monitor has exactly 2 classes. A binary
+        ``y_score`` is this class's probability."""
         index = self._tally.positive_index()
         return None if index is None else self._tally.index.labels[index]
 

@@ -424,3 +424,27 @@ def test_a_binary_score_as_a_zero_dimensional_array_is_one_number() -> None:
     with pytest.raises(ValueError, match=r"y_score\[0\] is 1.5"):
         single.update("legit", "legit", y_score=np.asarray(1.5))
     assert single.dumps() == before
+
+
+def test_default_column_names_that_are_also_the_int_classes_in_another_order_are_refused() -> None:
+    """Int classes 0 and 1 declared as [1, 0]: a frame whose columns are 0 and 1 (predict_proba's classes_ order, or
+    pandas' defaults) was read by position, class 1's score taken from class 0's column. It is refused now, as a
+    whole frame and as one row, and nothing changes; the same frame for classes [0, 1], or for str classes, is read
+    by position as before (the Brier score recounted by hand)."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([[0.7, 0.3]], columns=[0, 1])  # P(class 0) = 0.7
+    m = Monitor([Cumulative()], classes=[1, 0], positive=1)
+    before = m.dumps()
+    with pytest.raises(ValueError, match=r"are the classes \[1, 0\] in another order.*y_score\[\[1, 0\]\].*to_numpy"):
+        m.update_many([0], [0], y_score=frame)
+    with pytest.raises(ValueError, match=r"index \[0, 1\] are the classes \[1, 0\] in another order"):
+        m.update(0, 0, y_score=frame.iloc[0])
+    assert m.dumps() == before
+    m.update_many([0], [0], y_score=frame[[1, 0]])  # named: class 1's score is 0.3
+    assert m.report().windows["cumulative"].scores["brier"] == pytest.approx(0.3**2)
+    plain = Monitor([Cumulative()], classes=[0, 1], positive=1)
+    plain.update_many([0], [0], y_score=frame)
+    named = Monitor([Cumulative()], classes=["no", "yes"], positive="yes")
+    named.update_many(["no"], ["no"], y_score=frame)
+    for monitor in (plain, named):
+        assert monitor.report().windows["cumulative"].scores["brier"] == pytest.approx(0.3**2)

@@ -12,8 +12,9 @@ A table of scores that names its columns (a pandas or polars ``DataFrame``, a py
 ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)``) is read by position like an array, so its names
 must be the classes in that order (``check_column_names``): named in another order, its columns would be read as
 the wrong classes' scores. A pandas frame's default column names 0, 1, …, K − 1 name no class and are read by
-position. One sample's row that names its entries (a pandas ``Series``, ``df.iloc[i]``) is checked the same way by
-its index (``check_index_names``).
+position — unless the classes are those very integers in another order (``classes=[1, 0]``), where the names
+cannot be told from the defaults: refused, naming both ways out. One sample's row that names its entries (a
+pandas ``Series``, ``df.iloc[i]``) is checked the same way by its index (``check_index_names``).
 
 >>> as_score_rows([0.1, 0.9], 2, columns=1, positive=1).tolist()
 [[0.1], [0.9]]
@@ -113,8 +114,15 @@ def _check_names(names: Any, labels: tuple[Any, ...], what: str) -> None:
         given = list(names)
     except TypeError:
         return
-    if given == list(range(len(given))) or [str(c) for c in given] == [str(c) for c in labels]:
+    text, classes = [str(c) for c in given], [str(c) for c in labels]
+    if text == classes:
         return
+    if given == list(range(len(given))) and sorted(text) != sorted(classes):
+        return  # pandas' default names 0 … K − 1, which name no class: read by position
+    if given == list(range(len(given))):  # 0 … K − 1 are also the classes (int or bool ones), in another order
+        raise ValueError(f"y_score's {what} {given!r:.200} are the classes {list(labels)!r:.200} in another order (or "
+                         f"pandas' default names): pass y_score[{list(labels)!r:.200}] if they name the classes, "
+                         "or y_score.to_numpy() if the columns already are in the classes' order")
     raise ValueError(f"y_score's {what} {given!r:.200} are not the classes {list(labels)!r:.200} in that order: "
                      f"they would be read as the wrong classes' scores; pass y_score[{list(labels)!r:.200}]")
 

@@ -66,9 +66,10 @@ from typing import Any
 
 import numpy as np
 
-from streammon.metrics.calibration import Calibration, log_probabilities, posteriors
+from streammon.metrics.calibration import Calibration
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.em_squarem import fixed_point
+from streammon.metrics.probabilities import log_probabilities, posteriors
 
 TOLERANCE = 1e-10
 MAX_ITERATIONS = 10_000

@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.calibration import as_probabilities
 from streammon.metrics.confusion import FloatArray
+from streammon.metrics.probabilities import as_probabilities
 from streammon.metrics.score_bins import bin_edges
 from streammon.metrics.simplex import face_codimension, simplex_least_squares
 from streammon.metrics.tails import chi2_sf

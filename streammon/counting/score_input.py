@@ -117,9 +117,10 @@ def _check_names(names: Any, labels: tuple[Any, ...], what: str) -> None:
     text, classes = [str(c) for c in given], [str(c) for c in labels]
     if text == classes:
         return
-    if given == list(range(len(given))) and sorted(text) != sorted(classes):
-        return  # pandas' default names 0 … K − 1, which name no class: read by position
-    if given == list(range(len(given))):  # 0 … K − 1 are also the classes (int or bool ones), in another order
+    if given == list(range(len(given))):
+        if sorted(text) != sorted(classes):
+            return  # pandas' default names 0 … K − 1, which name no class: read by position
+        # 0 … K − 1 are also the classes (int or bool ones), in another order
         raise ValueError(f"y_score's {what} {given!r:.200} are the classes {list(labels)!r:.200} in another order (or "
                          f"pandas' default names): pass y_score[{list(labels)!r:.200}] if they name the classes, "
                          "or y_score.to_numpy() if the columns already are in the classes' order")

@@ -34,6 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
+from streammon.metrics.score_bins import score_bins
+from streammon.metrics.score_kernel import distinct_bins
 
 Samples = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]  # (true classes (n,), scores (n, C)), read-only
 
@@ -46,33 +48,57 @@ PREDICTION_LIMIT = 10_000
 
 
 class ScoreRing:
-    """The last ``limit`` scored samples (true class, scores) appended, and how many were appended (``total``)."""
+    """The last ``limit`` scored samples (true class, scores) appended, and how many were appended (``total``).
+    ``bins``: keep each score's bin too, to say which bins hold distinct scores (``distinct``)."""
 
-    __slots__ = ("_scores", "_true", "limit", "total")
+    __slots__ = ("_bins", "_distinct", "_scores", "_true", "limit", "total")
 
-    def __init__(self, columns: int, limit: int = EXACT_RANKING_LIMIT) -> None:
+    def __init__(self, columns: int, limit: int = EXACT_RANKING_LIMIT, *, bins: bool = False) -> None:
         self.limit = limit
         self.total = 0
         self._true = np.zeros(limit, np.intp)
         self._scores = np.zeros((limit, columns))
+        self._bins = np.zeros((limit, columns), np.int16) if bins else None
+        self._distinct: tuple[int, npt.NDArray[np.bool_]] | None = None  # (total, flags) of the last ``distinct``
 
     @property
     def held(self) -> int:
         """The samples the ring holds: the last ``held`` appended."""
         return min(self.total, self.limit)
 
-    def append(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
-        """Append scored samples in order (every row of ``scores`` finite: the caller took the scored rows)."""
+    def append(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
+               bins: npt.NDArray[np.int16] | None = None) -> None:
+        """Append scored samples in order (every row of ``scores`` finite: the caller took the scored rows; ``bins``
+        their bins, if the caller made them: a ring that keeps bins makes them otherwise)."""
         m = len(true)
+        if self._bins is not None and bins is None:
+            bins = score_bins(scores).astype(np.int16)
         if m > self.limit:  # only the last ``limit`` stay
             true, scores = true[m - self.limit:], scores[m - self.limit:]
+            bins = None if bins is None else bins[m - self.limit:]
         first = (self.total + m - len(true)) % self.limit
         head = min(len(true), self.limit - first)
         self._true[first:first + head] = true[:head]
         self._scores[first:first + head] = scores[:head]
         self._true[:len(true) - head] = true[head:]
         self._scores[:len(true) - head] = scores[head:]
+        if self._bins is not None and bins is not None:
+            self._bins[first:first + head] = bins[:head]
+            self._bins[:len(true) - head] = bins[head:]
         self.total += m
+
+    def distinct(self) -> npt.NDArray[np.bool_] | None:
+        """The (C, BINS) bins that hold distinct scores as the held samples show them
+        (``streammon.metrics.score_kernel.distinct_bins``), read-only; None for a ring that keeps no bins. Made
+        again only once more samples came."""
+        if self._bins is None:
+            return None
+        if self._distinct is None or self._distinct[0] != self.total:
+            held = self.held
+            flags = distinct_bins(self._bins[:held], self._scores[:held])  # the slots in any order: a set
+            flags.flags.writeable = False
+            self._distinct = (self.total, flags)
+        return self._distinct[1]
 
     def last(self, n: int) -> Samples:
         """A read-only copy of the last ``n`` samples appended (``n`` at most ``held``), oldest first."""

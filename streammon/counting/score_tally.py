@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
+from streammon.metrics.score_kernel import distinct_bins
 
 Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
 
@@ -78,7 +79,13 @@ class ScoreTally:
     offset + width]``, every count outside it 0, and ``span`` (C, 2) each column's bins ``[lo, hi)`` within it
     (``streammon.metrics.bin_span``). A report copies and its score metrics read only the slab; ``hist`` is made
     from it when first read (cached). Other tallies (a sum, a difference, a batch's) are whole: ``slab`` is
-    ``hist``, ``span`` None."""
+    ``hist``, ``span`` None.
+
+    ``distinct``: (C, BINS) bool, read-only, the bins whose samples hold distinct scores — where average precision
+    reads a bin's samples in random order rather than tied (``streammon.metrics.score_ranking``) — when the tally
+    reads its bins and this is known: a window's snapshot takes them from the monitor's last exact scores
+    (``streammon.counting.exact_scores``), a batch's tally (``of``) from all its samples; None: every bin tied (a
+    sum or a difference of tallies)."""
 
     slab: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
@@ -87,6 +94,7 @@ class ScoreTally:
     samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None = None
     span: npt.NDArray[np.int64] | None = None
     offset: int = 0
+    distinct: npt.NDArray[np.bool_] | None = None
 
     @functools.cached_property
     def hist(self) -> npt.NDArray[np.signedinteger[Any]]:
@@ -99,12 +107,16 @@ class ScoreTally:
 
     @property
     def parts(self) -> tuple[Any, ...]:
-        """``(hist, sums, top, samples)``: what the score metrics take (``metrics.roc_auc(t.parts)``)."""
-        return self.hist, self.sums, self.top, self.samples
+        """``(hist, sums, top, samples, distinct)``: what the score metrics take (``metrics.roc_auc(t.parts)``)."""
+        return self.hist, self.sums, self.top, self.samples, self.distinct
 
     def with_samples(self, samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None) -> ScoreTally:
         """This tally with ``samples`` (read-only arrays: not copied) as its exact samples."""
         return replace(self, samples=samples)
+
+    def with_distinct(self, distinct: npt.NDArray[np.bool_] | None) -> ScoreTally:
+        """This tally with ``distinct`` (a read-only (C, BINS) bool array: not copied) as its distinct bins."""
+        return replace(self, distinct=distinct)
 
     @property
     def columns(self) -> int:
@@ -127,12 +139,16 @@ class ScoreTally:
     def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
            positive: int | None = 1) -> ScoreTally:
         """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1]);
-        with its exact samples when there are at most ``EXACT_RANKING_LIMIT``."""
+        with its exact samples when there are at most ``EXACT_RANKING_LIMIT``, else with its distinct bins."""
         cells, counts, sums, top = sample_cells(true, scores, k, positive=1 if positive is None else positive)
         hist = np.zeros(k * scores.shape[1] * BINS, np.int64)
         hist[cells] = counts
         tally = cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
-        return tally.with_samples(_samples(np.array(true, dtype=np.intp), np.array(scores, dtype=np.float64)))
+        samples = _samples(np.array(true, dtype=np.intp), np.array(scores, dtype=np.float64))
+        if samples is None:
+            values = np.ascontiguousarray(scores, dtype=np.float64)
+            return tally.with_distinct(_readonly(distinct_bins(score_bins(values).astype(np.int16), values)))
+        return tally.with_samples(samples)
 
     @classmethod
     def frozen(cls, hist: npt.NDArray[np.signedinteger[Any]], sums: npt.NDArray[np.float64],

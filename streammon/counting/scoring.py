@@ -53,14 +53,18 @@ class Scoring:
     """The score layout (``columns``, ``positive``), the records ``update`` buffers scored samples as
     (``streammon.counting.score_records``) and the score windows, allocated by ``attach``."""
 
-    def __init__(self, columns: int, positive: int, *, exact: bool = True, limit: int = EXACT_RANKING_LIMIT) -> None:
+    def __init__(self, columns: int, positive: int, *, exact: bool = True, limit: int = EXACT_RANKING_LIMIT,
+                 distinct: bool = True) -> None:
         """``exact``: keep the last scored samples exact for the windows that hold few (``ScoreRing``; on the
-        prediction side, ``streammon.pending.scores``, its rows are the predicted classes)."""
+        prediction side, ``streammon.pending.scores``, its rows are the predicted classes). ``distinct``: give the
+        windows that read their bins the bins holding distinct scores, as the exact samples show them
+        (``ScoreTally.distinct``: average precision's reading; the prediction side, which reads none, does not)."""
         self.columns = columns
         self.positive = positive
         self.records = ScoreRecords(columns)
         self.windows: list[ScoreWindow] = []
-        self.ring = ScoreRing(columns, limit) if exact else None  # ``limit``: the samples it keeps
+        # ``limit``: the samples it keeps, with their bins (which bins hold distinct scores: ``ScoreTally.distinct``)
+        self.ring = ScoreRing(columns, limit, bins=distinct) if exact else None
         self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
         # the bins of every scored sample taken, per column: where any window's counts can be non-zero (what a
         # snapshot copies and the metrics read: ``metrics.bin_span``), shared by the windows and widened in place
@@ -130,14 +134,15 @@ class Scoring:
             scores = np.full((len(true), self.columns), np.nan)
         else:  # the windows that take the whole batch get its bins in the pass that makes them
             targets = [t for t in (w.whole_target(times, len(true)) for w in self.windows) if t is not None]
-            if self.ring is not None:
-                unscored = np.isnan(scores[:, 0])
-                if unscored.any():
-                    self.ring.append(true[~unscored], scores[~unscored])
-                else:
-                    self.ring.append(true, scores)
         batch = ScoredBatch(true, scores, times, positive=max(self.positive, 0), targets=targets, rows=rows,
                             first=first)
+        if self.ring is not None and batch.scored:
+            unscored = np.isnan(scores[:, 0])
+            if unscored.any():
+                kept = ~unscored
+                self.ring.append(true[kept], scores[kept], None if batch.bins is None else batch.bins[kept])
+            else:
+                self.ring.append(true, scores, batch.bins)
         if batch.scored:  # every scored sample's bins, before a read can copy them (none made: every bin)
             if batch.bins is None:
                 self.span[:, 0], self.span[:, 1] = 0, BINS
@@ -164,6 +169,10 @@ class Scoring:
             fresh[i] = key
         if self.ring is not None and fresh:
             self._attach_samples(out, list(fresh), k)
+            flags = self.ring.distinct()
+            for i in fresh:  # a window reading its bins: which of them hold distinct scores (``ScoreTally.distinct``)
+                if flags is not None and out[i].samples is None and out[i].n_scored > 0:
+                    out[i] = out[i].with_distinct(flags)
         for i, key in fresh.items():
             if key is not None:
                 self._views[i] = (key, out[i])
@@ -197,7 +206,7 @@ class Scoring:
 
     @classmethod
     def restored(cls, state: Any, windows: Sequence[Window], rows: int, labels: int, *,
-                 exact: bool = True, limit: int = EXACT_RANKING_LIMIT) -> Scoring:
+                 exact: bool = True, limit: int = EXACT_RANKING_LIMIT, distinct: bool = True) -> Scoring:
         """``state()`` loaded for these windows (``ValueError`` naming what does not fit). ``exact`` (optional:
         absent from files written before it) is loaded where this side keeps exact scores; without it the ring
         starts empty and every window reads its bins until it holds only samples that came since."""
@@ -211,7 +220,7 @@ class Scoring:
             raise ValueError(f"saved score positive class {positive!r} does not fit {columns} columns")
         if not isinstance(state["windows"], list) or len(state["windows"]) != len(windows):
             raise ValueError(f"saved scores must hold one entry per window ({len(windows)})")
-        scoring = cls(columns, positive, exact=exact, limit=limit)
+        scoring = cls(columns, positive, exact=exact, limit=limit, distinct=distinct)
         scoring.attach(windows, rows, link=False)
         if scoring.ring is not None and "exact" in state:
             scoring.ring.restore(state["exact"], rows)

@@ -98,7 +98,9 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
         values, variance = score_values(hist, sums, top, (None,) if priors is None else
                                         (None, priors), positive=positive, multi_class=multi_class,
                                         normalised=True, samples=tally.samples,
-                                        span=None if tally.span is None else tally.span - tally.offset)
+                                        span=None if tally.span is None else tally.span - tally.offset,
+                                        distinct=None if tally.distinct is None else
+                                        tally.distinct[:, tally.offset:tally.offset + hist.shape[2]])
         scores = values[0]
         if priors is not None:
             corrected = values[1]

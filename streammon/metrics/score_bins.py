@@ -15,8 +15,9 @@ The tails matter for over-confident models: Gaussian naive Bayes puts most score
 float64's last steps below 1. With one lumped bin per side (the first layout), the bins missed scikit-learn's
 ROC AUC by up to 0.03 and its average precision by up to 0.09 on bundled data sets; with the tails, by at
 most 0.0003 and 0.0019 (``examples/bench_score_metrics.py``, 100 windows per data set). Only ranking scores
-(ROC AUC, average precision) read the bins: two scores in one bin count as tied, so their error is at most the
-share of (positive, negative) pairs that fall in one bin. Brier score, log loss and calibration read exact
+(ROC AUC, average precision) read the bins: two scores in one bin count as tied for ROC AUC, so its error is at
+most the share of (positive, negative) pairs that fall in one bin; average precision reads a bin that holds
+distinct scores in random order (``score_ranking``). Brier score, log loss and calibration read exact
 sums kept beside the bins (``SUMS``, ``TOP``).
 
 The layout of one window's score tally (K true classes, C score columns: C = 1 for a binary model, the score

@@ -58,6 +58,7 @@ class ScoreRead:
     counts: FloatArray  # n_c, the samples of each true class
     weights: FloatArray
     samples: RankedScores | None = None  # the window's exact scores, when it keeps them (``exact_ranking``)
+    distinct: npt.NDArray[np.bool_] | None = None  # (C, BINS): the bins holding distinct scores (``score_ranking``)
 
     @property
     def k(self) -> int:
@@ -102,9 +103,11 @@ class ScoreRead:
     def of(cls, tally: Sequence[Any], priors: Any = None) -> ScoreRead:
         """Check ``tally`` (shapes, finite non-negative counts) and weigh its classes at ``priors`` (None: as
         read). ``tally`` is ``(hist, sums, top)``, or ``(hist, sums, top, samples)`` with the window's exact
-        samples ``(true, scores)`` or None (``ScoreTally.parts``): then the ranking metrics read them.
+        samples ``(true, scores)`` or None: then the ranking metrics read them; or ``(hist, sums, top, samples,
+        distinct)`` (``ScoreTally.parts``) with the (C, BINS) bool flags of the bins that hold distinct scores, or
+        None: average precision reads those bins in random order (``score_ranking``).
         Bad input raises ``TypeError``/``ValueError`` naming what was expected."""
-        if not isinstance(tally, (tuple, list)) or len(tally) not in (3, 4):
+        if not isinstance(tally, (tuple, list)) or len(tally) not in (3, 4, 5):
             raise TypeError(f"a score tally must be the tuple (hist, sums, top) of score_bins.tally (or "
                             f"ScoreTally.parts), got {type(tally).__name__}")
         hist, sums, top = (_array(part, name) for part, name in zip(tally[:3], ("hist", "sums", "top"), strict=True))
@@ -127,8 +130,18 @@ class ScoreRead:
             known = counts > 0
             weights = np.where(known, mix * counts.sum() / np.where(known, counts, 1.0), np.where(mix > 0, np.nan, 0.0))
         ranked = None if len(tally) == 3 or tally[3] is None else _ranked(tally[3], counts, hist.shape[1])
+        distinct = None if len(tally) < 5 or tally[4] is None else _distinct(tally[4], hist.shape[1])
         return cls(hist.astype(np.int64, copy=False), sums.astype(np.float64, copy=False),
-                   top.astype(np.float64, copy=False), counts, weights, ranked)
+                   top.astype(np.float64, copy=False), counts, weights, ranked, distinct)
+
+
+def _distinct(flags: Any, columns: int) -> npt.NDArray[np.bool_]:
+    """A tally's flags of the bins holding distinct scores, checked: a (C, BINS) bool array."""
+    value = _array(flags, "distinct")
+    if value.dtype != np.bool_ or value.shape != (columns, BINS):
+        raise ValueError(f"a score tally's distinct must be a ({columns}, {BINS}) bool array, got {value.dtype} "
+                         f"{value.shape}")
+    return value
 
 
 def _ranked(samples: Any, counts: FloatArray, columns: int) -> RankedScores:

@@ -37,12 +37,77 @@ from streammon.metrics.jitting import compiled
 ROC_AUC, AVERAGE_PRECISION, BRIER, LOG_LOSS, ECE = range(5)  # the columns of the output (``window_scores.NAMES``)
 _SUM, _SUM_SQ, _SUM_LOG, _SUM_LOG1M = range(4)  # score_bins.SUMS
 _COUNT, _CORRECT, _CONFIDENCE = range(3)  # score_bins.TOP
+DIRECT_TERMS = 4  # a bin's positives summed term by term up to this many (``random_order_share``), else in closed form
+HARMONIC_TERMS = 64  # ``_harmonic`` sums up to this many terms one by one
 
 
 def jit(function: Any) -> Any:
     """A loop of this module compiled (``streammon.metrics.jitting``; this module is imported on first use). The
     loops take their arrays positionally (PLR0917): numba compiles no keyword-only parameters."""
     return compiled(function, error_model="numpy")
+
+
+@jit
+def _harmonic(x: float, count: int) -> float:  # pragma: no cover - compiled
+    """``Σ_{j=1..count} 1/(x + j)`` for ``x >= 0``. Far from 0 (the middle term's ``x + (count + 1)/2`` at least
+    50·count), the expansion about the middle term: with offsets ``d`` of mean 0, ``Σ 1/(μ + d) = (count/μ)(1 +
+    E[d²]/μ² + E[d⁴]/μ⁴ + …)``, ``E[d²] = (count² − 1)/12``, ``E[d⁴] = (count² − 1)(3count² − 7)/240``. Else
+    term by term up to ``HARMONIC_TERMS`` terms, beyond as the
+    digamma difference ``ψ(x + count + 1) − ψ(x + 1)`` — the first terms while ``x + 1 < 20``, then the
+    asymptotic series of the difference (its first omitted term below 2e-13 of the sum), the leading logarithm
+    as ``log1p`` so that a difference of two large ψ keeps its digits."""
+    centre = x + 0.5 * (count + 1.0)
+    if centre >= 50.0 * count:  # far from 0: the expansion about the middle term, its next term below 1e-13 of it
+        v = 1.0 / (centre * centre)
+        m2 = count * count - 1.0
+        return count / centre * (1.0 + v * (m2 / 12.0 + v * m2 * (3.0 * count * count - 7.0) / 240.0))
+    total = 0.0
+    if count <= HARMONIC_TERMS and x + 1.0 < 20.0:
+        for j in range(1, count + 1):
+            total += 1.0 / (x + j)
+        return total
+    j = 0
+    while j < count and x + j + 1.0 < 20.0:
+        j += 1
+        total += 1.0 / (x + j)
+    if j == count:
+        return total
+    y0 = x + j + 1.0
+    y1 = x + count + 1.0
+    u0 = 1.0 / (y0 * y0)
+    u1 = 1.0 / (y1 * y1)
+    series = (0.5 / y0 - 0.5 / y1) + (u0 - u1) / 12.0 - (u0 * u0 - u1 * u1) / 120.0 \
+        + (u0 * u0 * u0 - u1 * u1 * u1) / 252.0
+    return total + math.log1p((count - j) / y0) + series
+
+
+@jit
+def random_order_share(above_pos: float, above: float, count: int, weight: float,
+                       negatives: float) -> float:  # pragma: no cover - compiled
+    """A bin's term of the average precision's numerator ``Σ w·precision`` when its ``count`` positives (each
+    weighing ``weight``) and its negatives (weighing ``negatives`` in all) come in random order (the bin holds
+    distinct scores; Davis & Goadrich 2006, sec. 4): ``above_pos`` and ``above`` are the positive and the total
+    weight ranked above the bin. The i-th positive of the bin has, in expectation, ``i·Q/(P + 1)`` of the
+    bin's negative weight ahead of it (P positives, Q negatives in random order), so its precision is taken as
+    ``(T + w·i)/(D + c·i)``, ``c = w + Q/(P + 1)``, and the bin's term is
+    ``w·Σ_i (T + w·i)/(D + c·i) = w·(P·w/c + (T − w·D/c)/c · Σ_i 1/(D/c + i))`` (``_harmonic``)."""
+    c = weight + negatives / (count + 1.0)
+    if count <= DIRECT_TERMS:
+        total = 0.0
+        for i in range(1, count + 1):
+            total += (above_pos + weight * i) / (above + c * i)
+        return weight * total
+    share: float = weight * (count * weight / c
+                             + (above_pos - weight * above / c) / c * _harmonic(above / c, count))
+    return share
+
+
+@jit
+def random_order_shares(above_pos: Any, above: Any, counts: Any, weight: float, negatives: Any,  # noqa: PLR0917
+                        out: Any) -> None:  # pragma: no cover - compiled
+    """``random_order_share`` of each bin of the arrays, into ``out`` (``score_ranking``'s per-metric path)."""
+    for b in range(out.shape[0]):
+        out[b] = random_order_share(above_pos[b], above[b], int(counts[b]), weight, negatives[b])
 
 
 @jit
@@ -110,11 +175,12 @@ def _calibration(sums: Any, top: Any, w: Any, counts: Any, v: int, column: int, 
 
 
 @jit
-def _binary(hist: Any, w: Any, defined: Any, counts: Any, positive: int, out: Any,  # noqa: PLR0917
-            delong: Any) -> None:
+def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts: Any, positive: int,  # noqa: PLR0917
+            out: Any, delong: Any) -> None:
     """ROC AUC (the same at every mix: the weights cancel), each mix's average precision and, into ``delong[0]``,
     DeLong's variance of the AUC as read (NaN with fewer than 2 samples of a class). ``hist`` (K, bins): the score
-    column's bins over its span."""
+    column's bins over its span; ``distinct`` (bins,): where ``within``, the bins whose samples are read in random
+    order (``random_order_share``), not tied."""
     bins = hist.shape[1]
     negative = 1 - positive
     npos, nneg = counts[positive], counts[negative]
@@ -136,9 +202,13 @@ def _binary(hist: Any, w: Any, defined: Any, counts: Any, positive: int, out: An
         acc = 0.0
         for b in range(bins - 1, -1, -1):
             p = wp * hist[positive, b]
+            q = wn * hist[negative, b]
+            mixed = within and distinct[b] and (q > 0.0 or hist[positive, b] > 1)  # else the tied value is its own
+            if p > 0.0 and mixed:
+                acc += random_order_share(tp, tp + fp, int(hist[positive, b]), wp, q)
             tp += p
-            fp += wn * hist[negative, b]
-            if p > 0.0:
+            fp += q
+            if p > 0.0 and not mixed:
                 acc += p * tp / (tp + fp)
         out[v, AVERAGE_PRECISION] = acc / tp if tp > 0.0 else math.nan
     if npos < 2 or nneg < 2:
@@ -230,8 +300,8 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 
 @jit
-def _multiclass(hist: Any, span: Any, w: Any, defined: Any, counts: Any, ovo: bool,  # noqa: PLR0917
-                out: Any) -> None:
+def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defined: Any,  # noqa: PLR0917
+                counts: Any, ovo: bool, out: Any) -> None:
     """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column,
     each column read over its span (``span[i]``: bins ``[lo, hi)``, outside which every count is 0).
 
@@ -239,7 +309,7 @@ def _multiclass(hist: Any, span: Any, w: Any, defined: Any, counts: Any, ovo: bo
     up). Each other class's row of that column is then read once: its pair numerator is a dot product with ``g``
     over ``[0, hi)``; its weighted share of the negatives is needed bin by bin only over ``[lo, hi)`` — where the
     average precision's running sum stops — and above as one total (``_tail``). Then ROC AUC (Hand & Till or
-    macro one-vs-rest) and the macro AP of each mix."""
+    macro one-vs-rest) and the macro AP of each mix (``distinct``, where ``within``: as ``_binary``'s, per column)."""
     k, _, bins = hist.shape
     views = out.shape[0]
     numer = np.zeros((k, k))
@@ -280,9 +350,12 @@ def _multiclass(hist: Any, span: Any, w: Any, defined: Any, counts: Any, ovo: bo
             acc = 0.0
             for b in range(hi - 1, lo - 1, -1):
                 p = wi * mine[b]
+                mixed = within and distinct[i, start + b] and (nv[b] > 0.0 or mine[b] > 1)
+                if p > 0.0 and mixed:
+                    acc += random_order_share(tp, tp + fp, int(mine[b]), wi, nv[b])
                 tp += p
                 fp += nv[b]
-                if p > 0.0:
+                if p > 0.0 and not mixed:
                     acc += p * tp / (tp + fp)
             aps[v, i] = acc / tp if tp > 0.0 else math.nan
     _macro(w, defined, counts, numer, aps, ovo, out)
@@ -306,16 +379,19 @@ def _tail(row: Any) -> int:
 
 
 @jit
-def window_loop(hist: Any, span: Any, sums: Any, top: Any, mixes: Any, as_read: Any, positive: int,  # noqa: PLR0917
-                ovo: bool, ranking: bool, out: Any, delong: Any, w: Any, counts: Any) -> None:
+def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, top: Any, mixes: Any,  # noqa: PLR0917
+                as_read: Any, positive: int, ovo: bool, ranking: bool, out: Any, delong: Any, w: Any,
+                counts: Any) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside which every
     count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
-    variance into ``delong[0]``. ``out`` comes filled with NaN. ``ranking`` False: the ROC AUC, average precision
-    and DeLong's variance are left NaN (a window read from its exact samples: ``exact_ranking``). ``w`` (V, K) and
-    ``counts`` (K,) are filled with each mix row's class weights and each class's samples (``_weights``), which
-    the exact reading then takes as they are (no second count of the samples, no weights made again in numpy)."""
+    variance into ``delong[0]``. ``distinct`` (C, bins) bool: where ``within``, the bins whose samples the average
+    precision reads in random order, not tied (``random_order_share``). ``out`` comes filled with NaN.
+    ``ranking`` False: the ROC AUC, average precision and DeLong's variance are left NaN (a window read from its
+    exact samples: ``exact_ranking``). ``w`` (V, K) and ``counts`` (K,) are filled with each mix row's class
+    weights and each class's samples (``_weights``), which the exact reading then takes as they are (no second
+    count of the samples, no weights made again in numpy)."""
     k = hist.shape[0]
     defined = np.empty(out.shape[0], np.bool_)
     _weights(hist[:, 0, span[0, 0]:max(span[0, 0], span[0, 1])], mixes, as_read, w, defined, counts)
@@ -328,6 +404,7 @@ def window_loop(hist: Any, span: Any, sums: Any, top: Any, mixes: Any, as_read: 
         return
     if binary:
         start, stop = span[column, 0], max(span[column, 0], span[column, 1])
-        _binary(hist[:, column, start:stop], w, defined, counts, positive, out, delong)
+        _binary(hist[:, column, start:stop], distinct[column, start:stop] if within else distinct[0, 0:1], within,
+                w, defined, counts, positive, out, delong)
     else:
-        _multiclass(hist, span, w, defined, counts, ovo, out)
+        _multiclass(hist, span, distinct, within, w, defined, counts, ovo, out)

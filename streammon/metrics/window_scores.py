@@ -47,6 +47,7 @@ from streammon.metrics.prior import normalise_priors
 
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
 COUNT_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))  # histograms read without a copy
+_NO_FLAGS = np.zeros((1, 1), np.bool_)  # the loop's ``distinct`` where every bin reads tied
 
 
 def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
@@ -70,7 +71,7 @@ def _weights_at(counts: FloatArray, mix: FloatArray) -> FloatArray:
 
 
 @functools.cache
-def _loop() -> ModuleType:
+def loop() -> ModuleType:
     """``streammon.metrics.window_score_loop``, imported on first use (it imports numba, ~0.2 s): not with
     streammon."""
     from streammon.metrics import window_score_loop  # noqa: PLC0415
@@ -80,7 +81,7 @@ def _loop() -> ModuleType:
 
 def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positive: int = 1,
                  multi_class: str = "ovo", normalised: bool = False, samples: Any = None,
-                 span: Any = None) -> tuple[FloatArray, float]:
+                 span: Any = None, distinct: Any = None) -> tuple[FloatArray, float]:
     """The five metrics (columns in the order of ``NAMES``) of one window's tally at each of ``mixes`` (rows;
     None: as read), and — binary — DeLong's variance of the ROC AUC as read (NaN with fewer than 2 samples of a
     class, and at K > 2). The tally is the monitor's own (not checked again); a mix is checked and normalised by
@@ -89,7 +90,9 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     the ones its histogram counts), when it keeps them: ROC AUC, average precision and DeLong's variance are then
     read from them (``exact_ranking``), the other three from the sums as always. ``span``: each score column's
     bins ``[lo, hi)`` (C, 2) outside which every count is 0 (``ScoreTally.span``, ``bin_span``): only those are
-    read; None: all.
+    read; None: all. ``distinct``: (C, bins) bool, the bins whose samples hold distinct scores
+    (``ScoreTally.distinct``), which the average precision reads in random order rather than tied
+    (``score_ranking``); None: every bin tied.
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -112,9 +115,12 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     weights, counts = np.empty((len(mixes), k)), np.empty(k)  # filled by the loop, read again by the exact path
     if span is None:
         span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
-    _loop().window_loop(hist, np.ascontiguousarray(span, dtype=np.int64), np.ascontiguousarray(sums, dtype=np.float64),
-                        np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
-                        multi_class != "ovr", samples is None, out, delong, weights, counts)
+    within = distinct is not None
+    flags = np.ascontiguousarray(distinct, dtype=np.bool_) if within else _NO_FLAGS
+    loop().window_loop(hist, np.ascontiguousarray(span, dtype=np.int64), flags, within,
+                        np.ascontiguousarray(sums, dtype=np.float64), np.ascontiguousarray(top, dtype=np.float64),
+                        rows, as_read, int(positive), multi_class != "ovr", samples is None, out, delong, weights,
+                        counts)
     if samples is None:
         return out, float(delong[0])
     # the samples are the ones the histogram counts (ScoreTally.samples), so the loop's class counts and each mix

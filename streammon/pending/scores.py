@@ -49,7 +49,8 @@ class PredictionScores:
         if self.tallies is None:
             # rows: predicted classes; exact score vectors only where EM reads them (K > 2: a binary estimate reads
             # the histogram), so a binary monitor's state file does not carry 10,000 unused scores
-            self.tallies = Scoring(scoring.columns, scoring.positive, exact=scoring.columns > 1, limit=PREDICTION_LIMIT)
+            self.tallies = Scoring(scoring.columns, scoring.positive, exact=scoring.columns > 1, limit=PREDICTION_LIMIT,
+                                   distinct=False)
             self.tallies.attach(windows, capacity)
         elif self.tallies.windows[0].rows < capacity:
             self.tallies.grow(capacity)
@@ -85,4 +86,4 @@ class PredictionScores:
             records.attach_score(seq, values[0] if len(values) == 1 else tuple(values))
         if saved["tallies"] is not None:
             self.tallies = Scoring.restored(saved["tallies"], windows, capacity, labels, exact=scoring.columns > 1,
-                                            limit=PREDICTION_LIMIT)
+                                            limit=PREDICTION_LIMIT, distinct=False)

@@ -12,8 +12,9 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from streammon import Cumulative, Monitor, Sliding
+from streammon.counting.exact_scores import ScoreRing
 from streammon.counting.score_tally import ScoreTally
-from streammon.metrics import average_precision, average_precision_bin_error
+from streammon.metrics import average_precision, average_precision_bin_error, average_precision_interval
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, score_bins, tally
 from streammon.metrics.score_kernel import distinct_bins
@@ -203,3 +204,26 @@ def test_a_bin_in_random_order_is_the_mean_over_orders() -> None:
     tied = average_precision((one.hist, one.sums, one.top))
     assert 4 * abs(random_order - mean) < abs(tied - mean)  # 0.011 and 0.057 off the mean over orders
     assert t.distinct is not None and bool(t.distinct[0, score_bins(s[3:])].all())
+
+
+def test_the_bootstrap_interval_reads_its_resamples_as_the_point_value() -> None:
+    """``average_precision_interval`` of a tally that knows its distinct bins reads each resample as the point
+    value is read: the interval holds the value and centres on it, where the tied resamples centre lower."""
+    y, s = binary_stream("weak", seed=9)
+    t = ScoreTally.of(y, s[:, None], 2, positive=1)
+    point = average_precision(t.parts)
+    low, high = average_precision_interval(t.parts)
+    tied_low, tied_high = average_precision_interval((t.hist, t.sums, t.top))
+    assert low < point < high
+    assert abs((low + high) / 2 - point) < 0.001 < abs((tied_low + tied_high) / 2 - point)
+
+
+def test_an_empty_ring_says_nothing() -> None:
+    """A ring holding no sample (a state file written before exact scores were kept) gives no flags: every bin
+    reads tied, as before."""
+    ring = ScoreRing(1, bins=True)
+    assert ring.distinct() is None
+    ring.append(np.array([0, 1]), np.array([[0.5], [0.5001]]))
+    flags = ring.distinct()
+    assert flags is not None and bool(flags[0, score_bins(np.array([0.5]))[0]])
+    assert ScoreRing(1).distinct() is None  # keeps no bins: the prediction side

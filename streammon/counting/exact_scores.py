@@ -89,9 +89,10 @@ class ScoreRing:
 
     def distinct(self) -> npt.NDArray[np.bool_] | None:
         """The (C, BINS) bins that hold distinct scores as the held samples show them
-        (``streammon.metrics.score_kernel.distinct_bins``), read-only; None for a ring that keeps no bins. Made
-        again only once more samples came."""
-        if self._bins is None:
+        (``streammon.metrics.score_kernel.distinct_bins``), read-only; None for a ring that keeps no bins or holds
+        no sample (a state file written before exact scores were kept: every bin then reads tied, as before).
+        Made again only once more samples came."""
+        if self._bins is None or self.held == 0:
             return None
         if self._distinct is None or self._distinct[0] != self.total:
             held = self.held

@@ -25,9 +25,9 @@ ties only where scores are equal, the bin error 0 (``exact_ranking``).
   distinct scores (``ScoreTally.distinct``, the fifth part of a tally) is read in random order — Davis &
   Goadrich's interpolation between the precision–recall points of the bin's two edges: the i-th of its P
   positives has, in expectation, ``i·Q/(P + 1)`` of its Q negatives ahead
-  (``window_score_loop.random_order_share``). Tied, such a bin puts every negative ahead of every positive, which
-  read continuous scores crowded into few bins (a weak model's, a rare class's) low by up to ~0.01; in random
-  order, within ~0.001 (``examples/bench_ap_crowded.py``).
+  (``window_score_loop.random_order_share``). Tied, each positive of such a bin reads the precision at the bin's
+  lower edge, every negative of the bin ahead of it, which read continuous scores crowded into few bins (a weak
+  model's, a rare class's) low by up to ~0.01; in random order, within ~0.001 (``examples/bench_ap_crowded.py``).
 
 Undefined is NaN: a binary AUC with no positives or no negatives, an AP with no positives. At K > 2 the
 macro means run over the classes (pairs) that are defined — a class absent from the window is left out,
@@ -281,7 +281,8 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     """A stratified bootstrap interval for a binary average precision, from the bins (always: a bootstrap of a
     window's few exact samples would resample their ties, not remove the bins' error): ``draws`` resamples of
     each class's bins (multinomial at the window's class counts; a fixed seed, so a report is reproducible),
-    the AP of each, and the central ``confidence`` share of them. Simulated coverage of the population AP at
+    the AP of each (its bins of distinct scores in random order where the tally says which: ``distinct``), and
+    the central ``confidence`` share of them. Simulated coverage of the population AP at
     95 %: 0.95 with 200 positives, 0.92 with 60 (AP's small-sample bias; ``tests/test_score_metrics.py``).
     (NaN, NaN) with fewer than 2 positives or no negative; binary only, as ``roc_auc_interval``.
 
@@ -307,8 +308,12 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     rng = np.random.default_rng(0)
     p = rng.multinomial(npos, pos / npos, size=draws)[:, ::-1].astype(np.float64)
     q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
-    tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
-    aps = (p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos
+    if read.distinct is None:
+        tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
+        aps = (p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos
+    else:  # each resample read as the point value is: its bins of distinct scores in random order
+        flags = read.distinct[read.column(read.positive(positive))]
+        aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=flags)[0] for d in range(draws)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(aps, [tail, 1 - tail])
     return float(low), float(high)

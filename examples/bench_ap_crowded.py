@@ -12,9 +12,19 @@ trials and both windows, as the monitor reads it (``now``) and with every bin ti
 as before this change), as read and at the reference mix (scikit-learn with ``sample_weight``), ×1e-4
 (target 20 as read, 50 at the reference mix); and the worst |ROC AUC − scikit-learn| (ties ½ in both readings).
 
-    nice -n 10 python examples/bench_ap_crowded.py [--trials 100] [--samples 12000] [--quick]
+**Bundled data** (``--real``): the data sets and classifiers of ``bench_score_metrics.py`` (each trained on a
+stratified half; the other half is the pool), ``--windows`` windows per cell of ``--window`` samples drawn
+from the pool with replacement at a random class mix (``bench_score_metrics``' draw), each fed to a ``Monitor``
+(a cumulative window, the training mix as reference; binary: the minority class's score) and read: the worst
+|streammon − scikit-learn| of ROC AUC (K > 2: Hand & Till's), AP now and tied, AP at the reference mix, and
+the Brier score, ×1e-4. A pool of 27–1,000 samples drawn 3,000 times repeats each sample, so these windows
+hold many exact ties (the stress of the tied reading's one advantage).
 
-``--quick``: 10 trials. Results: docs/benchmarks/index.md, "Average precision past the exact limit".
+    nice -n 10 python examples/bench_ap_crowded.py [--trials 100] [--samples 12000] [--quick]
+    nice -n 10 python examples/bench_ap_crowded.py --real [--windows 20] [--window 3000]
+
+``--quick``: 10 trials (``--real``: 5 windows). Results: docs/benchmarks/index.md, "Average precision past the
+exact limit".
 """
 
 from __future__ import annotations
@@ -109,12 +119,69 @@ def trial(make: Stream, seed: int, n: int) -> list[tuple[float, float, float, fl
     return out
 
 
+def real_cells(windows: int, size: int) -> None:
+    """The ``--real`` table (module docstring)."""
+    from bench_score_metrics import CLASSIFIERS, datasets  # noqa: PLC0415 - scikit-learn's and river's data
+    from sklearn.model_selection import train_test_split  # noqa: PLC0415
+
+    print(f"{windows} windows of {size:,} per cell, drawn from the held-out half; worst |error| x1e-4")
+    print(f"{'data set x classifier':36s} {'ROC AUC':>8s} {'AP now':>8s} {'AP tied':>8s} {'AP@pi':>8s} {'Brier':>8s}")
+    for dname, (x, y) in datasets().items():
+        for cname, make in CLASSIFIERS.items():
+            k = int(y.max()) + 1
+            x_tr, x_pool, y_tr, y_pool = train_test_split(x, y, test_size=0.5, stratify=y, random_state=17)
+            model = make()
+            model.fit(x_tr, y_tr)  # type: ignore[attr-defined]
+            proba = np.clip(model.predict_proba(x_pool), 0.0, 1.0)  # type: ignore[attr-defined]
+            reference = np.bincount(y_tr, minlength=k) / len(y_tr)
+            positive = int(np.argmin(reference)) if k == 2 else None
+            by_class = [np.flatnonzero(y_pool == c) for c in range(k)]
+            rng = np.random.default_rng(17)
+            worst = np.zeros(5)
+            for _ in range(windows):
+                mix = 0.8 * rng.dirichlet(np.ones(k)) + 0.2 / k
+                counts = rng.multinomial(size - 2 * k, mix) + 2
+                rows = rng.permutation(np.concatenate([rng.choice(by_class[c], counts[c]) for c in range(k)]))
+                yw, pw = y_pool[rows], proba[rows]
+                scores = pw[:, positive] if positive is not None else pw
+                m = Monitor([Cumulative()], reference={c: float(reference[c]) for c in range(k)},
+                            positive=positive, detector=None)
+                m.update_many(yw.tolist(), pw.argmax(axis=1).tolist(), y_score=scores)
+                w = m.report().windows["cumulative"]
+                tally = w.score_tally
+                assert tally is not None and tally.samples is None
+                weights = (reference / (np.bincount(yw, minlength=k) / len(yw)))[yw]
+                if positive is not None:
+                    truth = (yw == positive).astype(int)
+                    theirs = (roc_auc_score(truth, scores), average_precision_score(truth, scores),
+                              average_precision_score(truth, scores, sample_weight=weights),
+                              float(np.mean((scores - truth) ** 2)))
+                    tied = average_precision((tally.hist, tally.sums, tally.top), positive=positive)
+                else:
+                    onehot = np.eye(k)[yw]
+                    theirs = (roc_auc_score(yw, pw, multi_class="ovo"), average_precision_score(onehot, pw),
+                              average_precision_score(onehot, pw, sample_weight=weights),
+                              float(np.mean(((pw - onehot) ** 2).sum(axis=1))))
+                    tied = average_precision((tally.hist, tally.sums, tally.top))
+                ours = (w.scores["roc_auc"], w.scores["average_precision"], tied, w.corrected["average_precision"],
+                        w.scores["brier"])
+                errors = np.abs(np.array(ours) - np.array([theirs[0], theirs[1], theirs[1], theirs[2], theirs[3]]))
+                worst = np.maximum(worst, errors * 1e4)
+            print(f"{dname + ' x ' + cname:36s} " + " ".join(f"{e:8.2f}" for e in worst), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--samples", type=int, default=12_000)
-    parser.add_argument("--quick", action="store_true", help="10 trials")
+    parser.add_argument("--real", action="store_true", help="the bundled data sets instead (module docstring)")
+    parser.add_argument("--windows", type=int, default=20, help="--real: windows per cell")
+    parser.add_argument("--window", type=int, default=3_000, help="--real: samples a window (> 2,048)")
+    parser.add_argument("--quick", action="store_true", help="10 trials (--real: 5 windows)")
     args = parser.parse_args()
+    if args.real:
+        real_cells(5 if args.quick else args.windows, args.window)
+        return
     trials = 10 if args.quick else args.trials
     print(f"{trials} trials of {args.samples:,} samples; windows cumulative and sliding_5000; |error| x1e-4, "
           "worst (mean)")

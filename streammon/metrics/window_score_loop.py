@@ -58,9 +58,10 @@ def _harmonic(x: float, count: int) -> float:  # pragma: no cover - compiled
     as ``log1p`` so that a difference of two large ψ keeps its digits."""
     centre = x + 0.5 * (count + 1.0)
     if centre >= 50.0 * count:  # far from 0: the expansion about the middle term, its next term below 1e-13 of it
-        v = 1.0 / (centre * centre)
+        inv = 1.0 / centre
+        v = inv * inv
         m2 = count * count - 1.0
-        return count / centre * (1.0 + v * (m2 / 12.0 + v * m2 * (3.0 * count * count - 7.0) / 240.0))
+        return count * inv * (1.0 + v * (m2 * (1.0 / 12.0) + v * m2 * (3.0 * count * count - 7.0) * (1.0 / 240.0)))
     total = 0.0
     if count <= HARMONIC_TERMS and x + 1.0 < 20.0:
         for j in range(1, count + 1):
@@ -91,14 +92,15 @@ def random_order_share(above_pos: float, above: float, count: int, weight: float
     bin's negative weight ahead of it (P positives, Q negatives in random order), so its precision is taken as
     ``(T + w·i)/(D + c·i)``, ``c = w + Q/(P + 1)``, and the bin's term is
     ``w·Σ_i (T + w·i)/(D + c·i) = w·(P·w/c + (T − w·D/c)/c · Σ_i 1/(D/c + i))`` (``_harmonic``)."""
-    c = weight + negatives / (count + 1.0)
     if count <= DIRECT_TERMS:
+        c = weight + negatives / (count + 1.0)
         total = 0.0
         for i in range(1, count + 1):
             total += (above_pos + weight * i) / (above + c * i)
         return weight * total
-    share: float = weight * (count * weight / c
-                             + (above_pos - weight * above / c) / c * _harmonic(above / c, count))
+    inv_c = (count + 1.0) / (weight * (count + 1.0) + negatives)  # 1/c: one division (a share costs two)
+    share: float = weight * inv_c * (count * weight + (above_pos - weight * above * inv_c) * _harmonic(above * inv_c,
+                                                                                                         count))
     return share
 
 

@@ -15,9 +15,9 @@ from streammon import Cumulative, Monitor, Sliding
 from streammon.counting.exact_scores import ScoreRing
 from streammon.counting.score_tally import ScoreTally
 from streammon.metrics import average_precision, average_precision_bin_error, average_precision_interval
+from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, score_bins, tally
-from streammon.metrics.score_kernel import distinct_bins
 from streammon.metrics.window_score_loop import DIRECT_TERMS, HARMONIC_TERMS, _harmonic, random_order_share
 
 N = 12_000  # every window past EXACT_RANKING_LIMIT: read from its bins

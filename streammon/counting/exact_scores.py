@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import score_bins
-from streammon.metrics.score_kernel import distinct_bins
 
 Samples = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]  # (true classes (n,), scores (n, C)), read-only
 

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
-from streammon.metrics.score_kernel import distinct_bins
 
 Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
 

@@ -227,3 +227,35 @@ def test_an_empty_ring_says_nothing() -> None:
     flags = ring.distinct()
     assert flags is not None and bool(flags[0, score_bins(np.array([0.5]))[0]])
     assert ScoreRing(1).distinct() is None  # keeps no bins: the prediction side
+
+
+def test_average_precision_never_reads_over_1() -> None:
+    """Every positive above every negative: scikit-learn's AP is exactly 1. Positives crowded in a few bins of
+    distinct scores (read in random order) at a class mix of uneven weights summed bin by bin could round an
+    ulp over 1 (1.0000000000000002 in 7 of 400 such readings, tied bins as well); AP is a mean of precisions, each
+    at most 1: never over 1."""
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        k = 2 if trial % 2 == 0 else 3
+        n = 3_000
+        if k == 2:
+            y = (rng.random(n) < rng.uniform(0.05, 0.5)).astype(int)
+            score = np.where(y == 1, rng.uniform(0.6, 0.6 + rng.uniform(1e-4, 1e-2), n), rng.uniform(0.1, 0.4, n))
+            pred = (score > 0.5).astype(int)
+        else:  # each class's own score in a crowded band above every other sample's score of that class
+            y = rng.integers(0, k, n)
+            score = rng.uniform(0.05, 0.1, (n, k))
+            score[np.arange(n), y] = rng.uniform(0.7, 0.7 + 1e-3, n)
+            score /= score.sum(1, keepdims=True)
+            pred = score.argmax(1)
+        mix = rng.dirichlet(np.ones(k))
+        m = Monitor([Cumulative()], reference={c: float(mix[c]) for c in range(k)}, positive=1 if k == 2 else None,
+                    detector=None)
+        m.update_many(y.tolist(), pred.tolist(), y_score=score)
+        w = m.report().windows["cumulative"]
+        assert w.score_tally is not None and w.score_tally.distinct is not None
+        exact = average_precision_score(y, score) if k == 2 else average_precision_score(np.eye(k)[y], score)
+        assert exact == pytest.approx(1.0, abs=1e-12)  # (scikit-learn's own sum rounds too)
+        for value in (w.scores["average_precision"], w.corrected["average_precision"],
+                      average_precision(w.score_tally.parts), average_precision(w.score_tally.parts, priors=mix)):
+            assert value <= 1.0 and value == pytest.approx(exact, abs=1e-12), trial

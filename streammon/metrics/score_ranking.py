@@ -92,11 +92,11 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = 
     precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
     mixed = None if distinct is None else np.flatnonzero(distinct[::-1] & (p > 0))
     if mixed is None or not len(mixed):
-        ap = float(p @ precision) / npos
+        ap = min(float(p @ precision) / npos, 1.0)  # each term is at most p: over 1 only by rounding
     else:
         terms = p * precision
         terms[mixed] = _random_order(tp - p, tp + fp - p - q, p / weight, weight, q, mixed)
-        ap = float(terms.sum()) / npos
+        ap = min(float(terms.sum()) / npos, 1.0)
     if not bound:  # the bound costs a digamma pass: only when asked
         return ap, math.nan
     kept = p > 0
@@ -310,7 +310,7 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
     if read.distinct is None:
         tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
-        aps = (p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos
+        aps = np.minimum((p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos, 1.0)
     else:  # each resample read as the point value is: its bins of distinct scores in random order
         flags = read.distinct[read.column(read.positive(positive))]
         aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=flags)[0] for d in range(draws)])

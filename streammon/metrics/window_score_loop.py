@@ -212,7 +212,8 @@ def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts
             fp += q
             if p > 0.0 and not mixed:
                 acc += p * tp / (tp + fp)
-        out[v, AVERAGE_PRECISION] = acc / tp if tp > 0.0 else math.nan
+        # each term is at most its bin's positive weight, so acc <= tp but for rounding (an ulp over 1 seen)
+        out[v, AVERAGE_PRECISION] = min(acc / tp, 1.0) if tp > 0.0 else math.nan
     if npos < 2 or nneg < 2:
         delong[0] = math.nan
         return
@@ -359,7 +360,7 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
                 fp += nv[b]
                 if p > 0.0 and not mixed:
                     acc += p * tp / (tp + fp)
-            aps[v, i] = acc / tp if tp > 0.0 else math.nan
+            aps[v, i] = min(acc / tp, 1.0) if tp > 0.0 else math.nan  # as _binary's: rounding kept within 1
     _macro(w, defined, counts, numer, aps, ovo, out)
 
 

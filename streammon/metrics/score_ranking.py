@@ -22,12 +22,13 @@ ties only where scores are equal, the bin error 0 (``exact_ranking``).
   against; K > 2: the macro mean of each class's one-vs-rest AP (scikit-learn's ``average_precision_score``
   on a multi-class ``y_true``). Precision moves with the mix: not Condition 1. From the bins, a bin of one
   repeated score is one threshold (tied scores enter together, as scikit-learn has them); a bin that holds
-  distinct scores (``ScoreTally.distinct``, the fifth part of a tally) is read in random order — Davis &
-  Goadrich's interpolation between the precision–recall points of the bin's two edges: the i-th of its P
-  positives has, in expectation, ``i·Q/(P + 1)`` of its Q negatives ahead
-  (``window_score_loop.random_order_share``). Tied, each positive of such a bin reads the precision at the bin's
-  lower edge, every negative of the bin ahead of it, which read continuous scores crowded into few bins (a weak
-  model's, a rare class's) low by up to ~0.01; in random order, within ~0.001 (``examples/bench_ap_crowded.py``).
+  distinct scores (``ScoreTally.distinct``, the fifth part of a tally) is read in random order: the i-th of its P
+  positives has, in expectation, ``i·Q/(P + 1)`` of its Q negatives ahead, and reads the precision at that count
+  (``window_score_loop.random_order_share``; Davis & Goadrich's interpolation between the bin's two edges would
+  put ``i·Q/P`` ahead, the last positive behind every negative: lower, and 4× the error). Tied, each positive of
+  such a bin reads the precision at the bin's lower edge, every negative of the bin ahead of it, which read
+  continuous scores crowded into few bins (a weak model's, a rare class's) low by up to ~0.01; in random order,
+  within 0.0008 on average (``examples/bench_ap_crowded.py``).
 
 Undefined is NaN: a binary AUC with no positives or no negatives, an AP with no positives. At K > 2 the
 macro means run over the classes (pairs) that are defined — a class absent from the window is left out,

@@ -180,6 +180,27 @@ def test_random_order_share_is_its_definition(count: int) -> None:
         assert _harmonic(x, count) == pytest.approx(math.fsum(1.0 / (x + j) for j in range(1, count + 1)), rel=1e-12)
 
 
+@pytest.mark.parametrize("weight", [5e-324, 1e-310, 1e-300, 1e-150])
+def test_random_order_share_at_the_smallest_weights(weight: float) -> None:
+    """A positive weight near the smallest float (a reference prior of 5e-324): ``D/c`` overflows where a bin holds
+    no negative; the share is still its definition summed term by term (it read NaN, or every positive at
+    precision 1 under 1e10 of weight ranked above), and a monitor at that reference mix reads a finite AP in
+    [0, 1]."""
+    for count in (DIRECT_TERMS + 1, 10, 300):
+        for above_pos_share, above, negatives in ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.5, 1e10, 0.0), (0.0, 1e10, 1.0)):
+            above_pos = above_pos_share * above * weight  # the positive weight above: so many samples of weight w
+            c = weight + negatives / (count + 1)
+            expected = weight * math.fsum((above_pos + weight * i) / (above + c * i) for i in range(1, count + 1))
+            got = random_order_share(above_pos, above, count, weight, negatives)
+            assert math.isfinite(got) and 0.0 <= got <= count * weight * (1 + 1e-15)  # each precision <= 1
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-12 * count * weight)  # AP's units: / count·w
+    y, s = binary_stream("weak", seed=5)
+    m = Monitor([Cumulative()], reference={0: 1.0, 1: weight}, positive=1, detector=None)
+    m.update_many(y.tolist(), (s > 0.5).astype(int).tolist(), y_score=s)
+    value = m.report().windows["cumulative"].corrected["average_precision"]
+    assert math.isfinite(value) and 0.0 <= value <= 1.0
+
+
 def test_a_bin_in_random_order_is_the_mean_over_orders() -> None:
     """One bin of 3 positives and 4 negatives at distinct scores under 2 positives and 1 negative above: the
     random-order reading against the mean of scikit-learn's AP over every order of the bin's samples: not equal

@@ -3,7 +3,7 @@
 A window of more than 2,048 scored samples reads ROC AUC and AP from its 2,048 logit bins. Read with every bin
 tied, AP misses scikit-learn by more than the issue's 0.002 wherever a continuous model crowds its scores into
 few bins: a weak model's scores near ½, a rare class's scores near 0, Beta scores of a narrow spread. streammon
-reads a bin in random order (Davis & Goadrich's expected precision, ``window_score_loop.random_order_share``)
+reads a bin in random order (the precision at the expected count of negatives ahead, ``random_order_share``)
 where the monitor's last 2,048 exact scores show the bin holding distinct scores, tied where they show one
 repeated score (``ScoreTally.distinct``). Per distribution and ``--trials`` trials (a fresh stream each), a
 ``Monitor`` with a cumulative window and a sliding window of 5,000 is fed ``--samples`` labelled samples with

@@ -180,6 +180,27 @@ def test_random_order_share_is_its_definition(count: int) -> None:
         assert _harmonic(x, count) == pytest.approx(math.fsum(1.0 / (x + j) for j in range(1, count + 1)), rel=1e-12)
 
 
+@pytest.mark.parametrize("weight", [5e-324, 1e-310, 1e-300, 1e-150])
+def test_random_order_share_at_the_smallest_weights(weight: float) -> None:
+    """A positive weight near the smallest float (a reference prior of 5e-324): ``D/c`` overflows where a bin holds
+    no negative; the share is still its definition summed term by term (it read NaN, or every positive at
+    precision 1 under 1e10 of weight ranked above), and a monitor at that reference mix reads a finite AP in
+    [0, 1]."""
+    for count in (DIRECT_TERMS + 1, 10, 300):
+        for above_pos_share, above, negatives in ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.5, 1e10, 0.0), (0.0, 1e10, 1.0)):
+            above_pos = above_pos_share * above * weight  # the positive weight above: so many samples of weight w
+            c = weight + negatives / (count + 1)
+            expected = weight * math.fsum((above_pos + weight * i) / (above + c * i) for i in range(1, count + 1))
+            got = random_order_share(above_pos, above, count, weight, negatives)
+            assert math.isfinite(got) and 0.0 <= got <= count * weight * (1 + 1e-15)  # each precision <= 1
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-12 * count * weight)  # AP's units: / count·w
+    y, s = binary_stream("weak", seed=5)
+    m = Monitor([Cumulative()], reference={0: 1.0, 1: weight}, positive=1, detector=None)
+    m.update_many(y.tolist(), (s > 0.5).astype(int).tolist(), y_score=s)
+    value = m.report().windows["cumulative"].corrected["average_precision"]
+    assert math.isfinite(value) and 0.0 <= value <= 1.0
+
+
 def test_a_bin_in_random_order_is_the_mean_over_orders() -> None:
     """One bin of 3 positives and 4 negatives at distinct scores under 2 positives and 1 negative above: the
     random-order reading against the mean of scikit-learn's AP over every order of the bin's samples: not equal
@@ -227,3 +248,35 @@ def test_an_empty_ring_says_nothing() -> None:
     flags = ring.distinct()
     assert flags is not None and bool(flags[0, score_bins(np.array([0.5]))[0]])
     assert ScoreRing(1).distinct() is None  # keeps no bins: the prediction side
+
+
+def test_average_precision_never_reads_over_1() -> None:
+    """Every positive above every negative: scikit-learn's AP is exactly 1. Positives crowded in a few bins of
+    distinct scores (read in random order) at a class mix of uneven weights summed bin by bin could round an
+    ulp over 1 (1.0000000000000002 in 7 of 400 such readings, tied bins as well); AP is a mean of precisions, each
+    at most 1: never over 1."""
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        k = 2 if trial % 2 == 0 else 3
+        n = 3_000
+        if k == 2:
+            y = (rng.random(n) < rng.uniform(0.05, 0.5)).astype(int)
+            score = np.where(y == 1, rng.uniform(0.6, 0.6 + rng.uniform(1e-4, 1e-2), n), rng.uniform(0.1, 0.4, n))
+            pred = (score > 0.5).astype(int)
+        else:  # each class's own score in a crowded band above every other sample's score of that class
+            y = rng.integers(0, k, n)
+            score = rng.uniform(0.05, 0.1, (n, k))
+            score[np.arange(n), y] = rng.uniform(0.7, 0.7 + 1e-3, n)
+            score /= score.sum(1, keepdims=True)
+            pred = score.argmax(1)
+        mix = rng.dirichlet(np.ones(k))
+        m = Monitor([Cumulative()], reference={c: float(mix[c]) for c in range(k)}, positive=1 if k == 2 else None,
+                    detector=None)
+        m.update_many(y.tolist(), pred.tolist(), y_score=score)
+        w = m.report().windows["cumulative"]
+        assert w.score_tally is not None and w.score_tally.distinct is not None
+        exact = average_precision_score(y, score) if k == 2 else average_precision_score(np.eye(k)[y], score)
+        assert exact == pytest.approx(1.0, abs=1e-12)  # (scikit-learn's own sum rounds too)
+        for value in (w.scores["average_precision"], w.corrected["average_precision"],
+                      average_precision(w.score_tally.parts), average_precision(w.score_tally.parts, priors=mix)):
+            assert value <= 1.0 and value == pytest.approx(exact, abs=1e-12), trial

@@ -22,12 +22,13 @@ ties only where scores are equal, the bin error 0 (``exact_ranking``).
   against; K > 2: the macro mean of each class's one-vs-rest AP (scikit-learn's ``average_precision_score``
   on a multi-class ``y_true``). Precision moves with the mix: not Condition 1. From the bins, a bin of one
   repeated score is one threshold (tied scores enter together, as scikit-learn has them); a bin that holds
-  distinct scores (``ScoreTally.distinct``, the fifth part of a tally) is read in random order — Davis &
-  Goadrich's interpolation between the precision–recall points of the bin's two edges: the i-th of its P
-  positives has, in expectation, ``i·Q/(P + 1)`` of its Q negatives ahead
-  (``window_score_loop.random_order_share``). Tied, each positive of such a bin reads the precision at the bin's
-  lower edge, every negative of the bin ahead of it, which read continuous scores crowded into few bins (a weak
-  model's, a rare class's) low by up to ~0.01; in random order, within ~0.001 (``examples/bench_ap_crowded.py``).
+  distinct scores (``ScoreTally.distinct``, the fifth part of a tally) is read in random order: the i-th of its P
+  positives has, in expectation, ``i·Q/(P + 1)`` of its Q negatives ahead, and reads the precision at that count
+  (``window_score_loop.random_order_share``; Davis & Goadrich's interpolation between the bin's two edges would
+  put ``i·Q/P`` ahead, the last positive behind every negative: lower, and 4× the error). Tied, each positive of
+  such a bin reads the precision at the bin's lower edge, every negative of the bin ahead of it, which read
+  continuous scores crowded into few bins (a weak model's, a rare class's) low by up to ~0.01; in random order,
+  within 0.0008 on average (``examples/bench_ap_crowded.py``).
 
 Undefined is NaN: a binary AUC with no positives or no negatives, an AP with no positives. At K > 2 the
 macro means run over the classes (pairs) that are defined — a class absent from the window is left out,
@@ -92,11 +93,11 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = 
     precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
     mixed = None if distinct is None else np.flatnonzero(distinct[::-1] & (p > 0))
     if mixed is None or not len(mixed):
-        ap = float(p @ precision) / npos
+        ap = min(float(p @ precision) / npos, 1.0)  # each term is at most p: over 1 only by rounding
     else:
         terms = p * precision
         terms[mixed] = _random_order(tp - p, tp + fp - p - q, p / weight, weight, q, mixed)
-        ap = float(terms.sum()) / npos
+        ap = min(float(terms.sum()) / npos, 1.0)
     if not bound:  # the bound costs a digamma pass: only when asked
         return ap, math.nan
     kept = p > 0
@@ -310,7 +311,7 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
     if read.distinct is None:
         tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
-        aps = (p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos
+        aps = np.minimum((p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos, 1.0)
     else:  # each resample read as the point value is: its bins of distinct scores in random order
         flags = read.distinct[read.column(read.positive(positive))]
         aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=flags)[0] for d in range(draws)])

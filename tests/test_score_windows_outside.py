@@ -462,3 +462,19 @@ def test_log_loss_past_the_limit_is_scikit_learns_below_its_own_clip() -> None:
     assert got == pytest.approx(log_loss(y == 0, np.clip(p[:, 0], EPS, 1 - EPS)), abs=1e-12)
     gap = zeros * math.log(EPS / np.finfo(float).eps) / len(y)
     assert log_loss(y == 0, p[:, 0]) - got == pytest.approx(gap, rel=1e-9)
+
+
+def test_with_a_reference_and_classes_in_another_order_the_columns_follow_the_reference() -> None:
+    """``classes=[2, 0, 1]`` beside a reference listing 0, 1, 2: ``Monitor.labels`` is the reference's order, so
+    K = 3 scores in that order read scikit-learn's Hand & Till ROC AUC past the limit, and the same scores in
+    ``classes=``'s order read another value (0.30 against 0.91 here): rows that sum to 1 cannot show the mistake."""
+    y, p, _ = softmax(5_000, 3, 1.0)(np.random.default_rng(0))
+    monitors = [Monitor([Cumulative()], classes=[2, 0, 1], reference={0: 1, 1: 1, 2: 1}, detector=None)
+                for _ in range(2)]
+    assert monitors[0].labels == (0, 1, 2)
+    for m, columns in zip(monitors, ([0, 1, 2], [2, 0, 1]), strict=True):
+        m.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p[:, columns])
+    right, wrong = (m.report().windows["cumulative"].scores["roc_auc"] for m in monitors)
+    want = roc_auc_score(y, p, multi_class="ovo")
+    assert right == pytest.approx(want, abs=2e-3)
+    assert abs(wrong - want) > 0.1

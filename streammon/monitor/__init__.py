@@ -69,7 +69,9 @@ class Monitor(Saving):
         The label of the positive class for binary metrics. Without it and without a reference, a binary
         ``streammon.Validation`` baseline's ``positive`` (the class its (n,) scores are the probability of).
     classes
-        Labels to register up front (in this order), so K is known before data.
+        Labels to register up front (in this order), so K is known before data. ``Monitor.labels``
+        lists the reference's classes first, in the reference's order, then the others of ``classes``: with
+        both given, a K > 2 score's columns follow the reference's order, not this one's.
         With a reference or ``classes``, a batch (or sample) whose labels share no type
         (str / int) with them is refused: ``0``/``1`` against ``"legit"``/``"fraud"`` is a mistake.
     closed

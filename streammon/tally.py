@@ -72,6 +72,7 @@ class Tally:
         self.ingested = 0
         self.declared = len(index)  # the classes given up front: the columns of K-class scores
         self.scoring: Scoring | None = None  # the score side, from the first score on (streammon.counting.scoring)
+        self.column_order: str | None = None  # why K-class scores are refused (Monitor's classes= order), if so
 
     def score_layout(self, ndim: int, columns: int | None) -> Scoring:
         """The score side, or a new one (not attached yet) for a first score of this shape; raises
@@ -82,8 +83,11 @@ class Tally:
             positive: int | None = self.index.ids[self.positive]
         else:
             positive = self.positive_index() if self.reference is not None else None
-        return Scoring.of_first(declared=self.declared, labels=len(self.index), positive=positive, ndim=ndim,
-                                columns=columns)
+        scoring = Scoring.of_first(declared=self.declared, labels=len(self.index), positive=positive, ndim=ndim,
+                                   columns=columns)
+        if self.column_order is not None and (scoring.columns > 1 or ndim == 2):  # a row per class: its order
+            raise ValueError(self.column_order)
+        return scoring
 
     def batch_scores(self, y_score: Any, given: npt.NDArray[np.float64],
                      n: int) -> tuple[Scoring, npt.NDArray[np.float64]]:

@@ -464,17 +464,28 @@ def test_log_loss_past_the_limit_is_scikit_learns_below_its_own_clip() -> None:
     assert log_loss(y == 0, p[:, 0]) - got == pytest.approx(gap, rel=1e-9)
 
 
-def test_with_a_reference_and_classes_in_another_order_the_columns_follow_the_reference() -> None:
-    """``classes=[2, 0, 1]`` beside a reference listing 0, 1, 2: ``Monitor.labels`` is the reference's order, so
-    K = 3 scores in that order read scikit-learn's Hand & Till ROC AUC past the limit, and the same scores in
-    ``classes=``'s order read another value (0.30 against 0.91 here): rows that sum to 1 cannot show the mistake."""
+def test_with_a_reference_and_classes_in_another_order_scores_by_column_are_refused() -> None:
+    """``classes=[2, 0, 1]`` beside a reference listing 0, 1, 2: ``Monitor.labels`` is the reference's order, and
+    K = 3 scores could be meant in either order — given in ``classes=``'s order they would read another value
+    (0.30 against scikit-learn's 0.91 here: rows that sum to 1 cannot show the mistake), so scores with a column
+    per class (K = 3, and a binary ``predict_proba``'s two) are refused, naming both orders, nothing counted; a
+    binary model's one score is taken. With the orders agreeing, K = 3 scores read scikit-learn's Hand & Till ROC
+    AUC past the limit."""
     y, p, _ = softmax(5_000, 3, 1.0)(np.random.default_rng(0))
-    monitors = [Monitor([Cumulative()], classes=[2, 0, 1], reference={0: 1, 1: 1, 2: 1}, detector=None)
-                for _ in range(2)]
-    assert monitors[0].labels == (0, 1, 2)
-    for m, columns in zip(monitors, ([0, 1, 2], [2, 0, 1]), strict=True):
-        m.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p[:, columns])
-    right, wrong = (m.report().windows["cumulative"].scores["roc_auc"] for m in monitors)
+    m = Monitor([Cumulative()], classes=[2, 0, 1], reference={0: 1, 1: 1, 2: 1}, detector=None)
+    assert m.labels == (0, 1, 2)
+    with pytest.raises(ValueError, match=r"classes=\[2, 0, 1\] lists the classes in another order than "
+                                         r"Monitor.labels \[0, 1, 2\]"):
+        m.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p)
+    with pytest.raises(ValueError, match="another order"):
+        m.update(0, 0, y_score=[0.5, 0.3, 0.2])
+    assert m.samples == 0
+    ok = Monitor([Cumulative()], classes=[0, 1, 2], reference={0: 1, 1: 1, 2: 1}, detector=None)
+    ok.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p)
     want = roc_auc_score(y, p, multi_class="ovo")
-    assert right == pytest.approx(want, abs=2e-3)
-    assert abs(wrong - want) > 0.1
+    assert ok.report().windows["cumulative"].scores["roc_auc"] == pytest.approx(want, abs=2e-3)
+    binary = Monitor([Cumulative()], classes=[1, 0], reference={0: 0.8, 1: 0.2}, detector=None)
+    with pytest.raises(ValueError, match="another order"):
+        binary.update_many([0, 1], [0, 1], y_score=np.array([[0.9, 0.1], [0.2, 0.8]]))
+    binary.update_many([0, 1], [0, 1], y_score=[0.1, 0.8])
+    assert binary.report().windows["cumulative"].score_tally is not None

@@ -71,7 +71,9 @@ class Monitor(Saving):
     classes
         Labels to register up front (in this order), so K is known before data. ``Monitor.labels``
         lists the reference's classes first, in the reference's order, then the others of ``classes``: with
-        both given, a K > 2 score's columns follow the reference's order, not this one's.
+        both given in different orders, a score's columns (K > 2, or a binary ``predict_proba``'s two) could be
+        meant either way, so such scores are refused (``ValueError`` naming both orders); a binary model's one
+        score (the positive class's) is taken.
         With a reference or ``classes``, a batch (or sample) whose labels share no type
         (str / int) with them is refused: ``0``/``1`` against ``"legit"``/``"fraud"`` is a mistake.
     closed
@@ -158,7 +160,8 @@ class Monitor(Saving):
         if positive is None and ref is None and isinstance(baseline, Validation) and baseline.positive is not None:
             positive = baseline.positive  # the class the validation's scores are about: the monitor's scores too
         initial: list[Any] = list(ref.labels) if ref else []
-        initial += list(classes or [])
+        declared = list(classes or [])
+        initial += declared
         if positive is not None:
             initial.append(positive)
         if positive is not None and ref is not None and positive not in ref.priors:
@@ -179,6 +182,7 @@ class Monitor(Saving):
         chosen = None if positive is None else index.labels[index.ids[positive]]
         records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl, max_pending_bytes=max_pending_bytes)
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
+        tally.column_order = _column_order(declared, index.labels) if ref is not None else None
         super().__init__(tally, clock, records, None, policy=policy or Policy(),
                          prior_baselines=PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
                                                         baseline if isinstance(baseline, Validation) else None))
@@ -363,3 +367,16 @@ def _check_saved_validation(given: Any, validation: Validation | None) -> None:
             for i, a in enumerate(validation.labels) for j, b in enumerate(validation.labels)):
         raise ValueError(f"validation= holds other counts ({validation!r}) than the saved baseline: it is not the "
                          "validation set this monitor was made with")
+
+
+def _column_order(classes: list[Any], labels: tuple[Any, ...]) -> str | None:
+    """The refusal of scores with a column per class when ``classes=`` lists its classes in another order than
+    ``Monitor.labels`` (the reference's first): the columns could follow either. None where the orders agree."""
+    listed = list(dict.fromkeys(classes))
+    kept = [label for label in labels if label in set(listed)]
+    if kept == listed:
+        return None
+    return (f"classes={listed!r} lists the classes in another order than Monitor.labels {list(labels)!r} (the "
+            "reference's classes first, in its order): a score's columns (one per class) follow Monitor.labels, and "
+            "scores given in classes='s order would be read as the wrong classes; pass classes= in the order of "
+            "Monitor.labels, or reference= in classes='s order")

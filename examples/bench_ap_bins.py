@@ -9,8 +9,8 @@ the windows for:
 - **where**: the share of that worst window's error held by the bins evenly spaced in logit (``mid``) rather
   than the tails, bin 0 or the last bins — and whether the window has raw scores of exactly 0 or 1;
 - **random**: the bins read with the expected AP when each bin's positives and negatives come in random order
-  (Davis & Goadrich's 2006 interpolation, ``i·Q/(P + 1)`` negatives ahead of a bin's i-th positive, a digamma
-  sum), not tied;
+  (the precision at the expected ``i·Q/(P + 1)`` negatives ahead of a bin's i-th positive, a digamma sum), not
+  tied, in every bin (streammon now does so only in the bins its exact scores show holding distinct scores);
 - **x4**, **x8**: each bin split into 4 or 8 equal parts (8,192 or 16,384 bins), tied within a part;
 - **centroid**: the bins plus each class's mean position within each bin, a class's samples ordered by it;
 - **moments**: the bins plus each class's first two moments of the position within each bin (integer sums of

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -280,3 +281,27 @@ def test_average_precision_never_reads_over_1() -> None:
         for value in (w.scores["average_precision"], w.corrected["average_precision"],
                       average_precision(w.score_tally.parts), average_precision(w.score_tally.parts, priors=mix)):
             assert value <= 1.0 and value == pytest.approx(exact, abs=1e-12), trial
+
+
+def test_the_flags_are_made_only_for_a_window_that_reads_its_bins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While every window holds at most the exact limit (a quiet monitor's usual state), a report makes no flags
+    (a pass over the ring it would not read); once the cumulative window passes the limit it does, once per new
+    batch."""
+    made: list[int] = []
+    original = ScoreRing.distinct
+
+    def counted(self: ScoreRing) -> Any:
+        made.append(self.total)
+        return original(self)
+
+    monkeypatch.setattr(ScoreRing, "distinct", counted)
+    y, s = binary_stream("weak", seed=10)
+    m = Monitor([Cumulative(), Sliding(1_000)], reference={0: 0.8, 1: 0.2}, positive=1, detector=None)
+    for start in range(0, 2_000, 500):
+        m.update_many(y[start:start + 500].tolist(), (s[start:start + 500] > 0.5).astype(int).tolist(),
+                      y_score=s[start:start + 500])
+        m.report()
+    assert made == []
+    m.update_many(y[2_000:3_000].tolist(), (s[2_000:3_000] > 0.5).astype(int).tolist(), y_score=s[2_000:3_000])
+    w = m.report().windows["cumulative"]
+    assert made == [3_000] and w.score_tally is not None and w.score_tally.distinct is not None

@@ -169,9 +169,10 @@ class Scoring:
             fresh[i] = key
         if self.ring is not None and fresh:
             self._attach_samples(out, list(fresh), k)
-            flags = self.ring.distinct()
-            for i in fresh:  # a window reading its bins: which of them hold distinct scores (``ScoreTally.distinct``)
-                if flags is not None and out[i].samples is None and out[i].n_scored > 0:
+            binned = [i for i in fresh if out[i].samples is None and out[i].n_scored > 0]
+            flags = self.ring.distinct() if binned else None  # made only for a window that reads its bins
+            for i in binned:  # which of its bins hold distinct scores (``ScoreTally.distinct``)
+                if flags is not None:
                     out[i] = out[i].with_distinct(flags)
         for i, key in fresh.items():
             if key is not None:

@@ -39,17 +39,18 @@ Parts = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float
 
 
 def sample_cells(true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], rows: int, *,
-                 positive: int = 1) -> Parts:
+                 positive: int = 1, bins: npt.NDArray[np.integer[Any]] | None = None) -> Parts:
     """The tally of scored samples as ``(cells, counts, sums, top)``: the histogram's non-zero flat cells
     (sorted, unique) and their counts, and the dense ``sums`` (rows, C, 4) and ``top`` (rows, 15, 3) of
     ``streammon.metrics.score_bins.tally`` — the same numbers (the tests check it), without a dense
-    histogram. ``scores`` is (n, C), every row finite and in [0, 1]; C = 1 is a binary score of ``positive``.
+    histogram. ``scores`` is (n, C), every row finite and in [0, 1]; C = 1 is a binary score of ``positive``;
+    ``bins``: their ``score_bins``, if the caller made them.
     """
     t = np.asarray(true, dtype=np.intp)
     s = np.asarray(scores, dtype=np.float64)
     columns = s.shape[1]
     rows_cols = (t[:, None] * columns + np.arange(columns)).ravel()
-    flat = rows_cols * BINS + score_bins(s).ravel()
+    flat = rows_cols * BINS + (score_bins(s) if bins is None else bins).ravel()
     cells, counts = np.unique(flat, return_counts=True)
     sums, top = sums_and_top(t, s, rows, positive=positive)
     return cells.astype(np.int64), counts.astype(np.int64), sums, top
@@ -140,14 +141,16 @@ class ScoreTally:
            positive: int | None = 1) -> ScoreTally:
         """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1]);
         with its exact samples when there are at most ``EXACT_RANKING_LIMIT``, else with its distinct bins."""
-        cells, counts, sums, top = sample_cells(true, scores, k, positive=1 if positive is None else positive)
+        values = np.ascontiguousarray(scores, dtype=np.float64)
+        bins = score_bins(values)  # once: the histogram's cells and, past the limit, the distinct bins
+        cells, counts, sums, top = sample_cells(true, values, k, positive=1 if positive is None else positive,
+                                                bins=bins)
         hist = np.zeros(k * scores.shape[1] * BINS, np.int64)
         hist[cells] = counts
         tally = cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
         samples = _samples(np.array(true, dtype=np.intp), np.array(scores, dtype=np.float64))
         if samples is None:
-            values = np.ascontiguousarray(scores, dtype=np.float64)
-            return tally.with_distinct(_readonly(distinct_bins(score_bins(values).astype(np.int16), values)))
+            return tally.with_distinct(_readonly(distinct_bins(bins.astype(np.int16), values)))
         return tally.with_samples(samples)
 
     @classmethod

@@ -72,7 +72,7 @@ class Tally:
         self.ingested = 0
         self.declared = len(index)  # the classes given up front: the columns of K-class scores
         self.scoring: Scoring | None = None  # the score side, from the first score on (streammon.counting.scoring)
-        self.column_order: str | None = None  # why K-class scores are refused (Monitor's classes= order), if so
+        self.column_order: str | None = None  # why scores by column are refused (column_order_refusal), if so
 
     def score_layout(self, ndim: int, columns: int | None) -> Scoring:
         """The score side, or a new one (not attached yet) for a first score of this shape; raises
@@ -254,3 +254,16 @@ def _count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise StateError(f"{what} must be an int >= 0, got {value!r}")
     return value
+
+
+def column_order_refusal(classes: list[Any], labels: tuple[Any, ...]) -> str | None:
+    """The refusal of scores with a column per class when ``classes=`` lists its classes in another order than
+    ``Monitor.labels`` (the reference's first): the columns could follow either. None where the orders agree."""
+    listed = list(dict.fromkeys(classes))
+    kept = [label for label in labels if label in set(listed)]
+    if kept == listed:
+        return None
+    return (f"classes={listed!r} lists the classes in another order than Monitor.labels {list(labels)!r} (the "
+            "reference's classes first, in its order): a score's columns (one per class) follow Monitor.labels, and "
+            "scores given in classes='s order would be read as the wrong classes; pass classes= in the order of "
+            "Monitor.labels, or reference= in classes='s order")

@@ -40,7 +40,7 @@ from streammon.monitor.saving import Saving
 from streammon.pending import DEFAULT_LABEL_TTL, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES, Journal, PendingRecords
 from streammon.pending.schema import check_pending
 from streammon.state_schema import UPGRADES, check_body, check_memory
-from streammon.tally import WINDOW_TYPES, Tally
+from streammon.tally import WINDOW_TYPES, Tally, column_order_refusal
 
 DEFAULT_WARMUP = 1000
 
@@ -182,7 +182,7 @@ class Monitor(Saving):
         chosen = None if positive is None else index.labels[index.ids[positive]]
         records = PendingRecords(max_pending=max_pending, label_ttl=label_ttl, max_pending_bytes=max_pending_bytes)
         tally = Tally(windows, index, watch, reference=ref, positive=chosen, warmup=warmup)
-        tally.column_order = _column_order(declared, index.labels) if ref is not None else None
+        tally.column_order = column_order_refusal(declared, index.labels) if ref is not None else None
         super().__init__(tally, clock, records, None, policy=policy or Policy(),
                          prior_baselines=PriorBaselines(as_confusion(baseline, list(dict.fromkeys(initial))),
                                                         baseline if isinstance(baseline, Validation) else None))
@@ -367,16 +367,3 @@ def _check_saved_validation(given: Any, validation: Validation | None) -> None:
             for i, a in enumerate(validation.labels) for j, b in enumerate(validation.labels)):
         raise ValueError(f"validation= holds other counts ({validation!r}) than the saved baseline: it is not the "
                          "validation set this monitor was made with")
-
-
-def _column_order(classes: list[Any], labels: tuple[Any, ...]) -> str | None:
-    """The refusal of scores with a column per class when ``classes=`` lists its classes in another order than
-    ``Monitor.labels`` (the reference's first): the columns could follow either. None where the orders agree."""
-    listed = list(dict.fromkeys(classes))
-    kept = [label for label in labels if label in set(listed)]
-    if kept == listed:
-        return None
-    return (f"classes={listed!r} lists the classes in another order than Monitor.labels {list(labels)!r} (the "
-            "reference's classes first, in its order): a score's columns (one per class) follow Monitor.labels, and "
-            "scores given in classes='s order would be read as the wrong classes; pass classes= in the order of "
-            "Monitor.labels, or reference= in classes='s order")

@@ -9,7 +9,8 @@ import pytest
 from scipy import optimize, special, stats
 
 from streammon import Validation
-from streammon.metrics.em_priors import misfit_bias, satterthwaite_df, t_quantile
+from streammon.metrics.em_priors import misfit_bias
+from streammon.metrics.student_t import satterthwaite_df, t_quantile
 
 
 def test_misfit_is_zero_where_the_posteriors_are_the_class_frequencies_of_each_score() -> None:

@@ -70,7 +70,6 @@ from streammon.metrics.em_priors import (
     intervals,
     misfit_bias,
     mix_posteriors,
-    satterthwaite_df,
 )
 from streammon.metrics.expected_scores import (
     decision_counts,
@@ -87,6 +86,7 @@ from streammon.metrics.score_shift_test import (
     make_binning,
     mix_test,
 )
+from streammon.metrics.student_t import satterthwaite_df
 from streammon.metrics.unseen_errors import unseen_error_covariance
 
 BOOTSTRAP = 50  # replicas of the validation set for the intervals' validation noise (module docstring)

@@ -49,6 +49,16 @@ it 0.950 and 0.936 for 5 % more width (at n = 1,000 and a standard error of 0.00
 to the half-width instead (Yates's continuity correction) covered 0.980 / 0.952 for 15 % more width, and 0.97–0.98
 on digits (K = 10, n = 270) which covered 0.94–0.97 without: needlessly wide.
 
+**Where the scores do not locate the mix.** A model whose scores are all alike (a pipeline that lost its inputs),
+or that cannot tell two classes apart, leaves ``ℓ`` flat along some direction of the mix: EM then drifts along it on
+the posteriors' rounding (constant scores on a 20 % class read a 1.5 % share), and the window's variance
+``I⁻¹ W I⁻¹`` — a linearisation around a located estimate — reads 0 there, as ``W`` and ``I`` vanish together. So
+along every direction where the observed information is below ``LOCATED`` (1: a standard error above 1 for the mix
+that generated the window) the estimate keeps its start's (the validation's mix), the covariance is ``I⁻¹`` with
+the variance there capped at 1 (intervals of the whole range, finite for what adds to them), and ``reason`` says so.
+What the scores do locate is kept: with two classes indistinct, the third reads what EM with the two merged reads
+(``tests/test_em_identifiability.py``, against the likelihood by brute force).
+
 >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]])   # calibrated at the source mix (0.5, 0.5)
 >>> e = em_priors(p, [0.5, 0.5])
 >>> e.method, e.converged, bool(abs(e.priors.sum() - 1) < 1e-12)
@@ -77,6 +87,12 @@ MAX_ITERATIONS = 10_000
 METHOD = "em"
 TARGETS = ("window", "mix")
 _STEP = 1e-5  # central-difference step for the validation term's derivatives
+# The window's Fisher information about the mix (free coordinates) below which its scores do not locate the mix:
+# a standard error above 1, in some direction, for the mix that generated the window (module docstring)
+LOCATED = 1.0
+NOT_LOCATED = ("the scores hardly tell some classes apart (the window's Fisher information about the mix is below 1 "
+               "in some direction): there the mix is not located, the estimate keeps the validation's and those "
+               "classes' intervals span the whole range")
 
 
 @dataclass(frozen=True)
@@ -155,7 +171,12 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
     first = source.copy() if start is None else check_source(start, k)
     pi, iterations, converged = fixed_point(ratio, w, first, tolerance, max_iterations)  # SQUAREM-accelerated EM
     reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
-    covariance = _fisher_covariance(ratio, w, pi, target)
+    covariance, loose = _fisher_covariance(ratio, w, pi, target)
+    if loose.shape[1]:  # along these EM drifted on a near-flat likelihood: there the mix stays at the start's
+        pi = np.clip(pi + loose @ np.linalg.lstsq(loose, first - pi, rcond=None)[0], 0.0, None)
+        pi /= pi.sum()
+        covariance, _ = _fisher_covariance(ratio, w, pi, target)
+        reason = "; ".join(filter(None, [reason, NOT_LOCATED]))
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
     lower, upper = intervals(pi, covariance, alpha, n=_lattice(n, target))
@@ -176,15 +197,21 @@ def _reduced(k: int, drop: int) -> FloatArray:
     return a
 
 
-def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target: str) -> FloatArray:
+def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target: str) -> tuple[FloatArray, FloatArray]:
     """The window's part of the covariance on the free coordinates, mapped to the K priors: ``I⁻¹`` for the
-    mix (``target="mix"``), ``I⁻¹ W I⁻¹`` for the window's own class shares (module docstring)."""
+    mix (``target="mix"``), ``I⁻¹ W I⁻¹`` for the window's own class shares (module docstring); and the
+    directions of the mix (K × m, m of them, each summing to 0) its scores do not locate (``LOCATED``). Where there
+    are any, both targets get ``I⁻¹`` with the variance along them capped at 1 (an interval of the whole range,
+    still finite for what adds to it): ``I⁻¹ W I⁻¹`` is a linearisation around a located estimate, and a window of
+    indistinct scores makes ``W`` and ``I`` vanish together, which it would read as a window known exactly."""
     k = pi.shape[0]
     a = _reduced(k, int(np.argmax(pi)))
     d = (ratio / (ratio @ pi)[:, None]) @ a  # ∇ log(π'·rᵢ) in the free coordinates
     info = (d * w[:, None]).T @ d
-    inverse = np.linalg.pinv(info)
-    if target == "window":
+    values, vectors = np.linalg.eigh(info)
+    loose = a @ vectors[:, values < LOCATED]
+    inverse = (vectors / np.maximum(values, LOCATED)) @ vectors.T  # I⁻¹ where located (every value ≥ LOCATED)
+    if target == "window" and not loose.shape[1]:
         share = ratio * pi
         share /= share.sum(axis=1, keepdims=True)  # p'ᵢ꜀: sample i's posterior at the estimated mix
         within = np.zeros_like(info)
@@ -196,7 +223,7 @@ def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target:
             within += (centred * wc[:, None]).T @ centred
         inverse = inverse @ within @ inverse
     out: FloatArray = a @ inverse @ a.T
-    return out
+    return out, loose
 
 
 def intervals(pi: FloatArray, covariance: FloatArray, alpha: float,

@@ -8,15 +8,19 @@ compiles it in memory, once per process, and says so once on the ``streammon.com
 (set ``NUMBA_CACHE_DIR`` to a writable directory to keep the machine code).
 
 **The rule: a compiled loop reads only loops and constants of its own file.** numba takes a cached function's
-machine code as fresh while the function's *own* source file is unchanged (its stamp), and it freezes into that
-code the globals the function reads — a constant's value, another compiled function's code. A loop that called a
-loop of another file, or read another file's constant (or one computed from it at import), would keep the old
-machine code after that other file changed: wrong numbers, silently, for a developer (editable install) or a user
-whose upgrade changed only that other file. A loop that must reach another file is built in a factory that closes
-over ``fingerprint`` of that file: numba's cache key hashes the function's bytecode and its closure variables'
-pickled contents (``numba/core/caching.py``, ``_index_key``), so a changed file means another key and a fresh
-compile. ``tests/test_compiled_scope.py`` reads every module that compiles loops and fails on a loop (or a loop
-it calls, or a constant it reads, of its own file) that reaches another file's name without such a key.
+machine code as fresh while the function's *own* source file is unchanged (its stamp: in numba 0.68 the SHA-256 of
+the file's bytes), and it freezes into that code the globals the function reads — a constant's value, another
+compiled function's code. A loop that called a loop of another file, or read another file's constant (or one of
+its own file computed from it at import), would keep the old machine code after that other file changed: wrong
+numbers, silently, for a developer (editable install) or a user whose upgrade changed only that other file. Where a
+loop must reach another file it is built in a factory whose closure numba's cache key holds (the key hashes the
+function's bytecode and its closure variables' pickled contents: ``numba/core/caching.py``, ``_index_key``): a
+loop of another file through ``fingerprint`` of that file (``exact_ranking_loop.ranking_values``), a constant
+through its value (``detection.kernel._scanner``); or the value is passed as an argument
+(``score_kernel.LAYOUT``). Never a compiled function in a closure: numba pickles it with an id of its process, so
+the cache would never hit. ``tests/test_compiled_scope.py`` reads every module that compiles loops and fails on a
+loop that reaches another file's name without such a key (directly, through a constant of its file, or through a
+loop of its file that does); ``tests/test_compiled_cache.py`` changes the other file between processes.
 """
 
 from __future__ import annotations

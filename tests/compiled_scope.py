@@ -43,9 +43,11 @@ def _stores(nodes: list[ast.stmt]) -> set[str]:
 
 
 def loop_reads(loop: ast.FunctionDef) -> set[str]:
-    """The names ``loop``'s body reads and does not bind: its file's globals, or its factory's names (closed over)."""
+    """The names ``loop``'s body and default values read and it does not bind: its file's globals, or its factory's
+    names (closed over). (numba freezes a default too, and its key holds none.)"""
     params = {a.arg for a in [*loop.args.posonlyargs, *loop.args.args, *loop.args.kwonlyargs]}
-    return _loads(loop.body) - params - _stores(loop.body) - BUILTINS
+    defaults = [d for d in [*loop.args.defaults, *loop.args.kw_defaults] if d is not None]
+    return (_loads(loop.body) - params - _stores(loop.body) | _loads(defaults)) - BUILTINS
 
 
 def closed(scope: Scope, loop: str) -> set[str]:

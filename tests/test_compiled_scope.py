@@ -114,8 +114,9 @@ def test_what_a_factory_closes_over_is_held_by_content_in_the_cache_key() -> Non
 
 def test_the_check_finds_a_loop_or_a_constant_of_another_file() -> None:
     """The breaches found before the rule covered every module are caught when written back: a loop calling
-    another file's loop outside a keyed factory, loops reading another file's constants directly, through a
-    constant of their file computed from one, or through a loop of their file that reads one."""
+    another file's loop outside a keyed factory or in one keyed on another file, loops reading another file's
+    constants directly, through a constant of their file computed from one, through a loop of their file that
+    reads one, or as a default value."""
     ranking = _source("streammon.metrics.exact_ranking_loop")
     start = ranking.index("\ndef _reaching(")
     unkeyed = ranking[:start] + "\n\n@compiled\ndef _ranked(out: Any) -> None:\n" \
@@ -134,6 +135,11 @@ def test_the_check_finds_a_loop_or_a_constant_of_another_file() -> None:
     assert set(found) == {"_bin", "_prepare", "_prepare_tally", "_accumulate"}  # _prepare: through _bin
     assert found["_bin"] == {"streammon.metrics.score_bins": {"BINS", "LOGIT_SPAN", "TAIL_BINS"}}  # via MIDDLE_BINS
     assert found["_accumulate"] == {"streammon.metrics.score_bins": {"ECE_BINS"}}
+
+    defaulted = kernel.replace("def _add_hist(true: Any, scores: Any, bins: Any, hist: Any, sign: int)",
+                               "def _add_hist(true: Any, scores: Any, bins: Any, hist: Any, sign: int = ECE_BINS)")
+    assert _unkeyed("streammon.metrics.score_kernel", defaulted) == {
+        "_add_hist": {"streammon.metrics.score_bins": {"ECE_BINS"}}}  # numba freezes a default too
 
     scan = _source("streammon.detection.kernel")
     frozen = scan.replace("for j in range(members):", "for j in range(MEMBERS):")

@@ -63,137 +63,146 @@ PACK = 20  # a wrong sample found by the first pass: (its code's count in the se
 OFFSET_MASK = (1 << PACK) - 1
 
 
-def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes its arrays positionally
-        true: Any, pred: Any, lut: Any, begin: int, cells: Any, span: int, status: Any, stat: Any, up: Any,
-        down: Any, h: Any, count: Any, seen: Any, start: Any, start_at: Any, recovery: Any, rec_up: Any,
-        rec_down: Any, rec_h: Any, learned: Any, target: Any, position: int,
-        local: Any, stop_at: Any, wrongs_found: Any) -> tuple[int, int, int, int]:
-    """Scan ``true[begin:]``/``pred[begin:]`` (codes, ``lut`` maps a code to its class) until an event.
-
-    ``cells`` (``span × span``, flat): the confusion counts of the samples scanned are added to it.
-    ``local``/``stop_at`` (one per code) and ``wrongs_found`` (``SEGMENT + 1``) are scratch space.
+def _scanner(members: int) -> Any:  # noqa: PLR0915 - the scan inside is one compiled loop
+    """``_scan`` as a closure over ``members``, the bank's size (``bank.MEMBERS``): numba freezes it into the loop
+    (a constant trip count: the loop over members unrolled; read from the arrays' shape instead, the scan of a batch
+    with 30 % wrong samples took ~12 % longer) and its cache key holds the closure's pickled value, so a bank of
+    another size compiles anew (a global of bank.py would leave the cached scan stale: ``streammon.metrics.jitting``).
     """
-    n = len(true)
-    codes = len(lut)
-    t0 = begin
-    while t0 < n:
-        for code in range(codes):  # each code's horizon: where a right sample could switch its class
-            c = lut[code]
-            local[code] = 0
-            stop_at[code] = NEVER
-            if status[c] in (LEARNING, ASSESSING) or (status[c] == WATCHING and target[c] < NEVER):
-                stop_at[code] = seen[c] + target[c] - learned[c, 1] - count[c]
-            elif status[c] == DEGRADED:
-                # after j right samples the recovery statistic is recovery + j·rec_up; stop one sample early
-                # (rounding): the check at the horizon is exact
-                steps = (rec_h[c] - recovery[c]) / rec_up[c]
-                need = math.ceil(steps) - 1 if steps < 1e15 else NEVER // 2
-                stop_at[code] = max(seen[c] + need - count[c], 1)  # (past the early stop: every right sample)
-        # pass 1: count, record the wrong samples, stop at a horizon
-        end = min(n, t0 + SEGMENT)
-        wrongs = 0
-        stopped = -1
-        for t in range(t0, end):
-            ct = true[t]
-            cp = pred[t]
-            cells[ct * span + cp] += 1
-            k = local[ct] + 1
-            local[ct] = k
-            wrongs_found[wrongs] = k << PACK | (t - t0)  # written always, kept only when wrong: no branch
-            wrongs += ct != cp
-            if k == stop_at[ct]:
-                stopped = t
-                break
-        scanned = end if stopped < 0 else stopped + 1
-        # pass 2: step the banks at the wrong samples, in stream order
-        event, at, cls, member = NOTHING, -1, -1, -1
-        for i in range(wrongs):
-            found = wrongs_found[i]
-            tw = t0 + (found & OFFSET_MASK)
-            c = lut[true[tw]]
-            number = count[c] + (found >> PACK)  # this sample's number among the class's samples
-            s = status[c]
-            if s == WATCHING:
-                k = float(number - seen[c] - 1)  # right samples since the last wrong one
-                above = -math.inf  # the largest excess of a statistic over its member's threshold
-                for j in range(MEMBERS):  # branch-free: an excursion starts where the statistic was at 0
-                    value = stat[c, j] - k * up[c, j]
-                    fresh = value <= 0.0
-                    start[c, j] += fresh * (number - start[c, j])  # (arithmetic, not a select: no branch)
-                    start_at[c, j] += fresh * (position + tw - start_at[c, j])
-                    value = max(value, 0.0) + down[c, j]
-                    stat[c, j] = value
-                    above = max(above, value - h[c, j])
-                if target[c] < NEVER:  # a learned baseline still refining: count this sample into it
-                    learned[c, 0] += number - seen[c] - 1
-                    learned[c, 1] += number - seen[c]
-                seen[c] = number
-                if above >= 0.0:
-                    crossed = 0
-                    while stat[c, crossed] < h[c, crossed]:
-                        crossed += 1
-                    event, at, cls, member = ALARM, tw, c, crossed
+
+    def _scan(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop; numba takes its arrays positionally
+            true: Any, pred: Any, lut: Any, begin: int, cells: Any, span: int, status: Any, stat: Any, up: Any,
+            down: Any, h: Any, count: Any, seen: Any, start: Any, start_at: Any, recovery: Any, rec_up: Any,
+            rec_down: Any, rec_h: Any, learned: Any, target: Any, position: int,
+            local: Any, stop_at: Any, wrongs_found: Any) -> tuple[int, int, int, int]:
+        """Scan ``true[begin:]``/``pred[begin:]`` (codes, ``lut`` maps a code to its class) until an event.
+
+        ``cells`` (``span × span``, flat): the confusion counts of the samples scanned are added to it.
+        ``local``/``stop_at`` (one per code) and ``wrongs_found`` (``SEGMENT + 1``) are scratch space.
+        """
+        n = len(true)
+        codes = len(lut)
+        t0 = begin
+        while t0 < n:
+            for code in range(codes):  # each code's horizon: where a right sample could switch its class
+                c = lut[code]
+                local[code] = 0
+                stop_at[code] = NEVER
+                if status[c] in (LEARNING, ASSESSING) or (status[c] == WATCHING and target[c] < NEVER):
+                    stop_at[code] = seen[c] + target[c] - learned[c, 1] - count[c]
+                elif status[c] == DEGRADED:
+                    # after j right samples the recovery statistic is recovery + j·rec_up; stop one sample early
+                    # (rounding): the check at the horizon is exact
+                    steps = (rec_h[c] - recovery[c]) / rec_up[c]
+                    need = math.ceil(steps) - 1 if steps < 1e15 else NEVER // 2
+                    stop_at[code] = max(seen[c] + need - count[c], 1)  # (past the early stop: every right sample)
+            # pass 1: count, record the wrong samples, stop at a horizon
+            end = min(n, t0 + SEGMENT)
+            wrongs = 0
+            stopped = -1
+            for t in range(t0, end):
+                ct = true[t]
+                cp = pred[t]
+                cells[ct * span + cp] += 1
+                k = local[ct] + 1
+                local[ct] = k
+                wrongs_found[wrongs] = k << PACK | (t - t0)  # written always, kept only when wrong: no branch
+                wrongs += ct != cp
+                if k == stop_at[ct]:
+                    stopped = t
                     break
-                if learned[c, 1] >= target[c]:
-                    event, at, cls = REFINED, tw, c
-                    break
-            elif s == DEGRADED:
-                value = recovery[c] + (number - seen[c] - 1) * rec_up[c] + rec_down[c]
-                recovery[c] = value if value > 0.0 else 0.0
-                seen[c] = number
-            elif s in (LEARNING, ASSESSING):
-                learned[c, 0] += number - seen[c] - 1
-                learned[c, 1] += number - seen[c]
-                seen[c] = number
-                if learned[c, 1] >= target[c]:
-                    event, at, cls = LEARNED if s == LEARNING else ASSESSED, tw, c
-                    break
-            else:
-                seen[c] = number
-        if event == NOTHING and stopped >= 0:  # a right sample at a horizon: check it exactly
-            ct = true[stopped]
-            c = lut[ct]
-            number = count[c] + local[ct]
-            if seen[c] < number:  # (a wrong sample at the horizon was stepped above)
+            scanned = end if stopped < 0 else stopped + 1
+            # pass 2: step the banks at the wrong samples, in stream order
+            event, at, cls, member = NOTHING, -1, -1, -1
+            for i in range(wrongs):
+                found = wrongs_found[i]
+                tw = t0 + (found & OFFSET_MASK)
+                c = lut[true[tw]]
+                number = count[c] + (found >> PACK)  # this sample's number among the class's samples
                 s = status[c]
-                if s == DEGRADED:
-                    value = recovery[c] + (number - seen[c]) * rec_up[c]
-                    if value >= rec_h[c]:
-                        recovery[c] = value
-                        seen[c] = number
-                        event, at, cls = RECOVERED, stopped, c
+                if s == WATCHING:
+                    k = float(number - seen[c] - 1)  # right samples since the last wrong one
+                    above = -math.inf  # the largest excess of a statistic over its member's threshold
+                    for j in range(members):  # branch-free: an excursion starts where the statistic was at 0
+                        value = stat[c, j] - k * up[c, j]
+                        fresh = value <= 0.0
+                        start[c, j] += fresh * (number - start[c, j])  # (arithmetic, not a select: no branch)
+                        start_at[c, j] += fresh * (position + tw - start_at[c, j])
+                        value = max(value, 0.0) + down[c, j]
+                        stat[c, j] = value
+                        above = max(above, value - h[c, j])
+                    if target[c] < NEVER:  # a learned baseline still refining: count this sample into it
+                        learned[c, 0] += number - seen[c] - 1
+                        learned[c, 1] += number - seen[c]
+                    seen[c] = number
+                    if above >= 0.0:
+                        crossed = 0
+                        while stat[c, crossed] < h[c, crossed]:
+                            crossed += 1
+                        event, at, cls, member = ALARM, tw, c, crossed
+                        break
+                    if learned[c, 1] >= target[c]:
+                        event, at, cls = REFINED, tw, c
+                        break
+                elif s == DEGRADED:
+                    value = recovery[c] + (number - seen[c] - 1) * rec_up[c] + rec_down[c]
+                    recovery[c] = value if value > 0.0 else 0.0
+                    seen[c] = number
                 elif s in (LEARNING, ASSESSING):
-                    learned[c, 0] += number - seen[c]
+                    learned[c, 0] += number - seen[c] - 1
                     learned[c, 1] += number - seen[c]
                     seen[c] = number
                     if learned[c, 1] >= target[c]:
-                        event, at, cls = LEARNED if s == LEARNING else ASSESSED, stopped, c
-                elif s == WATCHING and learned[c, 1] + number - seen[c] >= target[c]:
-                    learned[c, 0] += number - seen[c]
-                    learned[c, 1] += number - seen[c]
-                    for j in range(MEMBERS):  # the run of right samples applied: the statistics as of now
-                        stat[c, j] = max(stat[c, j] - (number - seen[c]) * up[c, j], 0.0)
+                        event, at, cls = LEARNED if s == LEARNING else ASSESSED, tw, c
+                        break
+                else:
                     seen[c] = number
-                    event, at, cls = REFINED, stopped, c
-        if event != NOTHING:  # un-count what pass 1 read after the event's sample
-            for u in range(at + 1, scanned):
-                local[true[u]] -= 1
-                cells[true[u] * span + pred[u]] -= 1
-        for code in range(codes):
-            count[lut[code]] += local[code]
-        if event != NOTHING:
-            return event, at, cls, member
-        t0 = scanned
-    return NOTHING, n, -1, -1
+            if event == NOTHING and stopped >= 0:  # a right sample at a horizon: check it exactly
+                ct = true[stopped]
+                c = lut[ct]
+                number = count[c] + local[ct]
+                if seen[c] < number:  # (a wrong sample at the horizon was stepped above)
+                    s = status[c]
+                    if s == DEGRADED:
+                        value = recovery[c] + (number - seen[c]) * rec_up[c]
+                        if value >= rec_h[c]:
+                            recovery[c] = value
+                            seen[c] = number
+                            event, at, cls = RECOVERED, stopped, c
+                    elif s in (LEARNING, ASSESSING):
+                        learned[c, 0] += number - seen[c]
+                        learned[c, 1] += number - seen[c]
+                        seen[c] = number
+                        if learned[c, 1] >= target[c]:
+                            event, at, cls = LEARNED if s == LEARNING else ASSESSED, stopped, c
+                    elif s == WATCHING and learned[c, 1] + number - seen[c] >= target[c]:
+                        learned[c, 0] += number - seen[c]
+                        learned[c, 1] += number - seen[c]
+                        for j in range(members):  # the run of right samples applied: the statistics as of now
+                            stat[c, j] = max(stat[c, j] - (number - seen[c]) * up[c, j], 0.0)
+                        seen[c] = number
+                        event, at, cls = REFINED, stopped, c
+            if event != NOTHING:  # un-count what pass 1 read after the event's sample
+                for u in range(at + 1, scanned):
+                    local[true[u]] -= 1
+                    cells[true[u] * span + pred[u]] -= 1
+            for code in range(codes):
+                count[lut[code]] += local[code]
+            if event != NOTHING:
+                return event, at, cls, member
+            t0 = scanned
+        return NOTHING, n, -1, -1
+
+    return _scan
 
 
 @cache
 def compiled() -> Any:
     """The scan compiled by numba (once per process; the machine code is cached on disk where it can be)."""
-    return jitting.compiled(_scan)  # (numba is imported there, on the first batch that detects)
+    return jitting.compiled(_scanner(MEMBERS))  # (numba is imported there, on the first batch that detects)
 
 
 def scan(*args: Any) -> tuple[int, int, int, int]:
-    """``_scan`` compiled (the arguments as ``_scan``'s)."""
+    """``_scan`` compiled (the arguments as ``_scan``'s, ``_scanner``)."""
     event, t, c, j = compiled()(*args)
     return int(event), int(t), int(c), int(j)

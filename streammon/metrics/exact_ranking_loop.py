@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from streammon.metrics.jitting import compiled
+from streammon.metrics import window_score_loop
+from streammon.metrics.jitting import compiled, fingerprint
 from streammon.metrics.window_score_loop import _macro
 
 BUCKETS = 2048  # the counting sort's buckets a column (at most)
@@ -182,45 +183,57 @@ def _binary(counts: Any, defined: Any, numer: Any, precision: Any, squares: Any,
     delong[0] = max(s10, 0.0) / npos + max(s01, 0.0) / nneg
 
 
-@compiled
-def ranking_values(true: Any, scores: Any, own: Any, weights: Any, binary_column: int, positive: int,  # noqa: PLR0917
-                   ovo: bool, out: Any, delong: Any) -> None:
-    """``out[v]`` = (ROC AUC, average precision) of the samples ``true`` (n,) in [0, K), ``scores`` (n, C) (column c
-    the scores of class ``own[c]``) at each row v of ``weights`` (V, K: each class's sample weight; a row with a
-    NaN weight or no weighted sample stays NaN); K = 2: about ``positive``, from column ``binary_column``, with
-    DeLong's variance of the AUC into ``delong[0]`` (NaN with fewer than 2 samples of a class). K > 2: Hand & Till's
-    M (``ovo``) or the macro one-vs-rest AUC, and the macro one-vs-rest AP (``window_score_loop._macro``)."""
-    n, columns = scores.shape
-    views, k = weights.shape
-    counts = np.zeros(k)
-    usable = np.empty((views, k))
-    defined = np.empty(views, np.bool_)
-    _usable(true, weights, counts, usable, defined)
-    numer = np.zeros((columns, k))
-    precision = np.zeros((columns, views))
-    squares = np.zeros(2)
-    col = np.empty(n)
-    order = np.empty(n, np.intp)
-    key = np.empty(n, np.int64)
-    starts = np.empty(BUCKETS + 1, np.int64)
-    values = np.empty(n)
-    classes = np.empty(n, np.intp)
-    for c in range(columns):
-        if k == 2 and c != binary_column:
-            continue
-        for p in range(n):
-            col[p] = scores[p, c] + 0.0  # -0.0 becomes 0.0: the same score, the bit pattern of the least
-        _ascending(col, order, key, starts)
-        for p in range(n):
-            values[p] = col[order[p]]
-            classes[p] = true[order[p]]
-        _walk(values, classes, own[c], usable, c == binary_column, numer[c], precision[c], squares)
-    if k == 2:
-        _binary(counts, defined, numer[binary_column], precision[binary_column], squares, positive, out, delong)
-        return
-    aps = np.full((views, k), math.nan)
-    for v in range(views):
-        for c in range(k):
-            if counts[c] > 0:
-                aps[v, c] = precision[c, v] / counts[c]
-    _macro(usable, defined, counts, numer, aps, ovo, out)
+def _reaching(reaches: str) -> Any:
+    """``ranking_values`` compiled as a closure over ``reaches``, the fingerprint of ``window_score_loop`` whose
+    ``_macro`` it calls: its machine code holds ``_macro``'s, so numba's cache must know that file (the rule of
+    ``streammon.metrics.jitting``)."""
+
+    @compiled
+    def ranking_values(true: Any, scores: Any, own: Any, weights: Any,  # noqa: PLR0917
+                       binary_column: int, positive: int, ovo: bool, out: Any, delong: Any) -> None:
+        """``out[v]`` = (ROC AUC, average precision) of the samples ``true`` (n,) in [0, K), ``scores`` (n, C)
+        (column c the scores of class ``own[c]``) at each row v of ``weights`` (V, K: each class's sample weight; a
+        row with a NaN weight or no weighted sample stays NaN); K = 2: about ``positive``, from column
+        ``binary_column``, with DeLong's variance of the AUC into ``delong[0]`` (NaN with fewer than 2 samples of a
+        class). K > 2: Hand & Till's M (``ovo``) or the macro one-vs-rest AUC, and the macro one-vs-rest AP
+        (``window_score_loop._macro``)."""
+        reaches  # noqa: B018 - closed over, so numba's cache key holds window_score_loop's fingerprint
+        n, columns = scores.shape
+        views, k = weights.shape
+        counts = np.zeros(k)
+        usable = np.empty((views, k))
+        defined = np.empty(views, np.bool_)
+        _usable(true, weights, counts, usable, defined)
+        numer = np.zeros((columns, k))
+        precision = np.zeros((columns, views))
+        squares = np.zeros(2)
+        col = np.empty(n)
+        order = np.empty(n, np.intp)
+        key = np.empty(n, np.int64)
+        starts = np.empty(BUCKETS + 1, np.int64)
+        values = np.empty(n)
+        classes = np.empty(n, np.intp)
+        for c in range(columns):
+            if k == 2 and c != binary_column:
+                continue
+            for p in range(n):
+                col[p] = scores[p, c] + 0.0  # -0.0 becomes 0.0: the same score, the bit pattern of the least
+            _ascending(col, order, key, starts)
+            for p in range(n):
+                values[p] = col[order[p]]
+                classes[p] = true[order[p]]
+            _walk(values, classes, own[c], usable, c == binary_column, numer[c], precision[c], squares)
+        if k == 2:
+            _binary(counts, defined, numer[binary_column], precision[binary_column], squares, positive, out, delong)
+            return
+        aps = np.full((views, k), math.nan)
+        for v in range(views):
+            for c in range(k):
+                if counts[c] > 0:
+                    aps[v, c] = precision[c, v] / counts[c]
+        _macro(usable, defined, counts, numer, aps, ovo, out)
+
+    return ranking_values
+
+
+ranking_values = _reaching(fingerprint(window_score_loop))

@@ -6,12 +6,30 @@ writable — a read-only install under a user without a writable home, as in a c
 read-only root filesystem — ``njit(cache=True)`` refuses the function outright; ``compiled`` then
 compiles it in memory, once per process, and says so once on the ``streammon.compile`` logger
 (set ``NUMBA_CACHE_DIR`` to a writable directory to keep the machine code).
+
+**The rule: a compiled loop reads only loops and constants of its own file.** numba takes a cached function's
+machine code as fresh while the function's *own* source file is unchanged (its stamp: in numba 0.68 the SHA-256 of
+the file's bytes), and it freezes into that code the globals the function reads — a constant's value, another
+compiled function's code. A loop that called a loop of another file, or read another file's constant (or one of
+its own file computed from it at import), would keep the old machine code after that other file changed: wrong
+numbers, silently, for a developer (editable install) or a user whose upgrade changed only that other file. Where a
+loop must reach another file it is built in a factory whose closure numba's cache key holds (the key hashes the
+function's bytecode and its closure variables' pickled contents: ``numba/core/caching.py``, ``_index_key``): a
+loop of another file through ``fingerprint`` of that file (``exact_ranking_loop.ranking_values``), a constant
+through its value (``detection.kernel._scanner``); or the value is passed as an argument
+(``score_kernel.LAYOUT``). Never a compiled function in a closure: numba pickles it with an id of its process, so
+the cache would never hit. ``tests/test_compiled_scope.py`` reads every module that compiles loops and fails on a
+loop that reaches another file's name without such a key (directly, through a constant of its file, or through a
+loop of its file that does); ``tests/test_compiled_cache.py`` changes the other file between processes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import uuid
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,3 +52,26 @@ def compiled(function: F, **options: Any) -> F:
                         "process (a few seconds); set NUMBA_CACHE_DIR to a writable directory to keep them", error)
         out = numba.njit(cache=False, **settings)(function)
     return out
+
+
+def fingerprint(*modules: ModuleType) -> str:
+    """The modules' names and the SHA-256 of their source files' bytes, ``"name=hex;..."``: what a loop built in a
+    factory closes over to make the files it reaches part of numba's cache key (the rule above). Read once, when the
+    reaching module is imported (~20 µs a file). A module whose source cannot be read gets a key of its own process
+    (``uuid4``): its loops compile anew in each process rather than risk stale machine code.
+
+    >>> from streammon.metrics import jitting
+    >>> key = fingerprint(jitting)
+    >>> key.startswith("streammon.metrics.jitting="), len(key.split("=")[1]), key == fingerprint(jitting)
+    (True, 64, True)
+    """
+    parts = []
+    for module in modules:
+        try:
+            data = module.__loader__.get_data(module.__file__)  # type: ignore[union-attr]
+        except (AttributeError, OSError, TypeError):  # no loader that reads files, no file
+            digest = uuid.uuid4().hex
+        else:
+            digest = hashlib.sha256(data).hexdigest()
+        parts.append(f"{module.__name__}={digest}")
+    return ";".join(parts)

@@ -47,6 +47,9 @@ EDGES = bin_edges()
 # checks run for the ~2e-6 of scores within it, and in the tails (saves ~6 of ~50 ns a sample at K = 10).
 SURE = 1e-6
 EDGES.flags.writeable = False
+# What ``_bin`` reads of score_bins' layout, passed to the loops as an argument like the edges: a constant of another
+# file read by a compiled loop would be frozen into its cached machine code (``streammon.metrics.jitting``).
+LAYOUT = (LOGIT_SPAN, INV_STEP, MIDDLE_BINS, FIRST_MIDDLE)
 _NO_HIST = np.zeros((1, 1, 1), np.int64)  # the histogram argument of a pass that adds to none
 CHUNK_SCORES = 16_384  # the scores whose logarithms a pass makes at a time: two buffers of 128 kB, in cache
 
@@ -56,13 +59,16 @@ def _jit(function: Any) -> Any:
 
 
 @_jit
-def _bin(s: float, a: float, b: float, edges: Any) -> int:  # pragma: no cover - compiled
-    """The bin of score ``s`` whose clipped logarithms are ``a = ln(s)`` and ``b = ln(1 − s)``."""
+def _bin(s: float, a: float, b: float, edges: Any,
+         layout: tuple[float, float, int, int]) -> int:  # pragma: no cover - compiled
+    """The bin of score ``s`` whose clipped logarithms are ``a = ln(s)`` and ``b = ln(1 − s)`` (``edges``: the
+    ``EDGES``, ``layout``: the ``LAYOUT``)."""
+    span, inv_step, middle_bins, first_middle = layout
     last = len(edges) - 2  # BINS - 1
-    x = (a - b + LOGIT_SPAN) * INV_STEP
-    if 0.0 <= x < MIDDLE_BINS:  # the evenly spaced bins: one multiplication
+    x = (a - b + span) * inv_step
+    if 0.0 <= x < middle_bins:  # the evenly spaced bins: one multiplication
         whole = int(x)
-        g = whole + FIRST_MIDDLE
+        g = whole + first_middle
         if SURE < x - whole < 1.0 - SURE:  # x is nowhere near an edge: the bin is certain (``SURE``)
             return g
     else:  # the tails (and 0, 1): a binary search of the edges, as score_bins does
@@ -82,20 +88,22 @@ def _bin(s: float, a: float, b: float, edges: Any) -> int:  # pragma: no cover -
 
 
 @_jit
-def _prepare(scores: Any, logs: Any, log1ms: Any, edges: Any, bins: Any) -> None:  # pragma: no cover - compiled
+def _prepare(scores: Any, logs: Any, log1ms: Any, edges: Any, layout: Any,  # noqa: PLR0917
+             bins: Any) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
     for i in range(n):
         if math.isnan(scores[i, 0]):  # a sample without a score
             continue
         for c in range(columns):
-            bins[i, c] = _bin(scores[i, c], logs[i, c], log1ms[i, c], edges)
+            bins[i, c] = _bin(scores[i, c], logs[i, c], log1ms[i, c], edges, layout)
 
 
 @_jit
 def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int, edges: Any,  # noqa: PLR0917
-                   bins: Any, hist: Any, with_hist: bool, hist2: Any, with_hist2: bool, sums: Any,
+                   layout: Any, bins: Any, hist: Any, with_hist: bool, hist2: Any, with_hist2: bool, sums: Any,
                    top: Any) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
+    ece_bins = top.shape[1]
     for i in range(n):
         first = scores[i, 0]
         if math.isnan(first):  # a sample without a score
@@ -107,7 +115,7 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
             s = scores[i, c]
             a = logs[i, c]
             b = log1ms[i, c]
-            g = _bin(s, a, b, edges)
+            g = _bin(s, a, b, edges, layout)
             bins[i, c] = g
             if with_hist:
                 hist[t, c, g] += 1
@@ -125,7 +133,7 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
             chosen = positive if first > 0.5 else 1 - positive
         else:
             confidence = best
-        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        e = min(int(confidence * ece_bins), ece_bins - 1)
         top[t, e, 0] += 1.0
         if chosen == t:
             top[t, e, 1] += 1.0
@@ -177,7 +185,7 @@ def prepared(scores: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.int16], np
     bins = np.zeros(scores.shape, np.int16)
     logs, log1ms = logs_of(scores)
     if len(scores):
-        _prepare(scores, logs, log1ms, EDGES, bins)
+        _prepare(scores, logs, log1ms, EDGES, LAYOUT, bins)
     return bins, logs, log1ms
 
 
@@ -207,8 +215,8 @@ def prepared_tally(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], posi
             hi = min(n, lo + size)
             part = scores[lo:hi]
             _logs_into(part, logs[:hi - lo], log1ms[:hi - lo])
-            _prepare_tally(true[lo:hi], part, logs[:hi - lo], log1ms[:hi - lo], positive, EDGES, bins[lo:hi], first,
-                           hist is not None, second, hist2 is not None, sums, top)
+            _prepare_tally(true[lo:hi], part, logs[:hi - lo], log1ms[:hi - lo], positive, EDGES, LAYOUT, bins[lo:hi],
+                           first, hist is not None, second, hist2 is not None, sums, top)
     return bins, sums, top
 
 
@@ -224,6 +232,7 @@ def add_hist(true: npt.NDArray[Any], scores: npt.NDArray[np.float64], bins: npt.
 def _accumulate(true: Any, scores: Any, bins: Any, logs: Any, log1ms: Any, positive: int, sign: int,  # noqa: PLR0917
                 hist: Any, with_hist: bool, sums: Any, top: Any) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape
+    ece_bins = top.shape[1]
     for i in range(n):
         first = scores[i, 0]
         if math.isnan(first):
@@ -247,7 +256,7 @@ def _accumulate(true: Any, scores: Any, bins: Any, logs: Any, log1ms: Any, posit
             chosen = positive if first > 0.5 else 1 - positive
         else:
             confidence = best
-        e = min(int(confidence * ECE_BINS), ECE_BINS - 1)
+        e = min(int(confidence * ece_bins), ece_bins - 1)
         top[t, e, 0] += sign
         if chosen == t:
             top[t, e, 1] += sign

@@ -62,18 +62,29 @@ from streammon.metrics.window_scores import loop
 MULTI_CLASS = ("ovo", "ovr")
 
 
-def _auc(pos: FloatArray, neg: FloatArray) -> tuple[float, float]:
-    """(AUC, bin error bound) of weighted bin counts in ascending score order; NaN without pairs."""
+def _auc(pos: FloatArray, neg: FloatArray, where: npt.NDArray[np.int64] | None = None) -> tuple[float, float]:
+    """(AUC, bin error bound) of weighted counts in ascending score order; NaN without pairs. ``where``: each
+    count's bin, where they are a bin's split values (``ScoreRead.ranked``): a bin's pairs are then read at
+    ``e`` of its ``P·Q``, and its exact share lies anywhere in ``[0, P·Q]``, so it bounds ``max(e, P·Q − e)`` (``½
+    P·Q`` for a bin read tied, as without ``where``)."""
     npos, nneg = float(pos.sum()), float(neg.sum())
     if not (npos > 0 and nneg > 0):
         return math.nan, math.nan
     below = np.cumsum(neg) - neg  # negatives in lower bins
     pairs = npos * nneg
-    return float(pos @ (below + 0.5 * neg)) / pairs, 0.5 * float(pos @ neg) / pairs
+    auc = float(pos @ (below + 0.5 * neg)) / pairs
+    if where is None:
+        return auc, 0.5 * float(pos @ neg) / pairs
+    first = np.searchsorted(where, where)  # each count's bin's first: the bins' counts are contiguous, ascending
+    inside = pos * (below - below[first] + 0.5 * neg)  # its pairs with negatives of its own bin, ties ½
+    size = int(where[-1]) + 1 if len(where) else 0
+    read, p, q = (np.bincount(where, weights=x, minlength=size) for x in (inside, pos, neg))
+    return auc, float(np.maximum(read, p * q - read).sum()) / pairs
 
 
 def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = False,
-        distinct: npt.NDArray[np.bool_] | None = None) -> tuple[float, float]:
+        distinct: npt.NDArray[np.bool_] | None = None, where: npt.NDArray[np.int64] | None = None,
+        ) -> tuple[float, float]:
     """(AP, bin error bound) of bin counts in ascending score order, positives each of ``weight`` (``pos`` is
     already weighted); NaN without positives. ``distinct``: the bins (same order) whose samples hold distinct
     scores, read in random order (``window_score_loop.random_order_share``); the others are read tied.
@@ -84,7 +95,9 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = 
     (every positive of the bin tied with it, no negative ahead); so the bin's share of the exact AP lies
     between ``worst = Σ_i a·(T + a·i)/(T + F + Q + a·i)`` — a digamma difference, ``Σ_{i=1..p} (T + a·i)/(D +
     a·i) = p − (D − T)/a · (ψ(D/a + p + 1) − ψ(D/a + 1))`` — and ``P·(T + P)/(T + F + P)``, and the tied
-    value the bins give is at most the larger distance to either end away."""
+    value the bins give is at most the larger distance to either end away. ``where``: each count's bin, where they
+    are a bin's split values (``ScoreRead.ranked``): the bound is the bins', each bin's estimate the sum of its
+    values' terms."""
     npos = float(pos.sum())
     if not npos > 0:
         return math.nan, math.nan
@@ -92,16 +105,19 @@ def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = 
     tp, fp = np.cumsum(p), np.cumsum(q)
     precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
     mixed = None if distinct is None else np.flatnonzero(distinct[::-1] & (p > 0))
-    if mixed is None or not len(mixed):
-        ap = min(float(p @ precision) / npos, 1.0)  # each term is at most p: over 1 only by rounding
-    else:
-        terms = p * precision
+    terms = p * precision
+    if mixed is not None and len(mixed):
         terms[mixed] = _random_order(tp - p, tp + fp - p - q, p / weight, weight, q, mixed)
-        ap = min(float(terms.sum()) / npos, 1.0)
+    ap = min(float(terms.sum()) / npos, 1.0)  # each term is at most p: over 1 only by rounding
     if not bound:  # the bound costs a digamma pass: only when asked
         return ap, math.nan
+    if where is not None:  # the bins' bound: each bin's values summed (contiguous, descending here)
+        down = where[::-1]
+        first = np.flatnonzero(np.r_[True, down[1:] != down[:-1]])
+        terms, p, q = (np.add.reduceat(x, first) for x in (terms, p, q))
+        tp, fp = np.cumsum(p), np.cumsum(q)
     kept = p > 0
-    estimate = (p * precision if mixed is None or not len(mixed) else terms)[kept]
+    estimate = terms[kept]
     p, q, above_t, above_f = p[kept], q[kept], (tp - p)[kept], (fp - q)[kept]
     count = p / weight
     best = p * (above_t + p) / (above_t + above_f + p)
@@ -131,15 +147,21 @@ def _multi_class(value: Any) -> str:
     return str(value)
 
 
-def _one_vs_rest(read: ScoreRead, c: int) -> tuple[FloatArray, FloatArray]:
-    """Class c's weighted bins of its own score and the other classes' pooled bins of that score."""
-    weighted = read.hist[:, c, :] * read.weights[:, None]
-    return weighted[c], weighted.sum(axis=0) - weighted[c]
+Ranked = tuple[FloatArray, FloatArray, npt.NDArray[np.bool_] | None, npt.NDArray[np.int64] | None]
 
 
-def _binary(read: ScoreRead, positive: int) -> tuple[FloatArray, FloatArray]:
-    column = read.hist[:, read.column(positive), :] * read.weights[:, None]
-    return column[positive], column[1 - positive]
+def _one_vs_rest(read: ScoreRead, c: int) -> Ranked:
+    """Class c's weighted counts of its own score and the other classes' pooled ones, in score order, with the
+    random-order flags and bins of ``ScoreRead.ranked``."""
+    h, mixed, where = read.ranked(c)
+    weighted = h * read.weights[:, None]
+    return weighted[c], weighted.sum(axis=0) - weighted[c], mixed, where
+
+
+def _binary(read: ScoreRead, positive: int) -> Ranked:
+    h, mixed, where = read.ranked(read.column(positive))
+    column = h * read.weights[:, None]
+    return column[positive], column[1 - positive], mixed, where
 
 
 def _exact(read: ScoreRead, positive: int, multi_class: str, metric: int) -> tuple[float, float]:
@@ -155,18 +177,23 @@ def _roc(read: ScoreRead, positive: Any, multi_class: str) -> tuple[float, float
         return math.nan, math.nan
     if read.samples is not None:
         return _exact(read, positive, multi_class, AUC)
-    if read.binary:  # Condition 1 by construction: the weights cancel, so the raw bins serve
-        column = read.hist[:, read.column(positive), :].astype(np.float64)
-        return _auc(column[positive], column[1 - positive])
+    if read.binary:  # Condition 1 by construction: the weights cancel, so the raw counts serve
+        column, _, where = read.ranked(read.column(positive))
+        return _auc(column[positive].astype(np.float64), column[1 - positive].astype(np.float64), where)
     present = [c for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
     if multi_class == "ovr":
-        parts = [_auc(*_one_vs_rest(read, c)) for c in present]
-    else:  # Hand & Till: weights cancel within each pair, so the raw bins serve
-        h = read.hist.astype(np.float64)
+        parts = []
+        for c in present:
+            pos, neg, _, where = _one_vs_rest(read, c)
+            parts.append(_auc(pos, neg, where))
+    else:  # Hand & Till: weights cancel within each pair, so the raw counts serve
+        ranked = {c: read.ranked(c) for c in present}
         parts = []
         for a, i in enumerate(present):
             for j in present[a + 1:]:
-                (aij, eij), (aji, eji) = _auc(h[i, i], h[j, i]), _auc(h[j, j], h[i, j])
+                (hi, _, wi), (hj, _, wj) = ranked[i], ranked[j]
+                (aij, eij) = _auc(hi[i].astype(np.float64), hi[j].astype(np.float64), wi)
+                (aji, eji) = _auc(hj[j].astype(np.float64), hj[i].astype(np.float64), wj)
                 parts.append(((aij + aji) / 2, (eij + eji) / 2))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
@@ -217,7 +244,7 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
     if not read.binary:
         raise ValueError(f"roc_auc_interval is binary-only (DeLong needs joint placements), got K={read.k}")
     positive = read.positive(positive)
-    pos, neg = _binary(read, positive)
+    pos, neg, _, _ = _binary(read, positive)
     npos, nneg = float(pos.sum()), float(neg.sum())
     if npos < 2 or nneg < 2:
         return math.nan, math.nan
@@ -240,13 +267,14 @@ def _average_precision(tally: Any, positive: Any, priors: Any, bound: bool) -> t
         return math.nan, math.nan
     if read.samples is not None:
         return _exact(read, positive, "ovo", AP)
-    flags = read.distinct
     if read.binary:
-        return _ap(*_binary(read, positive), float(read.weights[positive]), bound=bound,
-                   distinct=None if flags is None else flags[read.column(positive)])
-    parts = [_ap(*_one_vs_rest(read, c), float(read.weights[c]), bound=bound,
-                 distinct=None if flags is None else flags[c])
-             for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
+        pos, neg, mixed, where = _binary(read, positive)
+        return _ap(pos, neg, float(read.weights[positive]), bound=bound, distinct=mixed, where=where)
+    parts = []
+    for c in range(read.k):
+        if read.weights[c] * read.counts[c] > 0:
+            pos, neg, mixed, where = _one_vs_rest(read, c)
+            parts.append(_ap(pos, neg, float(read.weights[c]), bound=bound, distinct=mixed, where=where))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
 
@@ -302,19 +330,27 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     read = ScoreRead.of(tally)
     if not read.binary:
         raise ValueError(f"average_precision_interval is binary-only, got K={read.k}")
-    pos, neg = _binary(read, read.positive(positive))
+    positive = read.positive(positive)
+    column = read.hist[:, read.column(positive), :].astype(np.float64)
+    pos, neg = column[positive], column[1 - positive]
     npos, nneg = int(pos.sum()), int(neg.sum())
     if npos < 2 or nneg < 1:
         return math.nan, math.nan
     rng = np.random.default_rng(0)
     p = rng.multinomial(npos, pos / npos, size=draws)[:, ::-1].astype(np.float64)
     q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
-    if read.distinct is None:
+    _, mixed, where = read.ranked(read.column(positive))
+    if where is not None:  # each resample's bins split over the values as the point value's are
+        assert read.values is not None
+        unit, _, _, _ = read.values.atoms(np.ones((2, 1, len(pos)), np.int64), columns=(read.column(positive),))
+        share_p, share_q = unit[positive, 0, :len(where)], unit[1 - positive, 0, :len(where)]
+        p, q = p[:, ::-1][:, where] * share_p, q[:, ::-1][:, where] * share_q
+        aps = np.array([_ap(p[d], q[d], distinct=mixed)[0] for d in range(draws)])
+    elif mixed is None:
         tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
         aps = np.minimum((p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos, 1.0)
     else:  # each resample read as the point value is: its bins of distinct scores in random order
-        flags = read.distinct[read.column(read.positive(positive))]
-        aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=flags)[0] for d in range(draws)])
+        aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=mixed)[0] for d in range(draws)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(aps, [tail, 1 - tail])
     return float(low), float(high)

@@ -312,7 +312,7 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 @jit
 def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defined: Any,  # noqa: PLR0917
-                counts: Any, ovo: bool, out: Any) -> None:
+                counts: Any, ovo: bool, out: Any, g: Any, integral: bool) -> None:
     """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column,
     each column read over its span (``span[i]``: bins ``[lo, hi)``, outside which every count is 0).
 
@@ -320,14 +320,15 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
     up). Each other class's row of that column is then read once: its pair numerator is a dot product with ``g``
     over ``[0, hi)``; its weighted share of the negatives is needed bin by bin only over ``[lo, hi)`` — where the
     average precision's running sum stops — and above as one total (``_tail``). Then ROC AUC (Hand & Till or
-    macro one-vs-rest) and the macro AP of each mix (``distinct``, where ``within``: as ``_binary``'s, per column)."""
+    macro one-vs-rest) and the macro AP of each mix (``distinct``, where ``within``: as ``_binary``'s, per column).
+    ``g``: the ranks' buffer (bins,), int64 for integer counts (``integral``), float64 for split ones
+    (``bin_values``), whose pair numerators are summed in float64."""
     k, _, bins = hist.shape
     views = out.shape[0]
     numer = np.zeros((k, k))
     aps = np.full((views, k), math.nan)
     neg = np.empty((views, bins))
     above = np.empty(views)
-    g = np.empty(bins, np.int64)
     for i in range(k):
         start, stop = span[i, 0], max(span[i, 0], span[i, 1])
         mine = hist[i, i, start:stop]
@@ -344,7 +345,7 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
             if j == i:
                 continue
             row = hist[j, i, start:stop]
-            numer[i, j] = _pair_numerator(row[:hi], g, counts[i] * counts[j] < 2.0**61)
+            numer[i, j] = _pair_numerator(row[:hi], g, integral and counts[i] * counts[j] < 2.0**61)
             tail = _tail(row[hi:])
             for v in range(views):  # the negatives of class i's column at each mix, classes added in order
                 wj = w[v, j]
@@ -390,19 +391,22 @@ def _tail(row: Any) -> int:
 
 
 @jit
-def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, top: Any, mixes: Any,  # noqa: PLR0917
-                as_read: Any, positive: int, ovo: bool, ranking: bool, out: Any, delong: Any, w: Any,
-                counts: Any) -> None:
-    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
-    ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside which every
-    count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
+def window_loop(hist: Any, span: Any, ranked: Any, ranked_span: Any, distinct: Any, within: bool,  # noqa: PLR0917
+                sums: Any, top: Any, mixes: Any, as_read: Any, positive: int, ovo: bool, ranking: bool, out: Any,
+                delong: Any, w: Any, counts: Any, g: Any, integral: bool) -> None:
+    """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS)
+    integers, ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside
+    which every count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
-    variance into ``delong[0]``. ``distinct`` (C, bins) bool: where ``within``, the bins whose samples the average
-    precision reads in random order, not tied (``random_order_share``). ``out`` comes filled with NaN.
-    ``ranking`` False: the ROC AUC, average precision and DeLong's variance are left NaN (a window read from its
-    exact samples: ``exact_ranking``). ``w`` (V, K) and ``counts`` (K,) are filled with each mix row's class
-    weights and each class's samples (``_weights``), which the exact reading then takes as they are (no second
-    count of the samples, no weights made again in numpy)."""
+    variance into ``delong[0]``. ROC AUC and average precision read ``ranked`` over ``ranked_span``: ``hist`` and
+    ``span`` themselves, or the bins split over the exact values a sample shows in them (float64 atoms in value
+    order, ``bin_values.expand``); ``g`` is the ranks' buffer of ``ranked``'s type (int64 for integer counts,
+    ``integral``; float64 for atoms). ``distinct`` (C, bins of ``ranked``) bool: where ``within``, the bins
+    (atoms) whose samples the average precision reads in random order, not tied (``random_order_share``).
+    ``out`` comes filled with NaN. ``ranking`` False: the ROC AUC, average precision and DeLong's variance are
+    left NaN (a window read from its exact samples: ``exact_ranking``). ``w`` (V, K) and ``counts`` (K,) are
+    filled with each mix row's class weights and each class's samples (``_weights``, from ``hist``: integers),
+    which the exact reading then takes as they are (no second count, no weights made again in numpy)."""
     k = hist.shape[0]
     defined = np.empty(out.shape[0], np.bool_)
     _weights(hist[:, 0, span[0, 0]:max(span[0, 0], span[0, 1])], mixes, as_read, w, defined, counts)
@@ -414,8 +418,8 @@ def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, to
     if not ranking:
         return
     if binary:
-        start, stop = span[column, 0], max(span[column, 0], span[column, 1])
-        _binary(hist[:, column, start:stop], distinct[column, start:stop] if within else distinct[0, 0:1], within,
-                w, defined, counts, positive, out, delong)
+        start, stop = ranked_span[column, 0], max(ranked_span[column, 0], ranked_span[column, 1])
+        _binary(ranked[:, column, start:stop], distinct[column, start:stop] if within else distinct[0, 0:1],
+                within, w, defined, counts, positive, out, delong)
     else:
-        _multiclass(hist, span, distinct, within, w, defined, counts, ovo, out)
+        _multiclass(ranked, ranked_span, distinct, within, w, defined, counts, ovo, out, g, integral)

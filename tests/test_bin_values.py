@@ -6,12 +6,14 @@ mid-window), its bin-error bounds still holding; the shares checked against a re
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from streammon import Cumulative, Monitor
+from streammon import Cumulative, Monitor, Sliding
+from streammon.counting import exact_scores
 from streammon.counting.score_tally import ScoreTally
 from streammon.metrics import (
     average_precision,
@@ -174,3 +176,26 @@ def test_sums_and_a_batch_past_the_limit() -> None:
     assert both.values is None and both.distinct is None
     assert roc_auc(both.parts) == roc_auc((both.hist, both.sums, both.top))
     assert not math.isnan(roc_auc(both.parts))
+
+
+def test_the_values_are_made_once_per_ring_total_and_only_for_a_window_that_reads_its_bins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While every window holds at most the exact limit, a report prepares no values; past it, once per batch
+    (ring total) however many windows and reports read them."""
+    made: list[int] = []
+    original = exact_scores.bin_values
+
+    def counted(bins: np.ndarray, scores: np.ndarray, true: np.ndarray, k: int, **kwargs: Any) -> Any:
+        made.append(len(true))
+        return original(bins, scores, true, k, **kwargs)
+
+    monkeypatch.setattr(exact_scores, "bin_values", counted)
+    y, s = few_valued_binary(np.random.default_rng(5))
+    m = Monitor([Cumulative(), Sliding(2_500)], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
+    m.update_many(y[:2_000].tolist(), [0] * 2_000, y_score=s[:2_000])
+    m.report()
+    assert made == []
+    m.update_many(y.tolist(), [0] * len(y), y_score=s)
+    m.report()
+    m.report()
+    assert made == [BLOCK]

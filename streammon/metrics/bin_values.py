@@ -16,7 +16,7 @@ such a bin over the values by those shares (fractional counts), in value order: 
 precision then read as scikit-learn reads distinct scores, ties only at one value. Every other bin is one atom, read
 as before (``distinct_bins``' flag: tied, or in random order for average precision): a bin the sample shows with
 one value (tied: it is one value), with distinct values each seen once (a continuous model's: the sample's few
-values are a noisy sample of the order — measured, the random-order reading is 2–4x closer), or with fewer than
+values are a noisy sample of the order — measured, the random-order reading is 1.3–3.6x closer), or with fewer than
 two samples. With ``complete`` (the sample is the whole window: ``ScoreTally.of``) every bin of distinct values is
 split — exact.
 

@@ -199,3 +199,18 @@ def test_the_values_are_made_once_per_ring_total_and_only_for_a_window_that_read
     m.report()
     m.report()
     assert made == [BLOCK]
+
+
+def test_a_tally_with_values_that_do_not_fit_is_refused() -> None:
+    """The sixth part of a tally must be a ``BinValues`` covering its classes and columns: anything else raises,
+    naming what was expected."""
+    y, s = few_valued_binary(np.random.default_rng(6))
+    t = ScoreTally.of(np.tile(y, 2), np.tile(s, 2)[:, None], 2, positive=1)
+    assert t.values is not None
+    with pytest.raises(TypeError, match="must be a BinValues"):
+        roc_auc((*t.parts[:5], "values"))
+    y3, p3 = few_valued_k3(np.random.default_rng(7))
+    k3 = ScoreTally.of(np.tile(y3, 2), np.tile(p3, (2, 1)), 3, positive=None)
+    assert k3.values is not None
+    with pytest.raises(ValueError, match=r"cover its 2 classes and 1 column\(s\), got 3 classes and flags \(3, 2048\)"):
+        average_precision((*t.parts[:5], k3.values))

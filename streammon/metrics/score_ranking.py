@@ -6,8 +6,10 @@ at most ``exact_ranking.EXACT_RANKING_LIMIT`` scored samples keeps them), read t
 ties only where scores are equal, the bin error 0 (``exact_ranking``).
 
 - ``roc_auc`` (binary): the Mann–Whitney statistic ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over (positive, negative)
-  pairs, a pair within one bin counting ½ (Hanley & McNeil 1982). Its bin error is at most ½ × the share of
-  pairs sharing a bin (``roc_auc_bin_error``): such a pair's exact contribution is 0, ½ or 1.
+  pairs, a pair within one bin counting ½ (Hanley & McNeil 1982) — or, where the tally carries what exact scores
+  show inside its bins (``ScoreTally.values``, ``bin_values``), a bin of repeated distinct values split over them.
+  Its bin error is at most ½ × the share of pairs sharing a bin (``roc_auc_bin_error``): such a pair's exact
+  contribution is 0, ½ or 1.
   K > 2, parameter ``multi_class``: ``"ovo"`` (the default) — Hand & Till's (2001) M, the mean over class
   pairs (i, j) of ``(A(i|j) + A(j|i))/2``, where ``A(i|j)`` ranks class i's samples above class j's by the
   score of class i (scikit-learn's ``roc_auc_score(multi_class="ovo", average="macro")``); ``"ovr"`` — the
@@ -214,7 +216,9 @@ def roc_auc(tally: Any, *, positive: int = 1, priors: Any = None, multi_class: s
 
 def roc_auc_bin_error(tally: Any, *, positive: int = 1, priors: Any = None, multi_class: str = "ovo") -> float:
     """The largest amount by which the bins can move ``roc_auc`` from its value on the exact scores: ½ × the
-    share of (positive, negative) pairs within one bin (averaged as ``roc_auc`` averages at K > 2).
+    share of (positive, negative) pairs within one bin (averaged as ``roc_auc`` averages at K > 2); a bin split
+    over the values exact scores show in it (``ScoreTally.values``) read at e of its P·Q pairs bounds max(e, P·Q −
+    e), whatever the values it was split over.
 
     >>> from streammon.metrics.score_bins import tally
     >>> roc_auc_bin_error(tally(np.array([0, 1]), np.array([0.5, 0.5]), 2))  # one tied pair: AUC ½, exact ½

@@ -57,85 +57,11 @@ import numpy.typing as npt
 
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.exact_ranking import AP, AUC
-from streammon.metrics.intervals import DEFAULT_CONFIDENCE, _digamma_trigamma
+from streammon.metrics.intervals import DEFAULT_CONFIDENCE
+from streammon.metrics.ranked_counts import ap_of_counts, auc_of_counts
 from streammon.metrics.score_input import ScoreRead
-from streammon.metrics.window_scores import loop
 
 MULTI_CLASS = ("ovo", "ovr")
-
-
-def _auc(pos: FloatArray, neg: FloatArray, where: npt.NDArray[np.int64] | None = None) -> tuple[float, float]:
-    """(AUC, bin error bound) of weighted counts in ascending score order; NaN without pairs. ``where``: each
-    count's bin, where they are a bin's split values (``ScoreRead.ranked``): a bin's pairs are then read at
-    ``e`` of its ``P·Q``, and its exact share lies anywhere in ``[0, P·Q]``, so it bounds ``max(e, P·Q − e)`` (``½
-    P·Q`` for a bin read tied, as without ``where``)."""
-    npos, nneg = float(pos.sum()), float(neg.sum())
-    if not (npos > 0 and nneg > 0):
-        return math.nan, math.nan
-    below = np.cumsum(neg) - neg  # negatives in lower bins
-    pairs = npos * nneg
-    auc = float(pos @ (below + 0.5 * neg)) / pairs
-    if where is None:
-        return auc, 0.5 * float(pos @ neg) / pairs
-    first = np.searchsorted(where, where)  # each count's bin's first: the bins' counts are contiguous, ascending
-    inside = pos * (below - below[first] + 0.5 * neg)  # its pairs with negatives of its own bin, ties ½
-    size = int(where[-1]) + 1 if len(where) else 0
-    read, p, q = (np.bincount(where, weights=x, minlength=size) for x in (inside, pos, neg))
-    return auc, float(np.maximum(read, p * q - read).sum()) / pairs
-
-
-def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = False,
-        distinct: npt.NDArray[np.bool_] | None = None, where: npt.NDArray[np.int64] | None = None,
-        ) -> tuple[float, float]:
-    """(AP, bin error bound) of bin counts in ascending score order, positives each of ``weight`` (``pos`` is
-    already weighted); NaN without positives. ``distinct``: the bins (same order) whose samples hold distinct
-    scores, read in random order (``window_score_loop.random_order_share``); the others are read tied.
-
-    The bound: T and F the positive and negative weight above a bin, P and Q the bin's own. However the exact
-    scores order (or tie) the bin's samples, the positive that is i-th in the bin has a precision of at least
-    ``(T + a·i)/(T + F + Q + a·i)`` (all the bin's negatives ahead of it) and at most ``(T + P)/(T + F + P)``
-    (every positive of the bin tied with it, no negative ahead); so the bin's share of the exact AP lies
-    between ``worst = Σ_i a·(T + a·i)/(T + F + Q + a·i)`` — a digamma difference, ``Σ_{i=1..p} (T + a·i)/(D +
-    a·i) = p − (D − T)/a · (ψ(D/a + p + 1) − ψ(D/a + 1))`` — and ``P·(T + P)/(T + F + P)``, and the tied
-    value the bins give is at most the larger distance to either end away. ``where``: each count's bin, where they
-    are a bin's split values (``ScoreRead.ranked``): the bound is the bins', each bin's estimate the sum of its
-    values' terms."""
-    npos = float(pos.sum())
-    if not npos > 0:
-        return math.nan, math.nan
-    p, q = pos[::-1], neg[::-1]
-    tp, fp = np.cumsum(p), np.cumsum(q)
-    precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
-    mixed = None if distinct is None else np.flatnonzero(distinct[::-1] & (p > 0))
-    terms = p * precision
-    if mixed is not None and len(mixed):
-        terms[mixed] = _random_order(tp - p, tp + fp - p - q, p / weight, weight, q, mixed)
-    ap = min(float(terms.sum()) / npos, 1.0)  # each term is at most p: over 1 only by rounding
-    if not bound:  # the bound costs a digamma pass: only when asked
-        return ap, math.nan
-    if where is not None:  # the bins' bound: each bin's values summed (contiguous, descending here)
-        down = where[::-1]
-        first = np.flatnonzero(np.r_[True, down[1:] != down[:-1]])
-        terms, p, q = (np.add.reduceat(x, first) for x in (terms, p, q))
-        tp, fp = np.cumsum(p), np.cumsum(q)
-    kept = p > 0
-    estimate = terms[kept]
-    p, q, above_t, above_f = p[kept], q[kept], (tp - p)[kept], (fp - q)[kept]
-    count = p / weight
-    best = p * (above_t + p) / (above_t + above_f + p)
-    before = above_t + above_f + q
-    psi = _digamma_trigamma(np.stack([before / weight + count + 1.0, before / weight + 1.0]))[0]
-    worst = weight * (count - (before - above_t) / weight * (psi[0] - psi[1]))
-    return ap, float(np.maximum(best - estimate, estimate - worst).clip(min=0.0).sum()) / npos
-
-
-def _random_order(above_pos: FloatArray, above: FloatArray, counts: FloatArray, weight: float,  # noqa: PLR0917
-                  negatives: FloatArray, where: npt.NDArray[np.intp]) -> FloatArray:
-    """``random_order_share`` of the bins ``where`` (the compiled loop's own function: the same value as a report)."""
-    out = np.empty(len(where))
-    loop().random_order_shares(np.ascontiguousarray(above_pos[where]), np.ascontiguousarray(above[where]),
-                               np.rint(counts[where]), float(weight), np.ascontiguousarray(negatives[where]), out)
-    return out
 
 
 def _mean(values: list[float]) -> float:
@@ -181,21 +107,21 @@ def _roc(read: ScoreRead, positive: Any, multi_class: str) -> tuple[float, float
         return _exact(read, positive, multi_class, AUC)
     if read.binary:  # Condition 1 by construction: the weights cancel, so the raw counts serve
         column, _, where = read.ranked(read.column(positive))
-        return _auc(column[positive].astype(np.float64), column[1 - positive].astype(np.float64), where)
+        return auc_of_counts(column[positive].astype(np.float64), column[1 - positive].astype(np.float64), where)
     present = [c for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
     if multi_class == "ovr":
         parts = []
         for c in present:
             pos, neg, _, where = _one_vs_rest(read, c)
-            parts.append(_auc(pos, neg, where))
+            parts.append(auc_of_counts(pos, neg, where))
     else:  # Hand & Till: weights cancel within each pair, so the raw counts serve
         ranked = {c: read.ranked(c) for c in present}
         parts = []
         for a, i in enumerate(present):
             for j in present[a + 1:]:
                 (hi, _, wi), (hj, _, wj) = ranked[i], ranked[j]
-                (aij, eij) = _auc(hi[i].astype(np.float64), hi[j].astype(np.float64), wi)
-                (aji, eji) = _auc(hj[j].astype(np.float64), hj[i].astype(np.float64), wj)
+                (aij, eij) = auc_of_counts(hi[i].astype(np.float64), hi[j].astype(np.float64), wi)
+                (aji, eji) = auc_of_counts(hj[j].astype(np.float64), hj[i].astype(np.float64), wj)
                 parts.append(((aij + aji) / 2, (eij + eji) / 2))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
@@ -256,7 +182,7 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
         values, variance = read.samples.values(np.ones((1, 2)), positive=positive)
         spread = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(variance)
         return max(0.0, float(values[0, AUC]) - spread), min(1.0, float(values[0, AUC]) + spread)
-    auc = _auc(pos, neg)[0]
+    auc = auc_of_counts(pos, neg)[0]
     v10 = (np.cumsum(neg) - 0.5 * neg) / nneg  # a positive's share of negatives below (ties ½)
     v01 = (npos - np.cumsum(pos) + 0.5 * pos) / npos  # a negative's share of positives above (ties ½)
     var = float(pos @ (v10 - auc) ** 2) / (npos - 1) / npos + float(neg @ (v01 - auc) ** 2) / (nneg - 1) / nneg
@@ -273,12 +199,12 @@ def _average_precision(tally: Any, positive: Any, priors: Any, bound: bool) -> t
         return _exact(read, positive, "ovo", AP)
     if read.binary:
         pos, neg, mixed, where = _binary(read, positive)
-        return _ap(pos, neg, float(read.weights[positive]), bound=bound, distinct=mixed, where=where)
+        return ap_of_counts(pos, neg, float(read.weights[positive]), bound=bound, distinct=mixed, where=where)
     parts = []
     for c in range(read.k):
         if read.weights[c] * read.counts[c] > 0:
             pos, neg, mixed, where = _one_vs_rest(read, c)
-            parts.append(_ap(pos, neg, float(read.weights[c]), bound=bound, distinct=mixed, where=where))
+            parts.append(ap_of_counts(pos, neg, float(read.weights[c]), bound=bound, distinct=mixed, where=where))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
 
@@ -297,9 +223,9 @@ def average_precision(tally: Any, *, positive: int = 1, priors: Any = None) -> f
 def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = None) -> float:
     """The largest amount by which the bins can move ``average_precision`` from its value on the exact
     (distinct) scores: per bin, the tied value against the best and the worst order of the bin's samples
-    (``_ap``); averaged as ``average_precision`` averages at K > 2. Unlike ROC AUC's, it is not 0 when no
-    positive shares a bin with a negative: tied positives share one precision, distinct ones do not. A
-    worst case: on real data the error is usually far smaller (``examples/bench_score_metrics.py``).
+    (``ranked_counts.ap_of_counts``); averaged as ``average_precision`` averages at K > 2. Unlike ROC AUC's,
+    it is not 0 when no positive shares a bin with a negative: tied positives share one precision, distinct ones
+    do not. A worst case: on real data the error is usually far smaller (``examples/bench_score_metrics.py``).
 
     >>> from streammon.metrics.score_bins import tally
     >>> t = tally(np.array([0, 1]), np.array([0.5, 0.5]), 2)  # tied: AP ½; exact: 1 or ½ by the order
@@ -349,12 +275,12 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
         unit, _, _, _ = read.values.atoms(np.ones((2, 1, len(pos)), np.int64), columns=(read.column(positive),))
         share_p, share_q = unit[positive, 0, :len(where)], unit[1 - positive, 0, :len(where)]
         p, q = p[:, ::-1][:, where] * share_p, q[:, ::-1][:, where] * share_q
-        aps = np.array([_ap(p[d], q[d], distinct=mixed)[0] for d in range(draws)])
+        aps = np.array([ap_of_counts(p[d], q[d], distinct=mixed)[0] for d in range(draws)])
     elif mixed is None:
         tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
         aps = np.minimum((p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos, 1.0)
     else:  # each resample read as the point value is: its bins of distinct scores in random order
-        aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=mixed)[0] for d in range(draws)])
+        aps = np.array([ap_of_counts(p[d, ::-1], q[d, ::-1], distinct=mixed)[0] for d in range(draws)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(aps, [tail, 1 - tail])
     return float(low), float(high)

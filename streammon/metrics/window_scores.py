@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # bin_values compiles its loops on import (numba): not with s
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
 COUNT_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))  # histograms read without a copy
 _NO_FLAGS = np.zeros((1, 1), np.bool_)  # the loop's ``distinct`` where every bin reads tied
+_NO_VALUES = (np.zeros((1, 2), np.int64), np.zeros((1, 1, 1)))  # the loop's ``starts``, ``shares`` where none split
 
 
 def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
@@ -98,8 +99,8 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     (``ScoreTally.distinct``), which the average precision reads in random order rather than tied
     (``score_ranking``); None: every bin tied. ``values``: what the monitor's last exact scores show inside the
     bins (``ScoreTally.values``, ``bin_values``): ROC AUC and average precision then read the bins it splits over
-    their values, the others by its flags (``distinct`` is then not read); ``offset``: the bin of ``hist``'s first
-    (a window's slab).
+    their values (``distinct``: its flags, for the others); ``offset``: the bin of ``hist``'s first (a window's
+    slab).
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -123,20 +124,14 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     if span is None:
         span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
     span = np.ascontiguousarray(span, dtype=np.int64)
-    ranked, ranked_span = hist, span
-    if samples is None and values is not None and values.split and k <= values.classes:
-        # the bins split over the values the ring shows in them (``bin_values``); its flags for the others
-        ranked, flags, _, ranked_span = values.atoms(hist, offset, span)
-        within = True
-    else:
-        within = distinct is not None
-        flags = np.ascontiguousarray(distinct, dtype=np.bool_) if within else _NO_FLAGS
-    integral = ranked.dtype.kind == "i"
-    g = np.empty(ranked.shape[2], np.int64 if integral else np.float64)
-    loop().window_loop(hist, span, ranked, ranked_span, flags, within,
-                        np.ascontiguousarray(sums, dtype=np.float64), np.ascontiguousarray(top, dtype=np.float64),
-                        rows, as_read, int(positive), multi_class != "ovr", samples is None, out, delong, weights,
-                        counts, g, integral)
+    within = distinct is not None
+    flags = np.ascontiguousarray(distinct, dtype=np.bool_) if within else _NO_FLAGS
+    split = samples is None and values is not None and values.split > 0 and k <= values.classes
+    starts, shares = (values.starts, values.shares[:, :k]) if split and values is not None else _NO_VALUES
+    loop().window_loop(hist, span, flags, within, np.ascontiguousarray(sums, dtype=np.float64),
+                        np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
+                        multi_class != "ovr", samples is None, out, delong, weights, counts, starts, shares,
+                        int(offset), split)
     if samples is None:
         return out, float(delong[0])
     # the samples are the ones the histogram counts (ScoreTally.samples), so the loop's class counts and each mix

@@ -11,10 +11,11 @@ scores (``streammon.counting.exact_scores``) show which values a bin holds and h
 distinct values** (two samples or more, at least two values, some value seen twice: a few-valued model's bin), the
 share of each class's samples at each value — a class the sample shows in the bin by its own counts; a class it
 does not show there by the bin's samples of every class (measured against spreading it evenly over the values:
-never worse, up to 10x better on digits × naive Bayes' ROC AUC). ``expand`` splits a window's count of class k in
-such a bin over the values by those shares (fractional counts), in value order: the "atoms" ROC AUC and average
-precision then read as scikit-learn reads distinct scores, ties only at one value. Every other bin is one atom, read
-as before (``distinct_bins``' flag: tied, or in random order for average precision): a bin the sample shows with
+never worse, up to 10x better on digits × naive Bayes' ROC AUC). A window's count of class k in such a bin is
+split over the values by those shares (fractional counts), in value order, and ROC AUC and average precision read
+them as scikit-learn reads distinct scores, ties only at one value — the report's compiled loop value by value
+inside such a bin (``window_score_loop``), the per-metric functions over the "atoms" ``expand`` makes (one per
+value of a split bin, one per other bin). Every other bin is one atom, read as before (``distinct_bins``' flag: tied, or in random order for average precision): a bin the sample shows with
 one value (tied: it is one value), with distinct values each seen once (a continuous model's: the sample's few
 values are a noisy sample of the order — measured, the random-order reading is 1.3–3.6x closer), or with fewer than
 two samples. With ``complete`` (the sample is the whole window: ``ScoreTally.of``) every bin of distinct values is

@@ -15,10 +15,11 @@ never worse, up to 10x better on digits × naive Bayes' ROC AUC). A window's cou
 split over the values by those shares (fractional counts), in value order, and ROC AUC and average precision read
 them as scikit-learn reads distinct scores, ties only at one value — the report's compiled loop value by value
 inside such a bin (``window_score_loop``), the per-metric functions over the "atoms" ``expand`` makes (one per
-value of a split bin, one per other bin). Every other bin is one atom, read as before (``distinct_bins``' flag: tied, or in random order for average precision): a bin the sample shows with
-one value (tied: it is one value), with distinct values each seen once (a continuous model's: the sample's few
-values are a noisy sample of the order — measured, the random-order reading is 1.3–3.6x closer), or with fewer than
-two samples. With ``complete`` (the sample is the whole window: ``ScoreTally.of``) every bin of distinct values is
+value of a split bin, one per other bin). Every other bin is one atom, read as before (``distinct_bins``' flag:
+tied, or in random order for average precision): a bin the sample shows with one value (tied: it is one value),
+with distinct values each seen once (a continuous model's: the sample's few values are a noisy sample of the order
+— measured, the random-order reading is 1.3–3.6x closer), or with fewer than two samples. With ``complete`` (the
+sample is the whole window: ``ScoreTally.of``) every bin of distinct values is
 split — exact.
 
 What it assumes: the sample's scores look like the window's inside each bin (the same model, the same data). A

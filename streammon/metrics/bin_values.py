@@ -19,8 +19,7 @@ value of a split bin, one per other bin). Every other bin is one atom, read as b
 tied, or in random order for average precision): a bin the sample shows with one value (tied: it is one value),
 with distinct values each seen once (a continuous model's: the sample's few values are a noisy sample of the order
 — measured, the random-order reading is 1.3–3.6x closer), or with fewer than two samples. With ``complete`` (the
-sample is the whole window: ``ScoreTally.of``) every bin of distinct values is
-split — exact.
+sample is the whole window) every bin of distinct values is split — exact.
 
 What it assumes: the sample's scores look like the window's inside each bin (the same model, the same data). A
 model swapped mid-window leaves the sample showing the new model's values while the window counts both; its

@@ -227,3 +227,10 @@ def test_the_compiled_loops_reach_nothing_of_another_file() -> None:
     assert _from_other_files(source) == {}
     reached, _ = _reached(source)
     assert "_sort_run" in reached["_sort"] and "SMALL_RUN" in reached["_sort_run"]
+
+
+def test_classes_outside_k_are_refused() -> None:
+    """The compiled passes index by class: a sample class outside ``[0, k)`` raises, naming the range."""
+    s = np.array([[0.3], [0.3], [0.30001]])
+    with pytest.raises(ValueError, match=r"true classes in \[0, 2\), got 0 to 2"):
+        bin_values(score_bins(s).astype(np.int16), s, np.array([0, 1, 2]), 2)

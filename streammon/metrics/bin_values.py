@@ -269,6 +269,8 @@ def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], tru
     model's ring repeats none: ~0.1 ms at K = 10 and done); those are counted-sorted by bin and read in one
     compiled pass, and a second fills the shares where some bin splits. Arrays read-only."""
     columns = scores.shape[1]
+    if len(true) and not 0 <= int(np.min(true)) <= int(np.max(true)) < k:  # the compiled passes index by class
+        raise ValueError(f"bin_values needs true classes in [0, {k}), got {int(np.min(true))} to {int(np.max(true))}")
     if flags is None:
         flags = distinct_bins(np.ascontiguousarray(bins), np.ascontiguousarray(scores, dtype=np.float64))
     n = len(true)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.bin_values import BinValues, bin_values
 from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import score_bins
@@ -51,7 +52,7 @@ class ScoreRing:
     """The last ``limit`` scored samples (true class, scores) appended, and how many were appended (``total``).
     ``bins``: keep each score's bin too, to say which bins hold distinct scores (``distinct``)."""
 
-    __slots__ = ("_bins", "_distinct", "_scores", "_true", "limit", "total")
+    __slots__ = ("_bins", "_distinct", "_scores", "_true", "_values", "limit", "total")
 
     def __init__(self, columns: int, limit: int = EXACT_RANKING_LIMIT, *, bins: bool = False) -> None:
         self.limit = limit
@@ -60,6 +61,7 @@ class ScoreRing:
         self._scores = np.zeros((limit, columns))
         self._bins = np.zeros((limit, columns), np.int16) if bins else None
         self._distinct: tuple[int, npt.NDArray[np.bool_]] | None = None  # (total, flags) of the last ``distinct``
+        self._values: tuple[int, int, BinValues] | None = None  # (total, k, values) of the last ``values``
 
     @property
     def held(self) -> int:
@@ -100,6 +102,20 @@ class ScoreRing:
             flags.flags.writeable = False
             self._distinct = (self.total, flags)
         return self._distinct[1]
+
+    def values(self, k: int) -> BinValues | None:
+        """What the held samples show inside the bins (``streammon.metrics.bin_values``: the values of each bin
+        that holds repeated distinct ones, each class's share at each, and ``distinct``'s flags), for classes
+        ``[0, k)``; None where ``distinct`` is. Made once per ``total`` and ``k``, and only when asked (a window
+        that reads its bins)."""
+        flags = self.distinct()
+        if flags is None or self._bins is None:
+            return None
+        if self._values is None or self._values[:2] != (self.total, k):
+            held = self.held
+            self._values = (self.total, k, bin_values(self._bins[:held], self._scores[:held], self._true[:held], k,
+                                                      flags=flags))
+        return self._values[2]
 
     def last(self, n: int) -> Samples:
         """A read-only copy of the last ``n`` samples appended (``n`` at most ``held``), oldest first."""

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.bin_values import BinValues, bin_values
 from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
@@ -86,7 +87,12 @@ class ScoreTally:
     reads a bin's samples in random order rather than tied (``streammon.metrics.score_ranking``) — when the tally
     reads its bins and this is known: a window's snapshot takes them from the monitor's last exact scores
     (``streammon.counting.exact_scores``), a batch's tally (``of``) from all its samples; None: every bin tied (a
-    sum or a difference of tallies)."""
+    sum or a difference of tallies).
+
+    ``values``: what those exact scores show inside the bins (``streammon.metrics.bin_values``: each bin's
+    repeated distinct values and each class's share at each, with ``distinct`` as its ``flags``), which ROC AUC and
+    average precision read a bin over when they split it; None (a sum, a difference, a state file without exact
+    scores): the bins alone, as ``distinct`` says."""
 
     slab: npt.NDArray[np.signedinteger[Any]]  # int16, int32 or int64 (count_type)
     sums: npt.NDArray[np.float64]
@@ -96,6 +102,7 @@ class ScoreTally:
     span: npt.NDArray[np.int64] | None = None
     offset: int = 0
     distinct: npt.NDArray[np.bool_] | None = None
+    values: BinValues | None = None
 
     @functools.cached_property
     def hist(self) -> npt.NDArray[np.signedinteger[Any]]:
@@ -108,8 +115,9 @@ class ScoreTally:
 
     @property
     def parts(self) -> tuple[Any, ...]:
-        """``(hist, sums, top, samples, distinct)``: what the score metrics take (``metrics.roc_auc(t.parts)``)."""
-        return self.hist, self.sums, self.top, self.samples, self.distinct
+        """``(hist, sums, top, samples, distinct, values)``: what the score metrics take
+        (``metrics.roc_auc(t.parts)``)."""
+        return self.hist, self.sums, self.top, self.samples, self.distinct, self.values
 
     def with_samples(self, samples: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None) -> ScoreTally:
         """This tally with ``samples`` (read-only arrays: not copied) as its exact samples."""
@@ -118,6 +126,10 @@ class ScoreTally:
     def with_distinct(self, distinct: npt.NDArray[np.bool_] | None) -> ScoreTally:
         """This tally with ``distinct`` (a read-only (C, BINS) bool array: not copied) as its distinct bins."""
         return replace(self, distinct=distinct)
+
+    def with_values(self, values: BinValues | None) -> ScoreTally:
+        """This tally with ``values`` (not copied) as what the bins hold, and its flags as ``distinct``."""
+        return replace(self, values=values, distinct=None if values is None else values.flags)
 
     @property
     def columns(self) -> int:
@@ -140,7 +152,8 @@ class ScoreTally:
     def of(cls, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int, *,
            positive: int | None = 1) -> ScoreTally:
         """The tally of a batch: ``true`` class indices in [0, k), ``scores`` (n, C) checked (finite, in [0, 1]);
-        with its exact samples when there are at most ``EXACT_RANKING_LIMIT``, else with its distinct bins."""
+        with its exact samples when there are at most ``EXACT_RANKING_LIMIT``, else with its distinct bins (all its
+        samples) and what its last ``EXACT_RANKING_LIMIT`` show inside the bins (``values``: as a monitor's ring)."""
         values = np.ascontiguousarray(scores, dtype=np.float64)
         bins = score_bins(values)  # once: the histogram's cells and, past the limit, the distinct bins
         cells, counts, sums, top = sample_cells(true, values, k, positive=1 if positive is None else positive,
@@ -149,8 +162,12 @@ class ScoreTally:
         hist[cells] = counts
         tally = cls.frozen(hist.reshape(k, scores.shape[1], BINS), sums, top, positive)
         samples = _samples(np.array(true, dtype=np.intp), np.array(scores, dtype=np.float64))
-        if samples is None:
-            return tally.with_distinct(_readonly(distinct_bins(bins.astype(np.int16), values)))
+        if samples is None:  # its bins split over its own values (its last ``EXACT_RANKING_LIMIT``: bounded memory)
+            small = bins.astype(np.int16)
+            flags = distinct_bins(small, values)
+            last = slice(len(values) - EXACT_RANKING_LIMIT, None)
+            return tally.with_values(bin_values(small[last], values[last], np.asarray(true, np.intp)[last], k,
+                                                flags=flags))
         return tally.with_samples(samples)
 
     @classmethod

@@ -170,10 +170,10 @@ class Scoring:
         if self.ring is not None and fresh:
             self._attach_samples(out, list(fresh), k)
             binned = [i for i in fresh if out[i].samples is None and out[i].n_scored > 0]
-            flags = self.ring.distinct() if binned else None  # made only for a window that reads its bins
-            for i in binned:  # which of its bins hold distinct scores (``ScoreTally.distinct``)
-                if flags is not None:
-                    out[i] = out[i].with_distinct(flags)
+            values = self.ring.values(k) if binned else None  # made only for a window that reads its bins
+            for i in binned:  # what the ring shows inside its bins (``ScoreTally.values``, ``distinct``)
+                if values is not None:
+                    out[i] = out[i].with_values(values)
         for i, key in fresh.items():
             if key is not None:
                 self._views[i] = (key, out[i])

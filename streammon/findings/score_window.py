@@ -100,7 +100,8 @@ def score_numbers(tally: ScoreTally, *, priors: FloatArray | None, policy: Polic
                                         normalised=True, samples=tally.samples,
                                         span=None if tally.span is None else tally.span - tally.offset,
                                         distinct=None if tally.distinct is None else
-                                        tally.distinct[:, tally.offset:tally.offset + hist.shape[2]])
+                                        tally.distinct[:, tally.offset:tally.offset + hist.shape[2]],
+                                        values=tally.values, offset=tally.offset)
         scores = values[0]
         if priors is not None:
             corrected = values[1]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,9 @@ from streammon.metrics.confusion import FloatArray
 from streammon.metrics.exact_ranking import RankedScores, check_samples
 from streammon.metrics.prior import normalise_priors
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, tally
+
+if TYPE_CHECKING:  # bin_values compiles its loops on import (numba): not with streammon
+    from streammon.metrics.bin_values import BinValues
 
 IntArray = npt.NDArray[np.int64]
 Tally = tuple[IntArray, FloatArray, FloatArray]  # (hist, sums, top): score_bins' layout
@@ -59,6 +62,7 @@ class ScoreRead:
     weights: FloatArray
     samples: RankedScores | None = None  # the window's exact scores, when it keeps them (``exact_ranking``)
     distinct: npt.NDArray[np.bool_] | None = None  # (C, BINS): the bins holding distinct scores (``score_ranking``)
+    values: BinValues | None = None  # what exact scores show inside the bins (``bin_values``)
 
     @property
     def k(self) -> int:
@@ -79,6 +83,19 @@ class ScoreRead:
     def defined(self) -> bool:
         """Samples to read and no class that the mix needs but the window lacks."""
         return bool(np.all(np.isfinite(self.weights)) and self.weights @ self.counts > 0)
+
+    def ranked(self, column: int) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_] | None,
+                                           npt.NDArray[np.int64] | None]:
+        """What ROC AUC and average precision read of score column ``column``: ``(h, mixed, where)`` — ``h`` (K, A)
+        counts in score order, ``mixed`` (A,) the ones read in random order (None: every one tied), ``where`` (A,)
+        the bin of each (None: ``h`` is the bins themselves). With ``values``, the bins split over the values the
+        exact scores show in them (``bin_values.BinValues.atoms``: fractional counts, the report's reading); else
+        the bins with the ``distinct`` flags."""
+        if self.values is None or not self.values.split:
+            return self.hist[:, column, :], None if self.distinct is None else self.distinct[column], None
+        atoms, mixed, where, span = self.values.atoms(self.hist[:, column:column + 1, :], columns=(column,))
+        n = int(span[0, 1])
+        return atoms[:, 0, :n], mixed[0, :n], where[0, :n]
 
     def column(self, positive: int) -> int:
         """The column holding the score of class ``positive`` (binary: the one column, or column ``positive``)."""
@@ -105,9 +122,11 @@ class ScoreRead:
         read). ``tally`` is ``(hist, sums, top)``, or ``(hist, sums, top, samples)`` with the window's exact
         samples ``(true, scores)`` or None: then the ranking metrics read them; or ``(hist, sums, top, samples,
         distinct)`` (``ScoreTally.parts``) with the (C, BINS) bool flags of the bins that hold distinct scores, or
-        None: average precision reads those bins in random order (``score_ranking``).
+        None: average precision reads those bins in random order (``score_ranking``); or that and the
+        ``bin_values.BinValues`` of the bins (``ScoreTally.values``), or None: ROC AUC and average precision read the
+        bins it splits over their values (``ranked``).
         Bad input raises ``TypeError``/``ValueError`` naming what was expected."""
-        if not isinstance(tally, (tuple, list)) or len(tally) not in (3, 4, 5):
+        if not isinstance(tally, (tuple, list)) or len(tally) not in (3, 4, 5, 6):
             raise TypeError(f"a score tally must be the tuple (hist, sums, top) of score_bins.tally (or "
                             f"ScoreTally.parts), got {type(tally).__name__}")
         hist, sums, top = (_array(part, name) for part, name in zip(tally[:3], ("hist", "sums", "top"), strict=True))
@@ -131,8 +150,11 @@ class ScoreRead:
             weights = np.where(known, mix * counts.sum() / np.where(known, counts, 1.0), np.where(mix > 0, np.nan, 0.0))
         ranked = None if len(tally) == 3 or tally[3] is None else _ranked(tally[3], counts, hist.shape[1])
         distinct = None if len(tally) < 5 or tally[4] is None else _distinct(tally[4], hist.shape[1])
+        values = None if len(tally) < 6 or tally[5] is None else _values(tally[5], k, hist.shape[1])
+        if values is not None:
+            distinct = values.flags
         return cls(hist.astype(np.int64, copy=False), sums.astype(np.float64, copy=False),
-                   top.astype(np.float64, copy=False), counts, weights, ranked, distinct)
+                   top.astype(np.float64, copy=False), counts, weights, ranked, distinct, values)
 
 
 def _distinct(flags: Any, columns: int) -> npt.NDArray[np.bool_]:
@@ -142,6 +164,18 @@ def _distinct(flags: Any, columns: int) -> npt.NDArray[np.bool_]:
         raise ValueError(f"a score tally's distinct must be a ({columns}, {BINS}) bool array, got {value.dtype} "
                          f"{value.shape}")
     return value
+
+
+def _values(values: Any, k: int, columns: int) -> BinValues:
+    """A tally's ``BinValues``, checked: for at least its K classes and its C columns."""
+    from streammon.metrics.bin_values import BinValues  # noqa: PLC0415 - compiles its loops (numba) on import
+
+    if not isinstance(values, BinValues):
+        raise TypeError(f"a score tally's values must be a BinValues (ScoreTally.values), got {type(values).__name__}")
+    if values.classes < k or values.flags.shape != (columns, BINS):
+        raise ValueError(f"a score tally's values must cover its {k} classes and {columns} column(s), got "
+                         f"{values.classes} classes and flags {values.flags.shape}")
+    return values
 
 
 def _ranked(samples: Any, counts: FloatArray, columns: int) -> RankedScores:

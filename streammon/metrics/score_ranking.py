@@ -6,8 +6,10 @@ at most ``exact_ranking.EXACT_RANKING_LIMIT`` scored samples keeps them), read t
 ties only where scores are equal, the bin error 0 (``exact_ranking``).
 
 - ``roc_auc`` (binary): the Mann–Whitney statistic ``P(s⁺ > s⁻) + ½ P(s⁺ = s⁻)`` over (positive, negative)
-  pairs, a pair within one bin counting ½ (Hanley & McNeil 1982). Its bin error is at most ½ × the share of
-  pairs sharing a bin (``roc_auc_bin_error``): such a pair's exact contribution is 0, ½ or 1.
+  pairs, a pair within one bin counting ½ (Hanley & McNeil 1982) — or, where the tally carries what exact scores
+  show inside its bins (``ScoreTally.values``, ``bin_values``), a bin of repeated distinct values split over them.
+  Its bin error is at most ½ × the share of pairs sharing a bin (``roc_auc_bin_error``): such a pair's exact
+  contribution is 0, ½ or 1.
   K > 2, parameter ``multi_class``: ``"ovo"`` (the default) — Hand & Till's (2001) M, the mean over class
   pairs (i, j) of ``(A(i|j) + A(j|i))/2``, where ``A(i|j)`` ranks class i's samples above class j's by the
   score of class i (scikit-learn's ``roc_auc_score(multi_class="ovo", average="macro")``); ``"ovr"`` — the
@@ -55,69 +57,11 @@ import numpy.typing as npt
 
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.exact_ranking import AP, AUC
-from streammon.metrics.intervals import DEFAULT_CONFIDENCE, _digamma_trigamma
+from streammon.metrics.intervals import DEFAULT_CONFIDENCE
+from streammon.metrics.ranked_counts import ap_of_counts, auc_of_counts
 from streammon.metrics.score_input import ScoreRead
-from streammon.metrics.window_scores import loop
 
 MULTI_CLASS = ("ovo", "ovr")
-
-
-def _auc(pos: FloatArray, neg: FloatArray) -> tuple[float, float]:
-    """(AUC, bin error bound) of weighted bin counts in ascending score order; NaN without pairs."""
-    npos, nneg = float(pos.sum()), float(neg.sum())
-    if not (npos > 0 and nneg > 0):
-        return math.nan, math.nan
-    below = np.cumsum(neg) - neg  # negatives in lower bins
-    pairs = npos * nneg
-    return float(pos @ (below + 0.5 * neg)) / pairs, 0.5 * float(pos @ neg) / pairs
-
-
-def _ap(pos: FloatArray, neg: FloatArray, weight: float = 1.0, *, bound: bool = False,
-        distinct: npt.NDArray[np.bool_] | None = None) -> tuple[float, float]:
-    """(AP, bin error bound) of bin counts in ascending score order, positives each of ``weight`` (``pos`` is
-    already weighted); NaN without positives. ``distinct``: the bins (same order) whose samples hold distinct
-    scores, read in random order (``window_score_loop.random_order_share``); the others are read tied.
-
-    The bound: T and F the positive and negative weight above a bin, P and Q the bin's own. However the exact
-    scores order (or tie) the bin's samples, the positive that is i-th in the bin has a precision of at least
-    ``(T + a·i)/(T + F + Q + a·i)`` (all the bin's negatives ahead of it) and at most ``(T + P)/(T + F + P)``
-    (every positive of the bin tied with it, no negative ahead); so the bin's share of the exact AP lies
-    between ``worst = Σ_i a·(T + a·i)/(T + F + Q + a·i)`` — a digamma difference, ``Σ_{i=1..p} (T + a·i)/(D +
-    a·i) = p − (D − T)/a · (ψ(D/a + p + 1) − ψ(D/a + 1))`` — and ``P·(T + P)/(T + F + P)``, and the tied
-    value the bins give is at most the larger distance to either end away."""
-    npos = float(pos.sum())
-    if not npos > 0:
-        return math.nan, math.nan
-    p, q = pos[::-1], neg[::-1]
-    tp, fp = np.cumsum(p), np.cumsum(q)
-    precision = tp / np.where(tp + fp > 0, tp + fp, 1.0)
-    mixed = None if distinct is None else np.flatnonzero(distinct[::-1] & (p > 0))
-    if mixed is None or not len(mixed):
-        ap = min(float(p @ precision) / npos, 1.0)  # each term is at most p: over 1 only by rounding
-    else:
-        terms = p * precision
-        terms[mixed] = _random_order(tp - p, tp + fp - p - q, p / weight, weight, q, mixed)
-        ap = min(float(terms.sum()) / npos, 1.0)
-    if not bound:  # the bound costs a digamma pass: only when asked
-        return ap, math.nan
-    kept = p > 0
-    estimate = (p * precision if mixed is None or not len(mixed) else terms)[kept]
-    p, q, above_t, above_f = p[kept], q[kept], (tp - p)[kept], (fp - q)[kept]
-    count = p / weight
-    best = p * (above_t + p) / (above_t + above_f + p)
-    before = above_t + above_f + q
-    psi = _digamma_trigamma(np.stack([before / weight + count + 1.0, before / weight + 1.0]))[0]
-    worst = weight * (count - (before - above_t) / weight * (psi[0] - psi[1]))
-    return ap, float(np.maximum(best - estimate, estimate - worst).clip(min=0.0).sum()) / npos
-
-
-def _random_order(above_pos: FloatArray, above: FloatArray, counts: FloatArray, weight: float,  # noqa: PLR0917
-                  negatives: FloatArray, where: npt.NDArray[np.intp]) -> FloatArray:
-    """``random_order_share`` of the bins ``where`` (the compiled loop's own function: the same value as a report)."""
-    out = np.empty(len(where))
-    loop().random_order_shares(np.ascontiguousarray(above_pos[where]), np.ascontiguousarray(above[where]),
-                               np.rint(counts[where]), float(weight), np.ascontiguousarray(negatives[where]), out)
-    return out
 
 
 def _mean(values: list[float]) -> float:
@@ -131,15 +75,21 @@ def _multi_class(value: Any) -> str:
     return str(value)
 
 
-def _one_vs_rest(read: ScoreRead, c: int) -> tuple[FloatArray, FloatArray]:
-    """Class c's weighted bins of its own score and the other classes' pooled bins of that score."""
-    weighted = read.hist[:, c, :] * read.weights[:, None]
-    return weighted[c], weighted.sum(axis=0) - weighted[c]
+Ranked = tuple[FloatArray, FloatArray, npt.NDArray[np.bool_] | None, npt.NDArray[np.int64] | None]
 
 
-def _binary(read: ScoreRead, positive: int) -> tuple[FloatArray, FloatArray]:
-    column = read.hist[:, read.column(positive), :] * read.weights[:, None]
-    return column[positive], column[1 - positive]
+def _one_vs_rest(read: ScoreRead, c: int) -> Ranked:
+    """Class c's weighted counts of its own score and the other classes' pooled ones, in score order, with the
+    random-order flags and bins of ``ScoreRead.ranked``."""
+    h, mixed, where = read.ranked(c)
+    weighted = h * read.weights[:, None]
+    return weighted[c], weighted.sum(axis=0) - weighted[c], mixed, where
+
+
+def _binary(read: ScoreRead, positive: int) -> Ranked:
+    h, mixed, where = read.ranked(read.column(positive))
+    column = h * read.weights[:, None]
+    return column[positive], column[1 - positive], mixed, where
 
 
 def _exact(read: ScoreRead, positive: int, multi_class: str, metric: int) -> tuple[float, float]:
@@ -155,18 +105,23 @@ def _roc(read: ScoreRead, positive: Any, multi_class: str) -> tuple[float, float
         return math.nan, math.nan
     if read.samples is not None:
         return _exact(read, positive, multi_class, AUC)
-    if read.binary:  # Condition 1 by construction: the weights cancel, so the raw bins serve
-        column = read.hist[:, read.column(positive), :].astype(np.float64)
-        return _auc(column[positive], column[1 - positive])
+    if read.binary:  # Condition 1 by construction: the weights cancel, so the raw counts serve
+        column, _, where = read.ranked(read.column(positive))
+        return auc_of_counts(column[positive].astype(np.float64), column[1 - positive].astype(np.float64), where)
     present = [c for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
     if multi_class == "ovr":
-        parts = [_auc(*_one_vs_rest(read, c)) for c in present]
-    else:  # Hand & Till: weights cancel within each pair, so the raw bins serve
-        h = read.hist.astype(np.float64)
+        parts = []
+        for c in present:
+            pos, neg, _, where = _one_vs_rest(read, c)
+            parts.append(auc_of_counts(pos, neg, where))
+    else:  # Hand & Till: weights cancel within each pair, so the raw counts serve
+        ranked = {c: read.ranked(c) for c in present}
         parts = []
         for a, i in enumerate(present):
             for j in present[a + 1:]:
-                (aij, eij), (aji, eji) = _auc(h[i, i], h[j, i]), _auc(h[j, j], h[i, j])
+                (hi, _, wi), (hj, _, wj) = ranked[i], ranked[j]
+                (aij, eij) = auc_of_counts(hi[i].astype(np.float64), hi[j].astype(np.float64), wi)
+                (aji, eji) = auc_of_counts(hj[j].astype(np.float64), hj[i].astype(np.float64), wj)
                 parts.append(((aij + aji) / 2, (eij + eji) / 2))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
@@ -187,7 +142,9 @@ def roc_auc(tally: Any, *, positive: int = 1, priors: Any = None, multi_class: s
 
 def roc_auc_bin_error(tally: Any, *, positive: int = 1, priors: Any = None, multi_class: str = "ovo") -> float:
     """The largest amount by which the bins can move ``roc_auc`` from its value on the exact scores: ½ × the
-    share of (positive, negative) pairs within one bin (averaged as ``roc_auc`` averages at K > 2).
+    share of (positive, negative) pairs within one bin (averaged as ``roc_auc`` averages at K > 2); a bin split
+    over the values exact scores show in it (``ScoreTally.values``) read at e of its P·Q pairs bounds max(e, P·Q −
+    e), whatever the values it was split over.
 
     >>> from streammon.metrics.score_bins import tally
     >>> roc_auc_bin_error(tally(np.array([0, 1]), np.array([0.5, 0.5]), 2))  # one tied pair: AUC ½, exact ½
@@ -217,7 +174,7 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
     if not read.binary:
         raise ValueError(f"roc_auc_interval is binary-only (DeLong needs joint placements), got K={read.k}")
     positive = read.positive(positive)
-    pos, neg = _binary(read, positive)
+    pos, neg, _, _ = _binary(read, positive)
     npos, nneg = float(pos.sum()), float(neg.sum())
     if npos < 2 or nneg < 2:
         return math.nan, math.nan
@@ -225,7 +182,7 @@ def roc_auc_interval(tally: Any, *, positive: int = 1, confidence: float = DEFAU
         values, variance = read.samples.values(np.ones((1, 2)), positive=positive)
         spread = NormalDist().inv_cdf(0.5 + confidence / 2) * math.sqrt(variance)
         return max(0.0, float(values[0, AUC]) - spread), min(1.0, float(values[0, AUC]) + spread)
-    auc = _auc(pos, neg)[0]
+    auc = auc_of_counts(pos, neg)[0]
     v10 = (np.cumsum(neg) - 0.5 * neg) / nneg  # a positive's share of negatives below (ties ½)
     v01 = (npos - np.cumsum(pos) + 0.5 * pos) / npos  # a negative's share of positives above (ties ½)
     var = float(pos @ (v10 - auc) ** 2) / (npos - 1) / npos + float(neg @ (v01 - auc) ** 2) / (nneg - 1) / nneg
@@ -240,13 +197,14 @@ def _average_precision(tally: Any, positive: Any, priors: Any, bound: bool) -> t
         return math.nan, math.nan
     if read.samples is not None:
         return _exact(read, positive, "ovo", AP)
-    flags = read.distinct
     if read.binary:
-        return _ap(*_binary(read, positive), float(read.weights[positive]), bound=bound,
-                   distinct=None if flags is None else flags[read.column(positive)])
-    parts = [_ap(*_one_vs_rest(read, c), float(read.weights[c]), bound=bound,
-                 distinct=None if flags is None else flags[c])
-             for c in range(read.k) if read.weights[c] * read.counts[c] > 0]
+        pos, neg, mixed, where = _binary(read, positive)
+        return ap_of_counts(pos, neg, float(read.weights[positive]), bound=bound, distinct=mixed, where=where)
+    parts = []
+    for c in range(read.k):
+        if read.weights[c] * read.counts[c] > 0:
+            pos, neg, mixed, where = _one_vs_rest(read, c)
+            parts.append(ap_of_counts(pos, neg, float(read.weights[c]), bound=bound, distinct=mixed, where=where))
     return _mean([p[0] for p in parts]), _mean([p[1] for p in parts])
 
 
@@ -265,9 +223,9 @@ def average_precision(tally: Any, *, positive: int = 1, priors: Any = None) -> f
 def average_precision_bin_error(tally: Any, *, positive: int = 1, priors: Any = None) -> float:
     """The largest amount by which the bins can move ``average_precision`` from its value on the exact
     (distinct) scores: per bin, the tied value against the best and the worst order of the bin's samples
-    (``_ap``); averaged as ``average_precision`` averages at K > 2. Unlike ROC AUC's, it is not 0 when no
-    positive shares a bin with a negative: tied positives share one precision, distinct ones do not. A
-    worst case: on real data the error is usually far smaller (``examples/bench_score_metrics.py``).
+    (``ranked_counts.ap_of_counts``); averaged as ``average_precision`` averages at K > 2. Unlike ROC AUC's,
+    it is not 0 when no positive shares a bin with a negative: tied positives share one precision, distinct ones
+    do not. A worst case: on real data the error is usually far smaller (``examples/bench_score_metrics.py``).
 
     >>> from streammon.metrics.score_bins import tally
     >>> t = tally(np.array([0, 1]), np.array([0.5, 0.5]), 2)  # tied: AP ½; exact: 1 or ½ by the order
@@ -302,19 +260,27 @@ def average_precision_interval(tally: Any, *, positive: int = 1, confidence: flo
     read = ScoreRead.of(tally)
     if not read.binary:
         raise ValueError(f"average_precision_interval is binary-only, got K={read.k}")
-    pos, neg = _binary(read, read.positive(positive))
+    positive = read.positive(positive)
+    column = read.hist[:, read.column(positive), :].astype(np.float64)
+    pos, neg = column[positive], column[1 - positive]
     npos, nneg = int(pos.sum()), int(neg.sum())
     if npos < 2 or nneg < 1:
         return math.nan, math.nan
     rng = np.random.default_rng(0)
     p = rng.multinomial(npos, pos / npos, size=draws)[:, ::-1].astype(np.float64)
     q = rng.multinomial(nneg, neg / nneg, size=draws)[:, ::-1].astype(np.float64)
-    if read.distinct is None:
+    _, mixed, where = read.ranked(read.column(positive))
+    if where is not None:  # each resample's bins split over the values as the point value's are
+        assert read.values is not None
+        unit, _, _, _ = read.values.atoms(np.ones((2, 1, len(pos)), np.int64), columns=(read.column(positive),))
+        share_p, share_q = unit[positive, 0, :len(where)], unit[1 - positive, 0, :len(where)]
+        p, q = p[:, ::-1][:, where] * share_p, q[:, ::-1][:, where] * share_q
+        aps = np.array([ap_of_counts(p[d], q[d], distinct=mixed)[0] for d in range(draws)])
+    elif mixed is None:
         tp, fp = np.cumsum(p, axis=1), np.cumsum(q, axis=1)
         aps = np.minimum((p * (tp / np.where(tp + fp > 0, tp + fp, 1.0))).sum(axis=1) / npos, 1.0)
     else:  # each resample read as the point value is: its bins of distinct scores in random order
-        flags = read.distinct[read.column(read.positive(positive))]
-        aps = np.array([_ap(p[d, ::-1], q[d, ::-1], distinct=flags)[0] for d in range(draws)])
+        aps = np.array([ap_of_counts(p[d, ::-1], q[d, ::-1], distinct=mixed)[0] for d in range(draws)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(aps, [tail, 1 - tail])
     return float(low), float(high)

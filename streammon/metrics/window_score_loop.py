@@ -185,12 +185,27 @@ def _calibration(sums: Any, top: Any, w: Any, counts: Any, v: int, column: int, 
 
 
 @jit
-def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts: Any, positive: int,  # noqa: PLR0917
-            out: Any, delong: Any) -> None:
+def _within(shares: Any, lo: int, hi: int, mine: int, other: int) -> float:  # pragma: no cover - compiled
+    """Within one split bin (values ``lo … hi − 1`` of ``shares`` (K, M), ascending): the share of its (class
+    ``mine``, class ``other``) pairs where ``mine``'s value is higher, ties ½ — ``Σ_m s_mine[m]·(S_other[< m] + ½
+    s_other[m])`` (``bin_values``)."""
+    below = 0.0
+    total = 0.0
+    for m in range(lo, hi):
+        total += shares[mine, m] * (below + 0.5 * shares[other, m])
+        below += shares[other, m]
+    return total
+
+
+@jit
+def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any,  # noqa: PLR0917
+            counts: Any, positive: int, out: Any, delong: Any, starts: Any, shares: Any, base: int,
+            split: bool) -> None:
     """ROC AUC (the same at every mix: the weights cancel), each mix's average precision and, into ``delong[0]``,
     DeLong's variance of the AUC as read (NaN with fewer than 2 samples of a class). ``hist`` (K, bins): the score
     column's bins over its span; ``distinct`` (bins,): where ``within``, the bins whose samples are read in random
-    order (``random_order_share``), not tied."""
+    order (``random_order_share``), not tied. ``split``: the bins ``g = base + b`` with values in ``starts``
+    (BINS + 1,) are read over them, each class's count spread by its ``shares`` (K, M) (``bin_values``)."""
     bins = hist.shape[1]
     negative = 1 - positive
     npos, nneg = counts[positive], counts[negative]
@@ -200,6 +215,8 @@ def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts
         p, q = hist[positive, b], hist[negative, b]
         if p:
             numer += p * (below + 0.5 * q)
+            if split and q and starts[base + b + 1] > starts[base + b]:
+                numer += p * q * (_within(shares, starts[base + b], starts[base + b + 1], positive, negative) - 0.5)
         below += q
     auc = numer / (npos * nneg) if npos > 0 and nneg > 0 else math.nan
     for v in range(out.shape[0]):
@@ -213,6 +230,14 @@ def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts
         for b in range(bins - 1, -1, -1):
             p = wp * hist[positive, b]
             q = wn * hist[negative, b]
+            if p > 0.0 and split and starts[base + b + 1] > starts[base + b]:  # its values, highest first
+                for m in range(starts[base + b + 1] - 1, starts[base + b] - 1, -1):
+                    pm = p * shares[positive, m]
+                    tp += pm
+                    fp += q * shares[negative, m]
+                    if pm > 0.0:
+                        acc += pm * tp / (tp + fp)
+                continue
             mixed = within and distinct[b] and (q > 0.0 or hist[positive, b] > 1)  # else the tied value is its own
             if p > 0.0 and mixed:
                 acc += random_order_share(tp, tp + fp, int(hist[positive, b]), wp, q)
@@ -222,24 +247,38 @@ def _binary(hist: Any, distinct: Any, within: bool, w: Any, defined: Any, counts
                 acc += p * tp / (tp + fp)
         # each term is at most its bin's positive weight, so acc <= tp but for rounding (an ulp over 1 seen)
         out[v, AVERAGE_PRECISION] = min(acc / tp, 1.0) if tp > 0.0 else math.nan
+    delong[0] = _delong(hist, npos, nneg, positive, auc, starts, shares, base, split)
+
+
+@jit
+def _delong(hist: Any, npos: float, nneg: float, positive: int, auc: float, starts: Any,  # noqa: PLR0917
+            shares: Any, base: int, split: bool) -> float:  # pragma: no cover - compiled
+    """DeLong's variance of the binary AUC ``auc`` (``_binary``'s arguments): each positive's placement among the
+    negatives and each negative's among the positives, ties ½, bin by bin — a split bin value by value. NaN with
+    fewer than 2 samples of a class."""
     if npos < 2 or nneg < 2:
-        delong[0] = math.nan
-        return
+        return math.nan
+    negative = 1 - positive
     seen_neg = 0.0
     seen_pos = 0.0
     spread_pos = 0.0
     spread_neg = 0.0
-    for b in range(bins):
+    for b in range(hist.shape[1]):
         p, q = hist[positive, b], hist[negative, b]
         if not (p or q):
             continue
-        seen_neg += q
-        seen_pos += p
-        v10 = (seen_neg - 0.5 * q) / nneg  # a positive's share of negatives below (ties ½)
-        v01 = (npos - seen_pos + 0.5 * p) / npos  # a negative's share of positives above (ties ½)
-        spread_pos += p * (v10 - auc) ** 2
-        spread_neg += q * (v01 - auc) ** 2
-    delong[0] = spread_pos / (npos - 1) / npos + spread_neg / (nneg - 1) / nneg
+        lo, hi = (starts[base + b], starts[base + b + 1]) if split and p and q else (0, 0)
+        for m in range(lo, max(hi, lo + 1)):  # a split bin value by value, any other bin once
+            pm = p * shares[positive, m] if hi > lo else p
+            qm = q * shares[negative, m] if hi > lo else q
+            seen_neg += qm
+            seen_pos += pm
+            v10 = (seen_neg - 0.5 * qm) / nneg  # a positive's share of negatives below (ties ½)
+            v01 = (npos - seen_pos + 0.5 * pm) / npos  # a negative's share of positives above (ties ½)
+            spread_pos += pm * (v10 - auc) ** 2
+            spread_neg += qm * (v01 - auc) ** 2
+    variance: float = spread_pos / (npos - 1) / npos + spread_neg / (nneg - 1) / nneg
+    return variance
 
 
 @jit
@@ -311,8 +350,9 @@ def _macro(w: Any, defined: Any, counts: Any, numer: Any, aps: Any, ovo: bool, o
 
 
 @jit
-def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defined: Any,  # noqa: PLR0917
-                counts: Any, ovo: bool, out: Any) -> None:
+def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any,  # noqa: PLR0912, PLR0915, PLR0917
+                defined: Any, counts: Any, ovo: bool, out: Any, starts: Any, shares: Any, base: int,
+                split: bool) -> None:
     """Every pair's AUC numerator and every class's one-vs-rest average precision at every mix, column by column,
     each column read over its span (``span[i]``: bins ``[lo, hi)``, outside which every count is 0).
 
@@ -320,7 +360,9 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
     up). Each other class's row of that column is then read once: its pair numerator is a dot product with ``g``
     over ``[0, hi)``; its weighted share of the negatives is needed bin by bin only over ``[lo, hi)`` — where the
     average precision's running sum stops — and above as one total (``_tail``). Then ROC AUC (Hand & Till or
-    macro one-vs-rest) and the macro AP of each mix (``distinct``, where ``within``: as ``_binary``'s, per column)."""
+    macro one-vs-rest) and the macro AP of each mix (``distinct``, where ``within``: as ``_binary``'s, per column).
+    ``split``: a bin ``g = base + start + b`` of column i with values in ``starts[i]`` is read over them (as
+    ``_binary``'s): its pairs by ``_within``, its average-precision terms value by value."""
     k, _, bins = hist.shape
     views = out.shape[0]
     numer = np.zeros((k, k))
@@ -328,6 +370,7 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
     neg = np.empty((views, bins))
     above = np.empty(views)
     g = np.empty(bins, np.int64)
+    split_bins = np.empty(bins, np.int64)
     for i in range(k):
         start, stop = span[i, 0], max(span[i, 0], span[i, 1])
         mine = hist[i, i, start:stop]
@@ -340,11 +383,22 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
         _ranks(mine[:hi], g)
         neg[:, lo:hi] = 0.0
         above[:] = 0.0
+        held = 0  # the column's split bins where its own class has samples
+        if split:
+            for b in range(lo, hi):
+                if mine[b] and starts[i, base + start + b + 1] > starts[i, base + start + b]:
+                    split_bins[held] = b
+                    held += 1
         for j in range(k):
             if j == i:
                 continue
             row = hist[j, i, start:stop]
             numer[i, j] = _pair_numerator(row[:hi], g, counts[i] * counts[j] < 2.0**61)
+            for x in range(held):  # a split bin's pairs: its values' order, not ½ each
+                b = split_bins[x]
+                if row[b]:
+                    at = base + start + b
+                    numer[i, j] += mine[b] * row[b] * (_within(shares[i], starts[i, at], starts[i, at + 1], i, j) - 0.5)
             tail = _tail(row[hi:])
             for v in range(views):  # the negatives of class i's column at each mix, classes added in order
                 wj = w[v, j]
@@ -361,6 +415,19 @@ def _multiclass(hist: Any, span: Any, distinct: Any, within: bool, w: Any, defin
             acc = 0.0
             for b in range(hi - 1, lo - 1, -1):
                 p = wi * mine[b]
+                at = base + start + b
+                if p > 0.0 and split and starts[i, at + 1] > starts[i, at]:  # its values, highest first
+                    for m in range(starts[i, at + 1] - 1, starts[i, at] - 1, -1):
+                        pm = p * shares[i, i, m]
+                        qm = 0.0
+                        for j in range(k):
+                            if j != i and w[v, j] != 0.0:
+                                qm += w[v, j] * hist[j, i, start + b] * shares[i, j, m]
+                        tp += pm
+                        fp += qm
+                        if pm > 0.0:
+                            acc += pm * tp / (tp + fp)
+                    continue
                 mixed = within and distinct[i, start + b] and (nv[b] > 0.0 or mine[b] > 1)
                 if p > 0.0 and mixed:
                     acc += random_order_share(tp, tp + fp, int(mine[b]), wi, nv[b])
@@ -392,13 +459,16 @@ def _tail(row: Any) -> int:
 @jit
 def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, top: Any, mixes: Any,  # noqa: PLR0917
                 as_read: Any, positive: int, ovo: bool, ranking: bool, out: Any, delong: Any, w: Any,
-                counts: Any) -> None:
+                counts: Any, starts: Any, shares: Any, base: int, split: bool) -> None:
     """``out[v]`` = (roc_auc, average_precision, brier, log_loss, ece) of the tally (``hist`` (K, C, BINS) integers,
     ``sums`` (K, C, 4), ``top`` (K, 15, 3); ``span`` (C, 2): each column's bins ``[lo, hi)`` outside which every
     count is 0, ``bin_span``) at mix row v (``as_read[v]``: each sample counts once; else each class
     weighted to ``mixes[v]``, normalised), NaN where undefined; binary (K = 2) about ``positive``, with DeLong's
     variance into ``delong[0]``. ``distinct`` (C, bins) bool: where ``within``, the bins whose samples the average
-    precision reads in random order, not tied (``random_order_share``). ``out`` comes filled with NaN.
+    precision reads in random order, not tied (``random_order_share``). ``split``: the bins that exact scores show
+    holding repeated distinct values (``bin_values``: ``starts`` (C, BINS + 1), ``shares`` (C, K, M); ``hist``'s
+    bin b is bin ``base + b``) are read over those values, each class's count spread by its shares, no array made
+    (the atoms a K = 10 window would need are 2.4 MB). ``out`` comes filled with NaN.
     ``ranking`` False: the ROC AUC, average precision and DeLong's variance are left NaN (a window read from its
     exact samples: ``exact_ranking``). ``w`` (V, K) and ``counts`` (K,) are filled with each mix row's class
     weights and each class's samples (``_weights``), which the exact reading then takes as they are (no second
@@ -416,6 +486,7 @@ def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, to
     if binary:
         start, stop = span[column, 0], max(span[column, 0], span[column, 1])
         _binary(hist[:, column, start:stop], distinct[column, start:stop] if within else distinct[0, 0:1], within,
-                w, defined, counts, positive, out, delong)
+                w, defined, counts, positive, out, delong, starts[column if split else 0],
+                shares[column if split else 0], base + start, split)
     else:
-        _multiclass(hist, span, distinct, within, w, defined, counts, ovo, out)
+        _multiclass(hist, span, distinct, within, w, defined, counts, ovo, out, starts, shares, base, split)

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,9 +45,13 @@ from streammon.metrics.confusion import FloatArray
 from streammon.metrics.exact_ranking import RankedScores
 from streammon.metrics.prior import normalise_priors
 
+if TYPE_CHECKING:  # bin_values compiles its loops on import (numba): not with streammon
+    from streammon.metrics.bin_values import BinValues
+
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
 COUNT_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))  # histograms read without a copy
 _NO_FLAGS = np.zeros((1, 1), np.bool_)  # the loop's ``distinct`` where every bin reads tied
+_NO_VALUES = (np.zeros((1, 2), np.int64), np.zeros((1, 1, 1)))  # the loop's ``starts``, ``shares`` where none split
 
 
 def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
@@ -81,7 +85,8 @@ def loop() -> ModuleType:
 
 def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positive: int = 1,
                  multi_class: str = "ovo", normalised: bool = False, samples: Any = None,
-                 span: Any = None, distinct: Any = None) -> tuple[FloatArray, float]:
+                 span: Any = None, distinct: Any = None, values: BinValues | None = None,
+                 offset: int = 0) -> tuple[FloatArray, float]:
     """The five metrics (columns in the order of ``NAMES``) of one window's tally at each of ``mixes`` (rows;
     None: as read), and — binary — DeLong's variance of the ROC AUC as read (NaN with fewer than 2 samples of a
     class, and at K > 2). The tally is the monitor's own (not checked again); a mix is checked and normalised by
@@ -92,7 +97,10 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     bins ``[lo, hi)`` (C, 2) outside which every count is 0 (``ScoreTally.span``, ``bin_span``): only those are
     read; None: all. ``distinct``: (C, bins) bool, the bins whose samples hold distinct scores
     (``ScoreTally.distinct``), which the average precision reads in random order rather than tied
-    (``score_ranking``); None: every bin tied.
+    (``score_ranking``); None: every bin tied. ``values``: what the monitor's last exact scores show inside the
+    bins (``ScoreTally.values``, ``bin_values``): ROC AUC and average precision then read the bins it splits over
+    their values (``distinct``: its flags, for the others); ``offset``: the bin of ``hist``'s first (a window's
+    slab).
 
     >>> from streammon.metrics.score_bins import tally
     >>> values, variance = score_values(*tally(np.array([0, 0, 1, 1]), np.array([0.1, 0.6, 0.4, 0.9]), 2), (None,))
@@ -115,12 +123,15 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     weights, counts = np.empty((len(mixes), k)), np.empty(k)  # filled by the loop, read again by the exact path
     if span is None:
         span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
+    span = np.ascontiguousarray(span, dtype=np.int64)
     within = distinct is not None
     flags = np.ascontiguousarray(distinct, dtype=np.bool_) if within else _NO_FLAGS
-    loop().window_loop(hist, np.ascontiguousarray(span, dtype=np.int64), flags, within,
-                        np.ascontiguousarray(sums, dtype=np.float64), np.ascontiguousarray(top, dtype=np.float64),
-                        rows, as_read, int(positive), multi_class != "ovr", samples is None, out, delong, weights,
-                        counts)
+    split = samples is None and values is not None and values.split > 0 and k <= values.classes
+    starts, shares = (values.starts, values.shares[:, :k]) if split and values is not None else _NO_VALUES
+    loop().window_loop(hist, span, flags, within, np.ascontiguousarray(sums, dtype=np.float64),
+                        np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
+                        multi_class != "ovr", samples is None, out, delong, weights, counts, starts, shares,
+                        int(offset), split)
     if samples is None:
         return out, float(delong[0])
     # the samples are the ones the histogram counts (ScoreTally.samples), so the loop's class counts and each mix

@@ -1,0 +1,236 @@
+"""A window past the exact limit reads a bin of repeated distinct values split over the values the monitor's last
+2,048 exact scores show in it (``streammon.metrics.bin_values``): exact where the ring's class shares are the
+window's, checked against scikit-learn on the window's samples; misled where they are not (a model swapped
+mid-window), its bin-error bounds still holding; the shares checked against a recount by brute force."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import streammon.metrics.bin_values as bin_values_module
+from streammon import Cumulative, Monitor, Sliding
+from streammon.counting import exact_scores
+from streammon.counting.score_tally import ScoreTally
+from streammon.metrics import (
+    average_precision,
+    average_precision_bin_error,
+    average_precision_interval,
+    roc_auc,
+    roc_auc_bin_error,
+)
+from streammon.metrics.bin_values import bin_values
+from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
+from streammon.metrics.score_bins import score_bins
+from tests.test_compiled_scope import _from_other_files, _reached
+
+BLOCK = EXACT_RANKING_LIMIT  # a block the ring holds whole
+
+
+def few_valued_binary(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A block of a few-valued model: values 1e-5 apart, three to a logit bin, each taken by both classes in
+    unequal shares (the positives higher), and a few values alone in their bins."""
+    values = np.array([0.30000, 0.30001, 0.30002, 0.6, 0.60001, 0.60002, 0.9])
+    y = (rng.random(BLOCK) < 0.3).astype(int)
+    p_neg = np.array([0.3, 0.25, 0.15, 0.12, 0.1, 0.05, 0.03])
+    p_pos = np.array([0.05, 0.1, 0.15, 0.1, 0.2, 0.25, 0.15])
+    s = np.where(y == 1, rng.choice(values, BLOCK, p=p_pos), rng.choice(values, BLOCK, p=p_neg))
+    return y, s
+
+
+def few_valued_k3(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A block of a K = 3 few-valued model: each row one of six probability vectors 1e-5 apart (one logit bin a
+    column), each class taking them in its own proportions, rows summing to 1."""
+    a = np.array([0, 1, 2, 3, 4, 5]) * 1e-5
+    b = np.array([3, 5, 0, 4, 1, 2]) * 1e-5
+    protos = np.array([0.4, 0.35, 0.25]) + np.stack([a, b, -(a + b)], axis=1)
+    prefer = np.array([[1, 1, 2, 4, 6, 8], [4, 8, 1, 6, 2, 2], [6, 1, 8, 2, 4, 1]], dtype=float)
+    y = rng.choice(3, BLOCK, p=[0.5, 0.3, 0.2])
+    pick = np.array([rng.choice(6, p=prefer[c] / prefer[c].sum()) for c in y])
+    return y, protos[pick]
+
+
+def fed(y: np.ndarray, s: np.ndarray, k: int, repeats: int = 3) -> Monitor:
+    """A monitor with a cumulative window fed the block ``repeats`` times: its ring holds the last block, whose
+    class shares inside every bin are the window's."""
+    reference = {c: 1.0 for c in range(k)}
+    m = Monitor([Cumulative()], reference=reference, positive=1 if k == 2 else None, detector=None)
+    pred = (s > 0.5).astype(int) if k == 2 else s.argmax(axis=1)
+    for _ in range(repeats):
+        m.update_many(y.tolist(), pred.tolist(), y_score=s)
+    return m
+
+
+def test_a_binary_window_reads_scikit_learns_values_where_the_ring_holds_every_value() -> None:
+    """Distinct values of both classes within one logit bin, the ring's shares the window's: ROC AUC, AP, their
+    values at a class mix and DeLong's interval's centre read scikit-learn's on the window's 6,144 samples (the
+    bins read tied miss by more than 0.01), and the per-metric functions read what the report reads."""
+    y, s = few_valued_binary(np.random.default_rng(0))
+    w = fed(y, s, 2).report().windows["cumulative"]
+    t = w.score_tally
+    assert t is not None and t.samples is None and t.values is not None and t.values.split > 0
+    yy, ss = np.tile(y, 3), np.tile(s, 3)
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(yy, ss), abs=1e-12)
+    assert w.scores["average_precision"] == pytest.approx(average_precision_score(yy, ss), abs=1e-12)
+    weights = np.where(yy == 1, 0.5 / yy.mean(), 0.5 / (1 - yy.mean()))
+    assert w.corrected["average_precision"] == pytest.approx(
+        average_precision_score(yy, ss, sample_weight=weights), abs=1e-12)
+    assert roc_auc(t.parts) == pytest.approx(w.scores["roc_auc"], abs=1e-12)
+    assert average_precision(t.parts) == pytest.approx(w.scores["average_precision"], abs=1e-12)
+    assert average_precision(t.parts, priors=[0.5, 0.5]) == pytest.approx(w.corrected["average_precision"],
+                                                                          abs=1e-12)
+    tied = (t.hist, t.sums, t.top)
+    assert abs(roc_auc(tied) - roc_auc_score(yy, ss)) > 0.01
+    assert abs(average_precision(tied) - average_precision_score(yy, ss)) > 0.01
+    low, high = w.intervals["roc_auc"]
+    assert low < roc_auc_score(yy, ss) < high
+    low, high = average_precision_interval(t.parts)
+    assert low < average_precision_score(yy, ss) < high
+
+
+def test_a_k3_window_reads_scikit_learns_values_where_the_ring_holds_every_value() -> None:
+    """K = 3: Hand & Till's ROC AUC, the macro one-vs-rest ROC AUC and the macro AP, as read and at a mix, are
+    scikit-learn's on the window's samples, each column's bins split over its values."""
+    y, p = few_valued_k3(np.random.default_rng(1))
+    w = fed(y, p, 3).report().windows["cumulative"]
+    t = w.score_tally
+    assert t is not None and t.samples is None and t.values is not None and t.values.split > 0
+    yy, pp = np.tile(y, 3), np.tile(p, (3, 1))
+    onehot = np.eye(3)[yy]
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(yy, pp, multi_class="ovo"), abs=1e-12)
+    assert w.scores["average_precision"] == pytest.approx(average_precision_score(onehot, pp), abs=1e-12)
+    weights = (np.full(3, 1 / 3) / (np.bincount(yy) / len(yy)))[yy]
+    assert w.corrected["average_precision"] == pytest.approx(
+        average_precision_score(onehot, pp, sample_weight=weights), abs=1e-12)
+    assert roc_auc(t.parts, multi_class="ovr", priors=[1 / 3] * 3) == pytest.approx(
+        roc_auc_score(yy, pp, multi_class="ovr", sample_weight=weights), abs=1e-12)
+    assert roc_auc(t.parts) == pytest.approx(w.scores["roc_auc"], abs=1e-12)
+    assert average_precision(t.parts) == pytest.approx(w.scores["average_precision"], abs=1e-12)
+    tied = (t.hist, t.sums, t.top)
+    assert abs(average_precision(tied) - average_precision_score(onehot, pp)) > 0.002
+
+
+def test_a_model_swapped_mid_window_misleads_the_split_and_the_bounds_hold() -> None:
+    """The limit: model A scores positives 0.3000 and negatives 0.3002 (one bin), then model B the other way
+    round; after B's 2,048 the ring shows only B's values, and the cumulative window's A samples are read at
+    them: ROC AUC 1 where scikit-learn reads 1/3 (the bins read tied: 1/2). ``roc_auc_bin_error`` and
+    ``average_precision_bin_error`` — the bins' bounds, whatever the reading inside a bin — still hold."""
+    rng = np.random.default_rng(2)
+    y = (rng.random(3 * BLOCK) < 0.3).astype(int)
+    s = np.where(y == 1, 0.3000, 0.3002)
+    s[-BLOCK:] = np.where(y[-BLOCK:] == 1, 0.3002, 0.3000)
+    m = Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
+    m.update_many(y.tolist(), [0] * len(y), y_score=s)
+    w = m.report().windows["cumulative"]
+    t = w.score_tally
+    assert t is not None and t.values is not None
+    truth = roc_auc_score(y, s)
+    assert w.scores["roc_auc"] == pytest.approx(1.0) and truth == pytest.approx(1 / 3, abs=0.01)
+    assert abs(w.scores["roc_auc"] - truth) <= roc_auc_bin_error(t.parts)
+    ap_truth = average_precision_score(y, s)
+    assert abs(w.scores["average_precision"] - ap_truth) > 0.3
+    assert abs(w.scores["average_precision"] - ap_truth) <= average_precision_bin_error(t.parts) + 1e-12
+    assert roc_auc((t.hist, t.sums, t.top)) == pytest.approx(0.5)
+
+
+def test_the_shares_are_a_recount() -> None:
+    """Each split bin's values and each class's share at each are the sample's counts recounted by brute force
+    (a class the bin lacks: the bin's samples' shares); a bin of one value, of once-seen values, or of one sample
+    is not split — and with ``complete`` the once-seen values are."""
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random((3_000, 3)), 4)
+    s[:40, 0] = 0.5 + rng.random(40) * 1e-4  # once-seen values in one bin
+    true = rng.integers(0, 3, len(s))
+    bins = score_bins(s).astype(np.int16)
+    v = bin_values(bins, s, true, 3)
+    full = bin_values(bins, s, true, 3, complete=True)
+    for c in range(3):
+        for b in np.unique(bins[:, c]):
+            inside = bins[:, c] == b
+            values = np.unique(s[inside, c])
+            repeated = len(values) < inside.sum()
+            lo, hi = v.starts[c, b], v.starts[c, b + 1]
+            assert hi - lo == (len(values) if len(values) > 1 and repeated else 0)
+            assert full.starts[c, b + 1] - full.starts[c, b] == (len(values) if len(values) > 1 else 0)
+            for m, value in enumerate(values if hi > lo else []):
+                for k in range(3):
+                    mine = inside & (true == k)
+                    want = (np.sum(mine & (s[:, c] == value)) / mine.sum() if mine.any()
+                            else np.sum(inside & (s[:, c] == value)) / inside.sum())
+                    assert v.shares[c, k, lo + m] == pytest.approx(want, abs=1e-15)
+
+
+def test_sums_and_a_batch_past_the_limit() -> None:
+    """A sum of tallies carries no values (which samples a sum's bins hold is not what either ring showed): it
+    reads its bins as before; a batch's own tally past the limit (``ScoreTally.of``) splits its bins over its last
+    2,048 samples' values, exact for a block repeated."""
+    y, s = few_valued_binary(np.random.default_rng(4))
+    yy, ss = np.tile(y, 3), np.tile(s, 3)[:, None]
+    t = ScoreTally.of(yy, ss, 2, positive=1)
+    assert t.samples is None and t.values is not None
+    assert roc_auc(t.parts) == pytest.approx(roc_auc_score(yy, ss[:, 0]), abs=1e-12)
+    assert average_precision(t.parts) == pytest.approx(average_precision_score(yy, ss[:, 0]), abs=1e-12)
+    both = t + t
+    assert both.values is None and both.distinct is None
+    assert roc_auc(both.parts) == roc_auc((both.hist, both.sums, both.top))
+    assert not math.isnan(roc_auc(both.parts))
+
+
+def test_the_values_are_made_once_per_ring_total_and_only_for_a_window_that_reads_its_bins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While every window holds at most the exact limit, a report prepares no values; past it, once per batch
+    (ring total) however many windows and reports read them."""
+    made: list[int] = []
+    original = exact_scores.bin_values
+
+    def counted(bins: np.ndarray, scores: np.ndarray, true: np.ndarray, k: int, **kwargs: Any) -> Any:
+        made.append(len(true))
+        return original(bins, scores, true, k, **kwargs)
+
+    monkeypatch.setattr(exact_scores, "bin_values", counted)
+    y, s = few_valued_binary(np.random.default_rng(5))
+    m = Monitor([Cumulative(), Sliding(2_500)], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
+    m.update_many(y[:2_000].tolist(), [0] * 2_000, y_score=s[:2_000])
+    m.report()
+    assert made == []
+    m.update_many(y.tolist(), [0] * len(y), y_score=s)
+    m.report()
+    m.report()
+    assert made == [BLOCK]
+
+
+def test_a_tally_with_values_that_do_not_fit_is_refused() -> None:
+    """The sixth part of a tally must be a ``BinValues`` covering its classes and columns: anything else raises,
+    naming what was expected."""
+    y, s = few_valued_binary(np.random.default_rng(6))
+    t = ScoreTally.of(np.tile(y, 2), np.tile(s, 2)[:, None], 2, positive=1)
+    assert t.values is not None
+    with pytest.raises(TypeError, match="must be a BinValues"):
+        roc_auc((*t.parts[:5], "values"))
+    y3, p3 = few_valued_k3(np.random.default_rng(7))
+    k3 = ScoreTally.of(np.tile(y3, 2), np.tile(p3, (2, 1)), 3, positive=None)
+    assert k3.values is not None
+    with pytest.raises(ValueError, match=r"cover its 2 classes and 1 column\(s\), got 3 classes and flags \(3, 2048\)"):
+        average_precision((*t.parts[:5], k3.values))
+
+
+def test_the_compiled_loops_reach_nothing_of_another_file() -> None:
+    """numba's disk cache: every loop of bin_values.py calls only loops, and reads only constants, of its own file
+    (``tests/test_compiled_scope.py``'s check, on this file); ``_sort`` reaches ``_sort_run``, which reads
+    ``SMALL_RUN``."""
+    source = Path(bin_values_module.__file__).read_text(encoding="utf-8")
+    assert _from_other_files(source) == {}
+    reached, _ = _reached(source)
+    assert "_sort_run" in reached["_sort"] and "SMALL_RUN" in reached["_sort_run"]
+
+
+def test_classes_outside_k_are_refused() -> None:
+    """The compiled passes index by class: a sample class outside ``[0, k)`` raises, naming the range."""
+    s = np.array([[0.3], [0.3], [0.30001]])
+    with pytest.raises(ValueError, match=r"true classes in \[0, 2\), got 0 to 2"):
+        bin_values(score_bins(s).astype(np.int16), s, np.array([0, 1, 2]), 2)

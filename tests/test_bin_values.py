@@ -6,14 +6,12 @@ mid-window), its bin-error bounds still holding; the shares checked against a re
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-import streammon.metrics.bin_values as bin_values_module
 from streammon import Cumulative, Monitor, Sliding
 from streammon.counting import exact_scores
 from streammon.counting.score_tally import ScoreTally
@@ -27,7 +25,6 @@ from streammon.metrics import (
 from streammon.metrics.bin_values import bin_values
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import score_bins
-from tests.test_compiled_scope import _from_other_files, _reached
 
 BLOCK = EXACT_RANKING_LIMIT  # a block the ring holds whole
 
@@ -217,16 +214,6 @@ def test_a_tally_with_values_that_do_not_fit_is_refused() -> None:
     assert k3.values is not None
     with pytest.raises(ValueError, match=r"cover its 2 classes and 1 column\(s\), got 3 classes and flags \(3, 2048\)"):
         average_precision((*t.parts[:5], k3.values))
-
-
-def test_the_compiled_loops_reach_nothing_of_another_file() -> None:
-    """numba's disk cache: every loop of bin_values.py calls only loops, and reads only constants, of its own file
-    (``tests/test_compiled_scope.py``'s check, on this file); ``_sort`` reaches ``_sort_run``, which reads
-    ``SMALL_RUN``."""
-    source = Path(bin_values_module.__file__).read_text(encoding="utf-8")
-    assert _from_other_files(source) == {}
-    reached, _ = _reached(source)
-    assert "_sort_run" in reached["_sort"] and "SMALL_RUN" in reached["_sort_run"]
 
 
 def test_classes_outside_k_are_refused() -> None:

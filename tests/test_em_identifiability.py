@@ -99,3 +99,19 @@ def test_a_located_mix_is_left_alone() -> None:
     adjusted /= adjusted.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(adjusted.mean(axis=0), e.priors, atol=1e-8)  # the EM fixed point, by its definition
     assert e.upper[1] - e.lower[1] < 0.1
+
+
+def test_a_class_held_at_zero_by_the_simplex_is_not_loose() -> None:
+    """K = 3, a window of samples the model calls class 0 with near certainty: the likelihood is highest at the
+    vertex (by brute force over a grid of the simplex), and flat there between the two absent classes — a
+    direction the simplex, not the scores, holds at 0. The estimate is the vertex with no reason, and the absent
+    classes' intervals stay narrow rather than spanning the whole range."""
+    posteriors = np.tile([0.999, 0.0006, 0.0004], (40, 1))
+    source = np.array([0.5, 0.3, 0.2])
+    grid = [np.array([a, b, 1 - a - b]) for a in np.linspace(0, 1, 41) for b in np.linspace(0, 1 - a, 41)]
+    best = max(grid, key=lambda mix: _log_likelihood(posteriors, source, mix))
+    np.testing.assert_allclose(best, [1.0, 0.0, 0.0], atol=1e-12)
+    e = em_priors(posteriors, source)
+    assert e.priors[0] == pytest.approx(1.0, abs=1e-6)
+    assert e.reason == ""
+    assert e.upper[1] < 0.2 and e.upper[2] < 0.2

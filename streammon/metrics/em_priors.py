@@ -54,10 +54,12 @@ or that cannot tell two classes apart, leaves ``ℓ`` flat along some direction 
 the posteriors' rounding (constant scores on a 20 % class read a 1.5 % share), and the window's variance
 ``I⁻¹ W I⁻¹`` — a linearisation around a located estimate — reads 0 there, as ``W`` and ``I`` vanish together. So
 along every direction where the observed information is below ``LOCATED`` (1: a standard error above 1 for the mix
-that generated the window) the estimate keeps its start's (the validation's mix), the covariance is ``I⁻¹`` with
-the variance there capped at 1 (intervals of the whole range, finite for what adds to them), and ``reason`` says so.
-What the scores do locate is kept: with two classes indistinct, the third reads what EM with the two merged reads
-(``tests/test_em_identifiability.py``, against the likelihood by brute force).
+that generated the window) the estimate moves back to its start's (the validation's mix), the covariance gains a
+variance of 1 for the classes the direction moves (intervals of the whole range, finite for what adds to them) and
+``reason`` says so. Only directions within the face of the simplex the estimate lies on count: a class EM puts at 0
+is held there by the simplex, not by the scores. What the scores do locate is kept: with two classes indistinct,
+the third reads what EM with the two merged reads (``tests/test_em_identifiability.py``, against the likelihood by
+brute force).
 
 >>> p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]])   # calibrated at the source mix (0.5, 0.5)
 >>> e = em_priors(p, [0.5, 0.5])
@@ -90,6 +92,7 @@ _STEP = 1e-5  # central-difference step for the validation term's derivatives
 # The window's Fisher information about the mix (free coordinates) below which its scores do not locate the mix:
 # a standard error above 1, in some direction, for the mix that generated the window (module docstring)
 LOCATED = 1.0
+ACTIVE = 1e-9  # a class whose estimated share is at most this lies on the simplex's boundary (EM reads ~1e-17 there)
 NOT_LOCATED = ("the scores hardly tell some classes apart (the window's Fisher information about the mix is below 1 "
                "in some direction): there the mix is not located, the estimate keeps the validation's and those "
                "classes' intervals span the whole range")
@@ -173,9 +176,12 @@ def em_priors(posteriors: Any, source_priors: Any, *, weights: Any = None, alpha
     reason = "" if converged else f"EM did not converge in {max_iterations} iterations (a class's mix near 0)"
     covariance, loose = _fisher_covariance(ratio, w, pi, target)
     if loose.shape[1]:  # along these EM drifted on a near-flat likelihood: there the mix stays at the start's
-        pi = np.clip(pi + loose @ np.linalg.lstsq(loose, first - pi, rcond=None)[0], 0.0, None)
-        pi /= pi.sum()
-        covariance, _ = _fisher_covariance(ratio, w, pi, target)
+        step = loose @ np.linalg.lstsq(loose, first - pi, rcond=None)[0]
+        falling = step < 0
+        reach = float(np.min(pi[falling] / -step[falling], initial=1.0))  # as far as the simplex lets it
+        pi = pi + min(1.0, reach) * step
+        pi = np.maximum(pi, 0.0) / np.maximum(pi, 0.0).sum()  # rounding only
+        covariance, loose = _fisher_covariance(ratio, w, pi, target)
         reason = "; ".join(filter(None, [reason, NOT_LOCATED]))
     base = ratio @ source
     gain = float(w @ (np.log(np.maximum(ratio @ pi, 1e-300)) - np.log(np.maximum(base, 1e-300))))
@@ -200,18 +206,24 @@ def _reduced(k: int, drop: int) -> FloatArray:
 def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target: str) -> tuple[FloatArray, FloatArray]:
     """The window's part of the covariance on the free coordinates, mapped to the K priors: ``I⁻¹`` for the
     mix (``target="mix"``), ``I⁻¹ W I⁻¹`` for the window's own class shares (module docstring); and the
-    directions of the mix (K × m, m of them, each summing to 0) its scores do not locate (``LOCATED``). Where there
-    are any, both targets get ``I⁻¹`` with the variance along them capped at 1 (an interval of the whole range,
-    still finite for what adds to it): ``I⁻¹ W I⁻¹`` is a linearisation around a located estimate, and a window of
-    indistinct scores makes ``W`` and ``I`` vanish together, which it would read as a window known exactly."""
+    directions (K × m, each summing to 0, its largest component ±1) its scores do not locate: within the face of
+    the simplex ``pi`` lies on (the classes it gives a share), those where the information is below ``LOCATED``.
+    ``I⁻¹ W I⁻¹`` is a linearisation around a located estimate — a window of indistinct scores makes ``W`` and
+    ``I`` vanish together, which it would read as known exactly — so it is taken on the other directions, and each
+    loose direction ``u`` adds ``u uᵀ`` (a variance of 1 for the classes it moves: intervals of the whole range,
+    finite for what adds to them). A class at 0 (EM on its boundary) is held there by the simplex, not by the
+    scores: a direction that moves it is not loose."""
     k = pi.shape[0]
     a = _reduced(k, int(np.argmax(pi)))
     d = (ratio / (ratio @ pi)[:, None]) @ a  # ∇ log(π'·rᵢ) in the free coordinates
     info = (d * w[:, None]).T @ d
-    values, vectors = np.linalg.eigh(info)
-    loose = a @ vectors[:, values < LOCATED]
-    inverse = (vectors / np.maximum(values, LOCATED)) @ vectors.T  # I⁻¹ where located (every value ≥ LOCATED)
-    if target == "window" and not loose.shape[1]:
+    face = np.flatnonzero(pi[np.argmax(a, axis=0)] > ACTIVE)  # the free coordinates of classes with a share
+    values, vectors = np.linalg.eigh(info[np.ix_(face, face)]) if face.size else (np.zeros(0), np.zeros((0, 0)))
+    free_loose = np.zeros((k - 1, int(np.sum(values < LOCATED))))
+    free_loose[face] = vectors[:, values < LOCATED]
+    keep = np.eye(k - 1) - free_loose @ free_loose.T  # the other directions (the loose ones are orthonormal)
+    inverse = keep @ np.linalg.pinv(keep @ info @ keep) @ keep
+    if target == "window":
         share = ratio * pi
         share /= share.sum(axis=1, keepdims=True)  # p'ᵢ꜀: sample i's posterior at the estimated mix
         within = np.zeros_like(info)
@@ -222,7 +234,9 @@ def _fisher_covariance(ratio: FloatArray, w: FloatArray, pi: FloatArray, target:
             centred = d - (wc @ d) / wc.sum()
             within += (centred * wc[:, None]).T @ centred
         inverse = inverse @ within @ inverse
-    out: FloatArray = a @ inverse @ a.T
+    loose = a @ free_loose
+    loose = loose / np.max(np.abs(loose), axis=0, initial=1e-300)
+    out: FloatArray = a @ inverse @ a.T + loose @ loose.T
     return out, loose
 
 

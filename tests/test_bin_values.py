@@ -221,3 +221,26 @@ def test_classes_outside_k_are_refused() -> None:
     s = np.array([[0.3], [0.3], [0.30001]])
     with pytest.raises(ValueError, match=r"true classes in \[0, 2\), got 0 to 2"):
         bin_values(score_bins(s).astype(np.int16), s, np.array([0, 1, 2]), 2)
+
+
+def test_which_columns_repeat_a_value_is_a_recount_for_float32_and_signed_zero_scores() -> None:
+    """The pass that finds the columns repeating some value (only those can split a bin) agrees with a recount by
+    ``np.unique`` on scores whose low bits are zero — a float32 model's, cast to float64, and dyadic fractions —
+    with one repeated pair among 2,048 values, and counts 0.0 and -0.0 as one value (scikit-learn ties them)."""
+    rng = np.random.default_rng(8)
+    f32 = rng.random((EXACT_RANKING_LIMIT, 4)).astype(np.float32).astype(np.float64)
+    f32[:, 1] = np.arange(EXACT_RANKING_LIMIT) / 4096 + 0.25  # dyadic, all distinct
+    f32[:, 2] = f32[:, 1]
+    f32[-1, 2] = f32[7, 2]  # one repeated pair, 0.25 + 7/4096 twice
+    f32[:, 3] = np.arange(EXACT_RANKING_LIMIT) * 2.0 ** -30  # tiny dyadic values, 0.0 first ...
+    f32[1, 3] = -0.0  # ... and -0.0: one value repeated, alone in bin 0 (which holds exactly 0)
+    true = rng.integers(0, 2, EXACT_RANKING_LIMIT)
+    bins = score_bins(f32).astype(np.int16)
+    v = bin_values(bins, f32, true, 2)
+    for c in range(f32.shape[1]):
+        split = any(len(np.unique(f32[bins[:, c] == b, c])) not in (1, np.sum(bins[:, c] == b))
+                    for b in np.unique(bins[:, c]))
+        assert (v.starts[c, -1] > 0) == split, c
+    assert v.starts[2, -1] > 0
+    full = bin_values(bins, f32, true, 2, complete=True)  # every bin of distinct values split ...
+    assert bins[0, 3] == bins[1, 3] == 0 and full.starts[3, 1] == full.starts[3, 0]  # ... 0.0 and -0.0 one value

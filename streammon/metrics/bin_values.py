@@ -60,9 +60,10 @@ def _repeated(scores: Any, table: Any, out: Any) -> None:  # pragma: no cover - 
     model's ring, which repeats nothing and splits no bin, is never sorted (~5 ns a score)."""
     n, columns = scores.shape
     mask = table.shape[0] - 1
-    shift = np.uint64(64)
-    while (np.int64(1) << np.int64(64 - shift)) < table.shape[0]:
-        shift -= np.uint64(1)
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)  # the product's top ``bits`` bits index the table
     for c in range(columns):
         table[:] = -1
         for i in range(n):

@@ -221,3 +221,57 @@ def test_classes_outside_k_are_refused() -> None:
     s = np.array([[0.3], [0.3], [0.30001]])
     with pytest.raises(ValueError, match=r"true classes in \[0, 2\), got 0 to 2"):
         bin_values(score_bins(s).astype(np.int16), s, np.array([0, 1, 2]), 2)
+
+
+def test_which_columns_repeat_a_value_is_a_recount_for_float32_and_signed_zero_scores() -> None:
+    """The pass that finds the columns repeating some value (only those can split a bin) agrees with a recount by
+    ``np.unique`` on scores whose low bits are zero — a float32 model's, cast to float64, and dyadic fractions —
+    with one repeated pair among 2,048 values, and counts 0.0 and -0.0 as one value (scikit-learn ties them)."""
+    rng = np.random.default_rng(8)
+    f32 = rng.random((EXACT_RANKING_LIMIT, 4)).astype(np.float32).astype(np.float64)
+    f32[:, 1] = np.arange(EXACT_RANKING_LIMIT) / 4096 + 0.25  # dyadic, all distinct
+    f32[:, 2] = f32[:, 1]
+    f32[-1, 2] = f32[7, 2]  # one repeated pair, 0.25 + 7/4096 twice
+    f32[:, 3] = np.arange(EXACT_RANKING_LIMIT) * 2.0 ** -30  # tiny dyadic values, 0.0 first ...
+    f32[1, 3] = -0.0  # ... and -0.0: one value repeated, alone in bin 0 (which holds exactly 0)
+    true = rng.integers(0, 2, EXACT_RANKING_LIMIT)
+    bins = score_bins(f32).astype(np.int16)
+    v = bin_values(bins, f32, true, 2)
+    for c in range(f32.shape[1]):
+        split = any(len(np.unique(f32[bins[:, c] == b, c])) not in (1, np.sum(bins[:, c] == b))
+                    for b in np.unique(bins[:, c]))
+        assert (v.starts[c, -1] > 0) == split, c
+    assert v.starts[2, -1] > 0
+    full = bin_values(bins, f32, true, 2, complete=True)  # every bin of distinct values split ...
+    assert bins[0, 3] == bins[1, 3] == 0 and full.starts[3, 1] == full.starts[3, 0]  # ... 0.0 and -0.0 one value
+
+
+def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -> None:
+    """On an i.i.d. stream (the ring a sample of the window, not a copy of it) the cumulative window's ROC AUC and
+    AP are scikit-learn's weighted values on the atoms a brute-force recount makes: each class's window count in
+    the split bin times the ring's (last 2,048 samples') share of that class at each value, the bins of 0 and 1 as
+    counted. scikit-learn's on the window's own samples differs by the ring's sampling noise (here ~0.008)."""
+    rng = np.random.default_rng(1)
+    n = 8_000
+    y = (rng.random(n) < 0.3).astype(int)
+    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
+    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
+                 rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    m = Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
+    for i in range(0, n, 250):
+        m.update_many(y[i:i + 250].tolist(), [0] * 250, y_score=s[i:i + 250])
+    w = m.report().windows["cumulative"]
+    ring_y, ring_s = y[-BLOCK:], s[-BLOCK:]
+    atom_s, atom_y, atom_w = [], [], []
+    for c in (0, 1):
+        inside = np.sum((y == c) & (s > 0) & (s < 1))
+        mine = (ring_y == c) & (ring_s > 0) & (ring_s < 1)
+        for v in values:
+            atom_s.append(v)
+            atom_y.append(c)
+            atom_w.append(np.sum((y == c) & (s == v)) if v in (0.0, 1.0) else
+                          inside * np.sum(mine & (ring_s == v)) / mine.sum())
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(atom_y, atom_s, sample_weight=atom_w), abs=1e-12)
+    assert w.scores["average_precision"] == pytest.approx(
+        average_precision_score(atom_y, atom_s, sample_weight=atom_w), abs=1e-12)
+    assert abs(w.scores["roc_auc"] - roc_auc_score(y, s)) > 0.005  # the ring's noise: a limit, not a bug

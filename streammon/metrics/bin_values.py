@@ -56,15 +56,21 @@ def jit(function: Any) -> Any:
 @jit
 def _repeated(scores: Any, table: Any, out: Any) -> None:  # pragma: no cover - compiled
     """``out[c]``: whether column c of ``scores`` (n, C) takes some value twice — one pass through a small
-    open-addressing table (``table``: scratch, a power of two above 2n), so a continuous model's ring, which
-    repeats nothing and splits no bin, is never sorted (~5 ns a score)."""
+    open-addressing table (``table``: scratch, a power of two above 2n; Fibonacci hashing), so a continuous
+    model's ring, which repeats nothing and splits no bin, is never sorted (~5 ns a score)."""
     n, columns = scores.shape
     mask = table.shape[0] - 1
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)  # the product's top ``bits`` bits index the table
     for c in range(columns):
         table[:] = -1
         for i in range(n):
             v = scores[i, c]
-            h = (np.int64(v * 1099511627776.0) * 2654435761) & mask  # equal values hash alike (-0.0 too)
+            # equal values hash alike (-0.0 too); the product's high bits: a float32 score cast to float64 has
+            # its low bits zero, which the low bits of the product keep (every score one slot: 17.8 ms at K = 10)
+            h = np.int64((np.uint64(v * 1099511627776.0) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
             while table[h] >= 0 and scores[table[h], c] != v:
                 h = (h + 1) & mask
             if table[h] >= 0:

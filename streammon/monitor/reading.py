@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 
 from streammon.counting.windows import Sliding, Timed, Window
@@ -31,6 +32,7 @@ from streammon.findings.report import Alert, Report, WindowReport
 from streammon.findings.score_window import ScoreCache, attach_scores
 from streammon.findings.shift_hold import Pool, hold_window_alerts
 from streammon.labelling import Labelling
+from streammon.metrics.column_hint import column_order_hint
 from streammon.pending import Journal, PendingRecords
 from streammon.tally import Tally
 
@@ -60,6 +62,7 @@ class Reading(Labelling):
         self._alert_changes = 0
         self._looked_at = -1  # the labelled samples at the latest read (saved): a read of the same ones is no new look
         self._last_report: Assembled | None = None  # returned again while its inputs stay the same
+        self._columns_hinted = False  # whether a report warned that the score columns read as if meant otherwise
 
     def report(self) -> Report:
         """A frozen report of every window (counts copied under the lock, math outside it).
@@ -94,6 +97,8 @@ class Reading(Labelling):
         if view.scores is not None:  # each window's score tallies and score metrics, beside its (cached) report
             windows = attach_scores(windows, view.scores, view.prediction_scores, labels=view.labels,
                                     reference=view.reference, policy=self._policy, cache=self._score_cache)
+            if not self._columns_hinted:
+                self._hint_columns(windows, view.labels)
         with self._lock:
             active = set(self._alert_since)  # the alerts on now: held at their looser levels (hysteresis)
         conditions = window_alerts(view, windows, self._policy, active)
@@ -136,6 +141,20 @@ class Reading(Labelling):
             ALERT_LOG.info("alert cleared: %s in %s on %s (raised at sample %d), at sample %d", alert.kind,
                            alert.window, alert.subject, alert.since_sample, report.samples, extra={"alert": alert})
         return report
+
+    def _hint_columns(self, windows: dict[str, WindowReport], labels: tuple[Hashable, ...]) -> None:
+        """Warn once (``UserWarning``) where the window with the most scored samples reads its scores as if their
+        columns were meant in another order (``metrics.column_hint``: scikit-learn's sorted ``classes_``)."""
+        tallies = [w.score_tally for w in windows.values() if w.score_tally is not None]
+        if not tallies:
+            return
+        tally = max(tallies, key=lambda t: t.n_scored)
+        k = len(labels)
+        hint = column_order_hint(tally.sums[:k, :, 0], tally.class_counts[:k], labels, positive=tally.positive,
+                                 squares=tally.sums[:k, :, 1])
+        if hint is not None:
+            self._columns_hinted = True
+            warnings.warn(hint, UserWarning, stacklevel=5)  # the caller of report()
 
     def _spans(self, windows: Iterable[Window]) -> None:
         """Each window's hold (``findings.alerts.held_alerts``) and confirmation span, from the policy."""

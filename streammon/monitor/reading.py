@@ -154,7 +154,7 @@ class Reading(Labelling):
                                  squares=tally.sums[:k, :, 1])
         if hint is not None:
             self._columns_hinted = True
-            warnings.warn(hint, UserWarning, stacklevel=5)  # the caller of report()
+            warnings.warn(hint, UserWarning, stacklevel=6)  # the caller of report() (reports, its comprehension)
 
     def _spans(self, windows: Iterable[Window]) -> None:
         """Each window's hold (``findings.alerts.held_alerts``) and confirmation span, from the policy."""

@@ -123,10 +123,6 @@ class ScoreTally:
         """This tally with ``samples`` (read-only arrays: not copied) as its exact samples."""
         return replace(self, samples=samples)
 
-    def with_distinct(self, distinct: npt.NDArray[np.bool_] | None) -> ScoreTally:
-        """This tally with ``distinct`` (a read-only (C, BINS) bool array: not copied) as its distinct bins."""
-        return replace(self, distinct=distinct)
-
     def with_values(self, values: BinValues | None) -> ScoreTally:
         """This tally with ``values`` (not copied) as what the bins hold, and its flags as ``distinct``."""
         return replace(self, values=values, distinct=None if values is None else values.flags)

@@ -74,6 +74,15 @@ def _knn(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return y, rng.binomial(15, np.where(y == 1, 0.7, 0.3)) / 15
 
 
+def _three_to_a_bin(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three values 1e-5 apart (one logit bin) taken by both classes in unequal shares, and exact 0 and 1: most
+    (positive, negative) pairs share the bin (``tests/test_bin_values.py``'s i.i.d. stream)."""
+    y = (rng.random(n) < 0.3).astype(int)
+    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
+    return y, np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
+                       rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+
+
 def _mixed(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """30 % of the scores saturated at exactly 0 or 1 (the true class), the rest continuous."""
     y = (rng.random(n) < 0.2).astype(int)
@@ -92,6 +101,7 @@ STREAMS: dict[str, Stream] = {
     "rounded to 3 decimals": _rounded(3),
     "rounded to 2 decimals (one value a bin)": _rounded(2),
     "15-NN (k/15)": _knn,
+    "three values a bin, 1e-5 apart": _three_to_a_bin,
 }
 
 

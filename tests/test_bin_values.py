@@ -1,7 +1,9 @@
-"""A window past the exact limit reads a bin of repeated distinct values split over the values the monitor's last
-2,048 exact scores show in it (``streammon.metrics.bin_values``): exact where the ring's class shares are the
-window's, checked against scikit-learn on the window's samples; misled where they are not (a model swapped
-mid-window), its bin-error bounds still holding; the shares checked against a recount by brute force."""
+"""A window past the exact limit reads a bin of repeated distinct values split over the values it holds
+(``streammon.metrics.bin_values``): a cumulative window by the monitor's census of every value
+(``streammon.counting.score_census``) and a window sliding by count by its own samples — exact, checked against
+scikit-learn on the window's samples; a window sliding by time by the values the monitor's last 2,048 exact scores
+show, exact where their class shares are the window's, misled where they are not (a model swapped mid-window), its
+bin-error bounds still holding; the shares checked against a recount by brute force."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from streammon import Cumulative, Monitor, Sliding
+from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.counting import exact_scores
 from streammon.counting.score_tally import ScoreTally
 from streammon.metrics import (
@@ -112,24 +114,37 @@ def test_a_k3_window_reads_scikit_learns_values_where_the_ring_holds_every_value
     assert abs(average_precision(tied) - average_precision_score(onehot, pp)) > 0.002
 
 
-def test_a_model_swapped_mid_window_misleads_the_split_and_the_bounds_hold() -> None:
+def test_a_model_swapped_mid_window_misleads_the_split_of_a_timed_window_and_the_bounds_hold() -> None:
     """The limit: model A scores positives 0.3000 and negatives 0.3002 (one bin), then model B the other way
-    round; after B's 2,048 the ring shows only B's values, and the cumulative window's A samples are read at
-    them: ROC AUC 1 where scikit-learn reads 1/3 (the bins read tied: 1/2). ``roc_auc_bin_error`` and
-    ``average_precision_bin_error`` — the bins' bounds, whatever the reading inside a bin — still hold."""
+    round; after B's 2,048 the ring shows only B's values, and a window sliding by time that no longer holds every
+    sample (the census's), which splits its bins by the ring's, reads its A samples at them: ROC AUC 1 where
+    scikit-learn reads 1/3 (the bins read tied: 1/2).
+    ``roc_auc_bin_error`` and ``average_precision_bin_error`` — the bins' bounds, whatever the reading inside a
+    bin — still hold. The cumulative window (the census: every value counted) and the window sliding by count
+    (its own samples) read scikit-learn's values."""
     rng = np.random.default_rng(2)
     y = (rng.random(3 * BLOCK) < 0.3).astype(int)
     s = np.where(y == 1, 0.3000, 0.3002)
     s[-BLOCK:] = np.where(y[-BLOCK:] == 1, 0.3002, 0.3000)
-    m = Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
-    m.update_many(y.tolist(), [0] * len(y), y_score=s)
-    w = m.report().windows["cumulative"]
+    m = Monitor([Cumulative(), Sliding(3 * BLOCK), Timed(3600.0, buckets=4)], reference={0: 0.7, 1: 0.3},
+                positive=1, detector=None)
+    m.update_many([0] * 100, [0] * 100, 0.0, y_score=[0.9] * 100)  # left the timed window by t = 5,000
+    m.update_many(y.tolist(), [0] * len(y), 5_000.0, y_score=s)
+    report = m.report()
+    truth = roc_auc_score(y, s)
+    ap_truth = average_precision_score(y, s)
+    assert truth == pytest.approx(1 / 3, abs=0.01)
+    y_all, s_all = np.r_[[0] * 100, y], np.r_[[0.9] * 100, s]
+    for name, yy, ss in (("cumulative", y_all, s_all), (f"sliding_{3 * BLOCK}", y, s)):
+        w = report.windows[name]
+        assert w.score_tally is not None and w.score_tally.samples is None  # past the exact limit: its bins
+        assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(yy, ss), abs=1e-12)
+        assert w.scores["average_precision"] == pytest.approx(average_precision_score(yy, ss), abs=1e-12)
+    w = report.windows["timed_3600s"]
     t = w.score_tally
     assert t is not None and t.values is not None
-    truth = roc_auc_score(y, s)
-    assert w.scores["roc_auc"] == pytest.approx(1.0) and truth == pytest.approx(1 / 3, abs=0.01)
+    assert w.scores["roc_auc"] == pytest.approx(1.0)
     assert abs(w.scores["roc_auc"] - truth) <= roc_auc_bin_error(t.parts)
-    ap_truth = average_precision_score(y, s)
     assert abs(w.scores["average_precision"] - ap_truth) > 0.3
     assert abs(w.scores["average_precision"] - ap_truth) <= average_precision_bin_error(t.parts) + 1e-12
     assert roc_auc((t.hist, t.sums, t.top)) == pytest.approx(0.5)
@@ -247,20 +262,25 @@ def test_which_columns_repeat_a_value_is_a_recount_for_float32_and_signed_zero_s
 
 
 def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -> None:
-    """On an i.i.d. stream (the ring a sample of the window, not a copy of it) the cumulative window's ROC AUC and
-    AP are scikit-learn's weighted values on the atoms a brute-force recount makes: each class's window count in
-    the split bin times the ring's (last 2,048 samples') share of that class at each value, the bins of 0 and 1 as
-    counted. scikit-learn's on the window's own samples differs by the ring's sampling noise (here ~0.008)."""
+    """On an i.i.d. stream (the ring a sample of the window, not a copy of it) a window sliding by time reads ROC
+    AUC and AP as scikit-learn's weighted values on the atoms a brute-force recount makes: each class's window
+    count in the split bin times the ring's (last 2,048 samples') share of that class at each value, the bins of 0
+    and 1 as counted; scikit-learn's on the window's own samples differs by the ring's sampling noise (here
+    ~0.008). The cumulative window (the census) and the window sliding by count (its own samples) read
+    scikit-learn's on their samples."""
     rng = np.random.default_rng(1)
     n = 8_000
     y = (rng.random(n) < 0.3).astype(int)
     values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
     s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
                  rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
-    m = Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
+    m = Monitor([Cumulative(), Sliding(5_000), Timed(3600.0, buckets=4)], reference={0: 0.7, 1: 0.3}, positive=1,
+                detector=None)
+    m.update_many([0] * 100, [0] * 100, 0.0, y_score=[0.0] * 100)  # left the timed window by t = 5,000
     for i in range(0, n, 250):
-        m.update_many(y[i:i + 250].tolist(), [0] * 250, y_score=s[i:i + 250])
-    w = m.report().windows["cumulative"]
+        m.update_many(y[i:i + 250].tolist(), [0] * 250, 5_000.0, y_score=s[i:i + 250])
+    report = m.report()
+    w = report.windows["timed_3600s"]
     ring_y, ring_s = y[-BLOCK:], s[-BLOCK:]
     atom_s, atom_y, atom_w = [], [], []
     for c in (0, 1):
@@ -275,3 +295,9 @@ def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -
     assert w.scores["average_precision"] == pytest.approx(
         average_precision_score(atom_y, atom_s, sample_weight=atom_w), abs=1e-12)
     assert abs(w.scores["roc_auc"] - roc_auc_score(y, s)) > 0.005  # the ring's noise: a limit, not a bug
+    y_all, s_all = np.r_[[0] * 100, y], np.r_[[0.0] * 100, s]
+    for name, yy, ss in (("cumulative", y_all, s_all), ("sliding_5000", y[-5_000:], s[-5_000:])):
+        w = report.windows[name]
+        assert w.score_tally is not None and w.score_tally.samples is None
+        assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(yy, ss), abs=1e-12)
+        assert w.scores["average_precision"] == pytest.approx(average_precision_score(yy, ss), abs=1e-12)

@@ -16,7 +16,7 @@ LOOPS = {  # every module that compiles loops, and how: decorated, passed to ``c
     "streammon.detection.kernel", "streammon.detection.simulate", "streammon.logs.page_walk",
     "streammon.metrics.bin_span", "streammon.metrics.bin_values", "streammon.metrics.binomial_loops",
     "streammon.metrics.compiled", "streammon.metrics.distinct_bins", "streammon.metrics.exact_ranking_loop",
-    "streammon.metrics.score_kernel", "streammon.metrics.window_score_loop",
+    "streammon.metrics.score_kernel", "streammon.metrics.value_census", "streammon.metrics.window_score_loop",
 }
 VALUES = (bool, int, float, str, tuple, np.ndarray)  # what numba pickles into its cache key by content
 

@@ -250,9 +250,9 @@ def test_roc_auc_interval_is_delong_of_the_window() -> None:
     assert width["cumulative"] < width["sliding_300"] / 2
     for name, (y_w, s_w) in {"sliding_300": (y[-300:], s[-300:]), "cumulative": (y, s)}.items():
         # the report's, in one pass with the metrics: from the exact scores of a window of at most 2,048 scored
-        # samples (the sliding one), from the bins beyond (the cumulative one)
-        exact = (y_w.astype(np.intp), s_w[:, None]) if len(y_w) <= 2048 else None
-        want = roc_auc_interval((*tally(y_w, s_w, 2), exact), positive=1)
+        # samples (the sliding one), and beyond from its bins split over the census's values (the cumulative one,
+        # 3,000 values: every one counted) — DeLong's on the exact scores either way
+        want = roc_auc_interval((*tally(y_w, s_w, 2), (y_w.astype(np.intp), s_w[:, None])), positive=1)
         assert report.windows[name].intervals["roc_auc"] == pytest.approx(want, abs=1e-12)
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.counting.exact_scores import ScoreRing
+from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_records import ScoreRecords
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
@@ -43,6 +44,7 @@ from streammon.counting.windows.scored import ScoreWindow, SlidingScores
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.scored_timed import TimedScores
 from streammon.metrics.bin_span import empty_span, occupied, union, widen
+from streammon.metrics.bin_values import BinValues
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS
 
@@ -65,6 +67,9 @@ class Scoring:
         self.windows: list[ScoreWindow] = []
         # ``limit``: the samples it keeps, with their bins (which bins hold distinct scores: ``ScoreTally.distinct``)
         self.ring = ScoreRing(columns, limit, bins=distinct) if exact else None
+        # every distinct value a few-valued model's column takes, per class: what a window that holds every sample
+        # (a cumulative one) splits its bins by (``streammon.counting.score_census``; the labelled side only)
+        self.census = ValueCensus(columns) if exact and distinct else None
         self._views: dict[int, tuple[Any, ScoreTally]] = {}  # window position -> (read key, its last snapshot)
         # the bins of every scored sample taken, per column: where any window's counts can be non-zero (what a
         # snapshot copies and the metrics read: ``metrics.bin_span``), shared by the windows and widened in place
@@ -141,8 +146,12 @@ class Scoring:
             if unscored.any():
                 kept = ~unscored
                 self.ring.append(true[kept], scores[kept], None if batch.bins is None else batch.bins[kept])
+                if self.census is not None:
+                    self.census.add(true[kept], scores[kept])
             else:
                 self.ring.append(true, scores, batch.bins)
+                if self.census is not None:
+                    self.census.add(true, scores)
         if batch.scored:  # every scored sample's bins, before a read can copy them (none made: every bin)
             if batch.bins is None:
                 self.span[:, 0], self.span[:, 1] = 0, BINS
@@ -170,14 +179,29 @@ class Scoring:
         if self.ring is not None and fresh:
             self._attach_samples(out, list(fresh), k)
             binned = [i for i in fresh if out[i].samples is None and out[i].n_scored > 0]
-            values = self.ring.values(k) if binned else None  # made only for a window that reads its bins
-            for i in binned:  # what the ring shows inside its bins (``ScoreTally.values``, ``distinct``)
+            shown = self.ring.values(k) if binned else None  # made only for a window that reads its bins
+            for i in binned:  # what the window's bins hold (``ScoreTally.values``, ``distinct``)
+                values = self._bin_values(self.windows[i], out[i].n_scored, k, shown)
                 if values is not None:
                     out[i] = out[i].with_values(values)
         for i, key in fresh.items():
             if key is not None:
                 self._views[i] = (key, out[i])
         return tuple(out)
+
+    def _bin_values(self, window: ScoreWindow, n_scored: int, k: int, shown: BinValues | None) -> BinValues | None:
+        """What ``window``'s bins (of ``n_scored`` samples) hold, split where they hold repeated values
+        (``streammon.metrics.bin_values``): a window that holds every sample the census counted — a cumulative
+        one, or any other before a sample left it — by the census while it is complete (exact); else a window
+        sliding by count by its own samples where the ring shows such a bin (exact), any other by the ring's last
+        samples (``shown``: a sample of the window's)."""
+        if self.census is not None and n_scored == self.census.total:  # its samples are the census's
+            counted = self.census.values(k, shown)
+            if counted is not None:
+                return counted
+        if isinstance(window, SlidingScores):
+            return window.exact_values(k, shown)
+        return shown
 
     def _attach_samples(self, tallies: list[ScoreTally], positions: list[int], k: int) -> None:
         """Give each tally at ``positions`` whose window holds at most what the ring holds its exact samples: the
@@ -203,6 +227,8 @@ class Scoring:
         out = {"columns": self.columns, "positive": self.positive, "windows": [w.state() for w in self.windows]}
         if self.ring is not None:
             out["exact"] = self.ring.state()
+        if self.census is not None:
+            out["census"] = self.census.state()
         return out
 
     @classmethod
@@ -212,8 +238,9 @@ class Scoring:
         absent from files written before it) is loaded where this side keeps exact scores; without it the ring
         starts empty and every window reads its bins until it holds only samples that came since."""
         if not isinstance(state, dict) or not {"columns", "positive", "windows"} <= set(state) \
-                or not set(state) <= {"columns", "positive", "windows", "exact"}:
-            raise ValueError("saved scores must hold columns, positive and windows (and exact, optionally)")
+                or not set(state) <= {"columns", "positive", "windows", "exact", "census"}:
+            raise ValueError("saved scores must hold columns, positive and windows (and exact and census, "
+                             "optionally)")
         columns, positive = state["columns"], state["positive"]
         if type(columns) is not int or not (columns == 1 or 3 <= columns <= min(labels, MAX_SCORE_CLASSES)):
             raise ValueError(f"saved score columns {columns!r} do not fit {labels} classes")
@@ -242,7 +269,28 @@ class Scoring:
             found = union(found, occupied(w.snapshot(None, rows, None).hist))
         scoring.span[:] = found
         scoring._check_ring(rows)
+        scoring._restore_census(state.get("census"), rows)
         return scoring
+
+    def _restore_census(self, state: Any, rows: int) -> None:
+        """Load the census saved (None: a file written before it was kept — every window reads the ring's values,
+        as before) and check it against the histogram of every window that will read it, those that hold as many
+        samples as it counted (``ValueError``)."""
+        if self.census is None:
+            return
+        if state is None:
+            self.census.complete = False
+            return
+        self.census.restore(state, rows)
+        if not self.census.complete:
+            return
+        for w in self.windows:
+            tally = w.snapshot(None, rows, None)
+            if tally.n_scored > self.census.total or (type(w) is ScoreWindow and tally.n_scored < self.census.total):
+                raise ValueError(f"a saved score census of {self.census.total} samples does not fit a window of "
+                                 f"{tally.n_scored}")
+            if tally.n_scored == self.census.total:
+                self.census.check(tally.hist)
 
     def _check_ring(self, rows: int) -> None:
         """``ValueError`` unless every window that will read the restored ring's exact samples holds exactly

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.metrics.bin_span import Span
+from streammon.metrics.bin_values import BinValues, bin_values
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate, accumulate_scores, add_hist, prepared
 
@@ -274,6 +275,20 @@ class SlidingScores(ScoreWindow):
     def snapshot(self, now: float | None, k: int, positive: int | None) -> ScoreTally:
         self.catch_up()
         return super().snapshot(now, k, positive)
+
+    def exact_values(self, k: int, shown: BinValues | None) -> BinValues | None:
+        """What this window's bins hold, from its own samples (``bin_values`` of the ring's last ``size``: exact,
+        each bin that holds repeated values split over them), where the monitor's last samples (``shown``) show
+        some bin split (a few-valued model); else ``shown`` (a continuous model's window reads its bins as every
+        other, and no report pays for a pass over its samples)."""
+        if shown is None or shown.split == 0:
+            return shown
+        self.catch_up()
+        ring = np.arange(max(self._written - self.size, 0), self._written) % len(self._true)
+        scores = self._scores[ring]
+        scored = ~np.isnan(scores[:, 0])
+        ring = ring[scored]
+        return bin_values(self._bins[ring], scores[scored], self._true[ring], k, flags=shown.flags)
 
     def state(self) -> dict[str, Any]:
         """The tally and the ring in the window's own slots (sample p in slot ``p mod size``, ``head`` the next)."""

@@ -1,0 +1,228 @@
+"""A monitor's census of the distinct scores each column takes, per true class (``streammon.metrics.value_census``):
+what a window past the exact limit that holds every sample (a cumulative one) splits its bins by, exactly.
+
+One census a monitor's labelled score side, fed every scored sample the windows take, in the same order as the
+exact ring (``streammon.counting.exact_scores``). It counts only while it has counted every such sample
+(``complete``: a state file written before it was kept loads incomplete, and the windows read the ring's values as
+before); a column is closed — its counts dropped, for good — when it takes more than ``CENSUS_LIMIT`` distinct
+values (a continuous model's, within its first few thousand scores). Memory: per open column, a hash table of 64
+KiB and 8 bytes a value plus 8 a value and class, grown by doubling with the values seen (K = 10, every column at
+the limit: 4.2 MB); nothing once every column is closed.
+
+Saved in the state file with the score tallies (an optional part) and checked on load against every window that
+holds as many samples as it counted (a cumulative one): per column and class, its values binned are the window's
+histogram.
+
+>>> census = ValueCensus(columns=1)
+>>> census.add(np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.9]]))
+>>> census.total, census.counted(0)
+(3, ([0.3, 0.9], [[2, 0], [0, 1]]))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.bin_values import BinValues
+from streammon.metrics.score_bins import BINS, score_bins
+from streammon.metrics.value_census import CENSUS_LIMIT, TABLE, census_add, census_layout, census_values
+
+FIRST_ROOM = 64  # the entries a column's census starts with; doubled as values come, up to CENSUS_LIMIT
+
+
+class ValueCensus:
+    """The distinct values of each score column and each class's count at each (module docstring)."""
+
+    __slots__ = ("_counts", "_layouts", "_made", "_table", "_used", "_values", "columns", "complete", "total")
+
+    def __init__(self, columns: int, *, complete: bool = True) -> None:
+        self.columns = columns
+        self.complete = complete  # it counted every sample the monitor's windows took
+        self.total = 0  # samples counted (added while complete)
+        self._used = np.zeros(columns, np.int64)  # entries taken per column; -1: closed
+        self._table = np.empty((0, TABLE), np.int64)  # allocated at the first sample
+        self._values = np.empty((columns, 0))
+        self._counts = np.zeros((columns, 0, 0), np.int64)
+        # per column, (entries, its ``census_layout``) as last made: the same while the column takes no new value
+        self._layouts: list[tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] = [None] * columns
+        self._made: tuple[int, int, BinValues | None, BinValues] | None = None  # (total, k, shown, values): last made
+
+    @property
+    def counting(self) -> bool:
+        """Whether a sample added is counted: complete, some column open."""
+        return self.complete and bool((self._used >= 0).any())
+
+    def add(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        """Count ``scores`` (n, C: finite, in [0, 1], checked by the caller) of true classes ``true`` (``total``
+        counts them while complete, every column closed or not)."""
+        n = len(true)
+        if n and self.counting:
+            self._count(true, scores)
+        if self.complete:
+            self.total += n
+
+    def _count(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        n = len(true)
+        if not len(self._table):
+            self._table = np.full((self.columns, TABLE), -1, np.int64)
+        rows = int(np.max(true)) + 1
+        if rows > self._counts.shape[2]:
+            self._counts = _widened(self._counts, self._counts.shape[1], rows)
+        start = census_add(self._table, self._values, self._counts, self._used, true=true, scores=scores)
+        while start >= 0:  # column ``start // n`` needs an entry more than it has room for
+            room = self._values.shape[1]
+            if room < CENSUS_LIMIT:
+                grown = min(max(2 * room, FIRST_ROOM), CENSUS_LIMIT)
+                values = np.full((self.columns, grown), -1.0)
+                values[:, :room] = self._values
+                self._values, self._counts = values, _widened(self._counts, grown, self._counts.shape[2])
+            else:  # past the limit: a continuous model's column, read by the ring's values from now on
+                self._close(start // n)
+            start = census_add(self._table, self._values, self._counts, self._used, true=true, scores=scores,
+                               start=start)
+
+    def _close(self, column: int) -> None:
+        self._used[column] = -1
+        self._table[column] = -1
+        self._counts[column] = 0
+        if (self._used < 0).all():  # nothing left to count: the memory goes
+            self._table = np.empty((0, TABLE), np.int64)
+            self._values = np.empty((self.columns, 0))
+            self._counts = np.zeros((self.columns, 0, 0), np.int64)
+
+    def counted(self, column: int) -> tuple[list[float], list[list[int]]] | None:
+        """Column ``column``'s values (ascending) and each one's count per class; None: closed."""
+        m = int(self._used[column])
+        if m < 0:
+            return None
+        order = np.argsort(self._values[column, :m], kind="stable")
+        return self._values[column, order].tolist(), self._counts[column, order].tolist()
+
+    def values(self, k: int, shown: BinValues | None) -> BinValues | None:
+        """The split a cumulative window's bins read (``census_values``), for classes ``[0, k)``, its closed
+        columns' and its unsplit bins' flags taken from ``shown`` (the ring's); None if the census is
+        incomplete, or every column closed. Made once per ``total``, ``k`` and ``shown``."""
+        if not self.counting or self.total == 0:
+            return None
+        flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
+        made = self._made
+        if made is None or made[:2] != (self.total, k) or made[2] is not shown:
+            made = self._made = (self.total, k, shown, census_values(self._values, self._counts, self._used, k,
+                                                                     flags=flags, fallback=shown,
+                                                                     layouts=self._layout()))
+        return made[3]
+
+    def _layout(self) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None]:
+        """Each open column's ``census_layout``, made again only where it took new values."""
+        out: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] = []
+        for c in range(self.columns):
+            m = int(self._used[c])
+            kept = self._layouts[c]
+            if m < 0:
+                out.append(None)
+                continue
+            if kept is None or kept[0] != m:
+                kept = self._layouts[c] = (m, *census_layout(self._values[c, :m]))
+            out.append(kept[1:])
+        return out
+
+    def state(self) -> dict[str, Any]:
+        """Plain data: ``total``, ``complete`` and per column its values and their counts per class (None: closed),
+        as many classes as some count is for (the room allocated is not saved: a round trip writes the same)."""
+        seen = np.flatnonzero(self._counts.any(axis=(0, 1)))
+        width = int(seen[-1]) + 1 if len(seen) else 0
+        columns: list[dict[str, Any] | None] = []
+        for i in range(self.columns):
+            got = self.counted(i) if self.complete else None
+            columns.append(None if got is None else {"values": got[0], "counts": [row[:width] for row in got[1]]})
+        return {"total": self.total, "complete": self.complete, "columns": columns}
+
+    def restore(self, state: Any, rows: int) -> None:
+        """Load ``state()`` (``ValueError`` naming what does not fit: per open column at most ``CENSUS_LIMIT``
+        distinct finite values in [0, 1], counts of classes ``[0, rows)`` that add up to ``total``); nothing
+        changes on an error."""
+        if not isinstance(state, dict) or set(state) != {"total", "complete", "columns"}:
+            raise ValueError("a saved score census must hold total, complete and columns")
+        total, complete, columns = state["total"], state["complete"], state["columns"]
+        if type(total) is not int or total < 0 or type(complete) is not bool:
+            raise ValueError(f"a saved score census' total must be an int >= 0 and complete a bool, got {total!r:.40} "
+                             f"and {complete!r:.40}")
+        if not isinstance(columns, list) or len(columns) != self.columns:
+            raise ValueError(f"a saved score census must hold {self.columns} columns")
+        parsed = [_parsed(column, i, total, rows) for i, column in enumerate(columns)] if complete else []
+        fresh = ValueCensus(self.columns, complete=complete)
+        fresh.total = total
+        if complete:
+            room = max((len(p[0]) for p in parsed if p is not None), default=0)
+            room = min(max(FIRST_ROOM, 1 << max(room - 1, 0).bit_length()), CENSUS_LIMIT)
+            fresh._table = np.full((self.columns, TABLE), -1, np.int64)
+            fresh._values = np.full((self.columns, room), -1.0)
+            fresh._counts = np.zeros((self.columns, room, rows), np.int64)
+            for i, p in enumerate(parsed):
+                if p is None:
+                    fresh._used[i] = -1
+                    continue
+                values, counts = p
+                scratch = np.zeros((1, room, 1), np.int64)  # the table made by adding each value once
+                used = np.zeros(1, np.int64)
+                census_add(fresh._table[i:i + 1], fresh._values[i:i + 1], scratch, used,
+                           true=np.zeros(len(values), np.intp), scores=values[:, None])
+                fresh._used[i] = used[0]
+                fresh._counts[i, : len(values), : counts.shape[1]] = counts
+            if (fresh._used < 0).all():
+                fresh._close(0)
+        for name in self.__slots__:
+            setattr(self, name, getattr(fresh, name))
+
+    def check(self, hist: npt.NDArray[np.signedinteger[Any]]) -> None:
+        """``ValueError`` unless this census, complete, bins to ``hist`` (K, C, BINS), the histogram of a window
+        that holds every sample it counted, in every open column (a census that does not belong to the saved
+        tallies is refused)."""
+        if not self.counting:
+            return
+        for c in range(self.columns):
+            got = self.counted(c)
+            if got is None:
+                continue
+            recount = np.zeros((max(len(hist), self._counts.shape[2]), BINS), np.int64)
+            bins = score_bins(np.asarray(got[0]))
+            for b, row in zip(bins, got[1], strict=True):
+                recount[: len(row), b] += row
+            if not np.array_equal(recount[: len(hist)], hist[:, c]) or recount[len(hist):].any():
+                raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's "
+                                 "histogram")
+
+
+def _parsed(column: Any, index: int, total: int, rows: int,
+            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
+    """One saved column (None: closed) as (values (m,), counts (m, ≤ rows)), checked."""
+    if column is None:
+        return None
+    if not isinstance(column, dict) or set(column) != {"values", "counts"}:
+        raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
+    try:
+        values = np.asarray(column["values"], dtype=np.float64).reshape(-1)
+        counts = np.asarray(column["counts"], dtype=np.int64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"a saved score census column {index} must hold numbers: {exc}") from None
+    if counts.size == 0:
+        counts = counts.reshape(len(values), 0)
+    if len(values) > CENSUS_LIMIT or counts.ndim != 2 or len(counts) != len(values) or counts.shape[1] > rows:
+        raise ValueError(f"a saved score census column {index} must hold at most {CENSUS_LIMIT} values, each with "
+                         f"a count per class of at most {rows}")
+    if not (np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()) \
+            or len(np.unique(values + 0.0)) != len(values):
+        raise ValueError(f"a saved score census column {index} must hold distinct finite values in [0, 1]")
+    if (counts < 0).any() or int(counts.sum()) != total:
+        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}")
+    return values, counts
+
+
+def _widened(counts: npt.NDArray[np.int64], room: int, rows: int) -> npt.NDArray[np.int64]:
+    """``counts`` (C, room', rows') copied into zeros of (C, room, rows)."""
+    out = np.zeros((len(counts), room, rows), np.int64)
+    out[:, : counts.shape[1], : counts.shape[2]] = counts
+    return out

@@ -1,0 +1,170 @@
+"""Every distinct score of a column counted per true class, while the column takes few (pure): what a cumulative
+window past the exact limit splits its bins by, exactly.
+
+A window of more than 2,048 scored samples keeps counts per logit bin; where a few-valued model puts distinct
+values in one bin, the window splits the bin over the values its monitor's last 2,048 exact scores show there, by
+each class's share among them (``streammon.metrics.bin_values``). On an i.i.d. stream those shares are a sample
+of the window's: 8,000 samples with three values in one bin read ROC AUC 0.004 off scikit-learn on average, 0.010
+at worst. A census counts every value a column takes, per true class, in a hash table of at most
+``CENSUS_LIMIT`` values — a few-valued model's (trees, boosting on small data, rounded scores) all fit. A column
+that takes more (a continuous model, within its first few thousand scores) is closed: its counts are dropped and
+its windows read the ring's values as before. While a column is open and the census has counted every sample of
+the cumulative window, the window's bins split over the census's values are the window's samples exactly
+(``census_values``): ROC AUC and average precision read as scikit-learn reads them.
+
+>>> values = np.full((1, 4), -1.0); counts = np.zeros((1, 4, 2), np.int64); used = np.zeros(1, np.int64)
+>>> table = np.full((1, TABLE), -1, np.int64)
+>>> s = np.array([[0.30], [0.30], [0.3001], [0.9]])
+>>> census_add(table, values, counts, used, true=np.array([0, 0, 1, 1]), scores=s)
+-1
+>>> int(used[0]), values[0, :3].tolist(), counts[0, :3].tolist()
+(3, [0.3, 0.3001, 0.9], [[2, 0], [0, 1], [0, 1]])
+>>> v = census_values(values, counts, used, 2, flags=np.zeros((1, BINS), np.bool_))
+>>> b = int(score_bins(s)[0, 0]); int(v.starts[0, b + 1] - v.starts[0, b]), v.shares[0, :, :2].tolist()
+(2, [[1.0, 0.0], [0.0, 1.0]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.bin_values import BinValues
+from streammon.metrics.jitting import compiled
+from streammon.metrics.score_bins import BINS, score_bins
+
+CENSUS_LIMIT = 4_096  # the distinct values a column's census counts; one more closes it
+TABLE = 8_192  # slots of a column's hash table: a power of two, twice the limit (probes stay short)
+_SHIFT = 51  # 64 − log2(TABLE): the product's top bits index the table
+
+
+def jit(function: Any) -> Any:
+    """A loop of this module compiled (``streammon.metrics.jitting``)."""
+    return compiled(function, error_model="numpy")
+
+
+@jit
+def _count(table: Any, values: Any, counts: Any, used: Any, true: Any, bits: Any,  # noqa: PLR0917
+           scores: Any, start: int) -> int:  # pragma: no cover - compiled
+    """Count ``scores`` (n, C; ``bits`` their float64 bit patterns, -0.0 made 0.0) of classes ``true`` into each
+    open column's census, from position ``start`` (``c·n + i``: column c, row i) on: ``table`` (C, TABLE) the
+    entry of each hash slot (-1: empty), ``values`` (C, room) and ``counts`` (C, room, R) the entries, ``used``
+    (C,) entries taken (-1: a closed column, skipped). Returns the position where a column needs an entry beyond
+    ``room`` (the caller makes room or closes the column, and calls again from there), or -1 when done."""
+    n, columns = scores.shape
+    room = values.shape[1]
+    mask = table.shape[1] - 1
+    for c in range(columns):
+        if used[c] < 0 or (c + 1) * n <= start:  # closed, or counted before ``start``
+            continue
+        first = start - c * n if start > c * n else 0
+        for i in range(first, n):
+            v = scores[i, c]
+            # Fibonacci hashing of the bit pattern: every bit of the float moves the top bits (float32 scores cast
+            # to float64 have their low bits zero; scores below 2⁻⁴⁰ would all share one slot of a scaled value)
+            h = np.int64((bits[i, c] * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_SHIFT))
+            while table[c, h] >= 0 and values[c, table[c, h]] != v:
+                h = (h + 1) & mask
+            e = table[c, h]
+            if e < 0:
+                if used[c] == room:
+                    return int(c * n + i)
+                e = used[c]
+                used[c] = e + 1
+                table[c, h] = e
+                values[c, e] = v
+            counts[c, e, true[i]] += 1
+    return -1
+
+
+def census_add(table: npt.NDArray[np.int64], values: npt.NDArray[np.float64], counts: npt.NDArray[np.int64],
+               used: npt.NDArray[np.int64], *, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
+               start: int = 0) -> int:
+    """``_count`` of ``true`` (n,) classes in ``[0, R)`` and ``scores`` (n, C), finite, in [0, 1] (checked by the
+    caller), from position ``start``: -1 when every open column counted them all, else where one needs room."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0: one value, one pattern
+    return int(_count(table, values, counts, used, np.ascontiguousarray(true, dtype=np.intp),
+                      scores.view(np.uint64), scores, start))
+
+
+@jit
+def _split(bins: Any, counts: Any, k: int, starts: Any, shares: Any) -> None:  # pragma: no cover - compiled
+    """One column's entries in ascending value order — ``bins`` (m,) ascending, ``counts`` (m, R) — split: each
+    bin of two entries or more gets ``starts[b + 1]`` its entries (then made cumulative) and, entry by entry,
+    ``shares`` (k, ·) each class's count over the class's count in the bin, or for a class with none there the
+    entry's share of the bin's samples."""
+    m = bins.shape[0]
+    rows = min(k, counts.shape[1])
+    per_class = np.zeros(k)
+    at = 0
+    i = 0
+    while i < m:
+        j = i + 1
+        while j < m and bins[j] == bins[i]:
+            j += 1
+        if j - i > 1:
+            starts[bins[i] + 1] = j - i
+            per_class[:] = 0.0
+            whole = 0.0
+            for t in range(i, j):
+                for c in range(rows):
+                    per_class[c] += counts[t, c]
+                    whole += counts[t, c]
+            for t in range(i, j):
+                mine = 0.0
+                for c in range(rows):
+                    mine += counts[t, c]
+                for c in range(k):
+                    if per_class[c] > 0.0:
+                        shares[c, at] = counts[t, c] / per_class[c]
+                    else:
+                        shares[c, at] = mine / whole if whole > 0.0 else 1.0 / (j - i)
+                at += 1
+        i = j
+    for b in range(starts.shape[0] - 1):
+        starts[b + 1] += starts[b]
+
+
+def census_layout(values: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """A column's entries (``values`` (m,), in the order counted) in ascending value order, and their bins: what
+    ``census_values`` reads, the same while the column takes no new value."""
+    order = np.argsort(values, kind="stable")
+    return order, score_bins(values[order])
+
+
+def census_values(values: npt.NDArray[np.float64], counts: npt.NDArray[np.int64], used: npt.NDArray[np.int64],
+                  k: int, *, flags: npt.NDArray[np.bool_], fallback: BinValues | None = None,
+                  layouts: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] | None = None,
+                  ) -> BinValues:
+    """The ``BinValues`` of a census that counted every sample of a window (``values`` (C, room), ``counts`` (C,
+    room, R), ``used`` (C,): module docstring), for classes ``[0, k)``: in each open column, every bin that holds
+    two values or more is split over them, class k's share at each value its count over its count in the bin (a
+    class with none in the bin: the value's share of the bin's samples), so the window's counts times the shares
+    are the census's own counts — the window's samples. A closed column (``used`` -1) takes ``fallback``'s split
+    and ``flags`` (none: no bin split; ``flags`` (C, BINS): the random-order flags of the bins not split).
+    ``layouts``: each column's ``census_layout`` if the caller keeps them."""
+    columns = len(used)
+    starts = np.zeros((columns, BINS + 1), np.int64)
+    width = int(max(used.max(initial=0), 0))
+    if fallback is not None:
+        width = max(width, int(fallback.shares.shape[2]))
+    shares = np.zeros((columns, k, width))
+    flags = flags.copy()
+    for c in range(columns):
+        if used[c] < 0:
+            if fallback is not None:
+                starts[c] = fallback.starts[c]
+                got = fallback.shares[c, :k]
+                shares[c, : len(got), : got.shape[1]] = got
+            continue
+        flags[c] = False  # every bin of one value is that value (tied); any other is split
+        m = int(used[c])
+        kept = None if layouts is None else layouts[c]
+        order, bins = census_layout(values[c, :m]) if kept is None else kept
+        _split(bins, counts[c, order].astype(np.float64), k, starts[c], shares[c])
+    shares = shares[:, :, : int(starts[:, -1].max(initial=0))].copy()
+    for a in (flags, starts, shares):
+        a.flags.writeable = False
+    return BinValues(flags, starts, shares)

@@ -114,14 +114,14 @@ def test_a_k3_window_reads_scikit_learns_values_where_the_ring_holds_every_value
     assert abs(average_precision(tied) - average_precision_score(onehot, pp)) > 0.002
 
 
-def test_a_model_swapped_mid_window_misleads_the_split_of_a_timed_window_and_the_bounds_hold() -> None:
+def test_a_model_swapped_mid_window_misleads_the_split_of_a_restored_timed_window_and_the_bounds_hold() -> None:
     """The limit: model A scores positives 0.3000 and negatives 0.3002 (one bin), then model B the other way
-    round; after B's 2,048 the ring shows only B's values, and a window sliding by time that no longer holds every
-    sample (the census's), which splits its bins by the ring's, reads its A samples at them: ROC AUC 1 where
-    scikit-learn reads 1/3 (the bins read tied: 1/2).
-    ``roc_auc_bin_error`` and ``average_precision_bin_error`` — the bins' bounds, whatever the reading inside a
-    bin — still hold. The cumulative window (the census: every value counted) and the window sliding by count
-    (its own samples) read scikit-learn's values."""
+    round; after B's 2,048 the ring shows only B's values, and a window that splits its bins by them — here one
+    sliding by time, restored from a state file (which keeps no value counts of its buckets) and no longer holding
+    every sample the census counted — reads its A samples at them: ROC AUC 1 where scikit-learn reads 1/3 (the
+    bins read tied: 1/2). ``roc_auc_bin_error`` and ``average_precision_bin_error`` — the bins' bounds, whatever
+    the reading inside a bin — still hold. The cumulative window (the census: every value counted) and the window
+    sliding by count (its own samples) read scikit-learn's values."""
     rng = np.random.default_rng(2)
     y = (rng.random(3 * BLOCK) < 0.3).astype(int)
     s = np.where(y == 1, 0.3000, 0.3002)
@@ -130,7 +130,7 @@ def test_a_model_swapped_mid_window_misleads_the_split_of_a_timed_window_and_the
                 positive=1, detector=None)
     m.update_many([0] * 100, [0] * 100, 0.0, y_score=[0.9] * 100)  # left the timed window by t = 5,000
     m.update_many(y.tolist(), [0] * len(y), 5_000.0, y_score=s)
-    report = m.report()
+    report = Monitor.loads(m.dumps()).report()
     truth = roc_auc_score(y, s)
     ap_truth = average_precision_score(y, s)
     assert truth == pytest.approx(1 / 3, abs=0.01)
@@ -262,7 +262,8 @@ def test_which_columns_repeat_a_value_is_a_recount_for_float32_and_signed_zero_s
 
 
 def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -> None:
-    """On an i.i.d. stream (the ring a sample of the window, not a copy of it) a window sliding by time reads ROC
+    """On an i.i.d. stream (the ring a sample of the window, not a copy of it) a window that splits its bins by the
+    ring's values — one sliding by time restored from a state file, whose buckets keep no value counts — reads ROC
     AUC and AP as scikit-learn's weighted values on the atoms a brute-force recount makes: each class's window
     count in the split bin times the ring's (last 2,048 samples') share of that class at each value, the bins of 0
     and 1 as counted; scikit-learn's on the window's own samples differs by the ring's sampling noise (here
@@ -279,7 +280,7 @@ def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -
     m.update_many([0] * 100, [0] * 100, 0.0, y_score=[0.0] * 100)  # left the timed window by t = 5,000
     for i in range(0, n, 250):
         m.update_many(y[i:i + 250].tolist(), [0] * 250, 5_000.0, y_score=s[i:i + 250])
-    report = m.report()
+    report = Monitor.loads(m.dumps()).report()
     w = report.windows["timed_3600s"]
     ring_y, ring_s = y[-BLOCK:], s[-BLOCK:]
     atom_s, atom_y, atom_w = [], [], []

@@ -219,9 +219,10 @@ def score_bin(value: float) -> int:
     return int(score_bins(np.array([value]))[0])
 
 
-def test_a_timed_window_reads_the_census_while_it_holds_every_sample() -> None:
-    """A window sliding by time that holds every scored sample the census counted reads exactly by it; once its
-    oldest bucket leaves it reads by the ring's shares (a sample of the window's): off by their noise."""
+def test_a_timed_window_reads_its_own_value_counts_and_a_restored_one_the_rings_until_its_buckets_leave() -> None:
+    """A window sliding by time reads exactly: by the census while it holds every sample, by its buckets' own value
+    counts once a bucket has left. Restored from a state file (which keeps no value counts of its buckets) it
+    reads by the ring's shares — off by their noise — until the restored buckets leave, then exactly again."""
     rng = np.random.default_rng(6)
     n = 8_000
     y = (rng.random(n) < 0.3).astype(int)
@@ -230,15 +231,24 @@ def test_a_timed_window_reads_the_census_while_it_holds_every_sample() -> None:
                  rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
     m = Monitor([Timed(3600.0, buckets=4)], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
     m.update_many(y[:200].tolist(), [0] * 200, 0.0, y_score=s[:200])
-    m.update_many(y[200:].tolist(), [0] * (n - 200), 1_000.0, y_score=s[200:])
+    m.update_many(y[200:4_000].tolist(), [0] * 3_800, 1_000.0, y_score=s[200:4_000])
     w = m.report().windows["timed_3600s"]
-    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
-    assert w.scores["average_precision"] == pytest.approx(average_precision_score(y, s), abs=1e-12)
-    m.update_many([0], [0], 3_700.0, y_score=[0.0])  # the bucket of t = 0 leaves
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y[:4_000], s[:4_000]), abs=1e-12)
+    m.update_many(y[4_000:].tolist(), [0] * (n - 4_000), 3_700.0, y_score=s[4_000:])  # the bucket of t = 0 leaves
     w = m.report().windows["timed_3600s"]
-    yy, ss = np.r_[y[200:], 0], np.r_[s[200:], 0.0]
-    assert w.n_scored == len(yy)
-    assert 1e-4 < abs(w.scores["roc_auc"] - roc_auc_score(yy, ss)) < 0.02
+    assert w.n_scored == n - 200
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y[200:], s[200:]), abs=1e-12)
+    assert w.scores["average_precision"] == pytest.approx(average_precision_score(y[200:], s[200:]), abs=1e-12)
+    again = Monitor.loads(m.dumps())
+    w = again.report().windows["timed_3600s"]
+    assert 1e-4 < abs(w.scores["roc_auc"] - roc_auc_score(y[200:], s[200:])) < 0.02  # the ring's shares
+    y2 = (rng.random(3_000) < 0.3).astype(int)  # at t = 7,300 every restored bucket has left
+    s2 = np.where(y2 == 1, rng.choice(values, 3_000, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
+                  rng.choice(values, 3_000, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    again.update_many(y2.tolist(), [0] * 3_000, 7_300.0, y_score=s2)
+    w = again.report().windows["timed_3600s"]
+    assert w.n_scored == 3_000 and w.score_tally is not None and w.score_tally.samples is None
+    assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y2, s2), abs=1e-12)
 
 
 def test_a_monitor_whose_columns_all_closed_saves_and_loads() -> None:
@@ -254,3 +264,35 @@ def test_a_monitor_whose_columns_all_closed_saves_and_loads() -> None:
     census = scoring_state(json.loads(again.dumps())["body"])["census"]
     assert census == {"total": n, "complete": True, "columns": [None]}
     assert abs(again.report().windows["cumulative"].scores["roc_auc"] - roc_auc_score(y, s)) < 0.002
+
+
+def test_a_timed_window_whose_buckets_leave_reads_scikit_learns_values_batch_after_batch() -> None:
+    """Gradient boosting on iris (K = 3), 12,000 i.i.d. draws with times rising through many buckets — batches
+    that span bucket boundaries, some batches without scores — read after each batch: the window sliding by time
+    (4 buckets of 900 s) reads scikit-learn's ROC AUC (both forms) and AP on exactly the samples its buckets hold,
+    whether or not a bucket has left it."""
+    y, proba = few_valued("iris", 3)
+    rng = np.random.default_rng(8)
+    y, proba = np.r_[y, y], np.r_[proba, proba]
+    n = len(y)
+    times = np.sort(rng.uniform(0.0, 9_000.0, n))
+    scored = np.ones(n, bool)
+    m = Monitor([Timed(3600.0, buckets=4)], reference={0: 1, 1: 1, 2: 1}, detector=None)
+    checked = 0
+    for i in range(0, n, 1_500):
+        part = slice(i, i + 1_500)
+        scored[part] = i % 4_500 != 0  # every third batch without scores
+        m.update_many(y[part].tolist(), proba[part].argmax(axis=1).tolist(), times[part].tolist(),
+                      y_score=proba[part] if scored[i] else None)
+        w = m.report().windows["timed_3600s"]
+        newest = int(times[min(i + 1_500, n) - 1] // 900)
+        inside = (times[: i + 1_500] // 900 > newest - 4) & scored[: i + 1_500]
+        assert w.n_scored == inside.sum()
+        if w.n_scored <= 2_048:
+            continue
+        yy, pp = y[: i + 1_500][inside], proba[: i + 1_500][inside]
+        assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(yy, pp, multi_class="ovo"), abs=1e-12)
+        assert w.scores["average_precision"] == pytest.approx(average_precision_score(np.eye(3)[yy], pp),
+                                                              abs=1e-12)
+        checked += 1
+    assert checked >= 3

@@ -5,16 +5,18 @@ One census a monitor's labelled score side, fed every scored sample the windows 
 exact ring (``streammon.counting.exact_scores``). It counts only while it has counted every such sample
 (``complete``: a state file written before it was kept loads incomplete, and the windows read the ring's values as
 before); a column is closed — its counts dropped, for good — when it takes more than ``CENSUS_LIMIT`` distinct
-values (a continuous model's, within its first few thousand scores). Memory: per open column, a hash table of 64
-KiB and 8 bytes a value plus 8 a value and class, grown by doubling with the values seen (K = 10, every column at
-the limit: 4.2 MB); nothing once every column is closed.
+values (a continuous model's, within its first few thousand scores: its values are inserted before any count is
+made, so no counts are made for them). Memory: per open column, a hash table of 64 KiB and the limit's 32 KiB of
+values, and 8 bytes a value and class, grown by doubling with the values seen (K = 10, every column at the limit:
+4.2 MB); nothing once every column is closed.
 
 Saved in the state file with the score tallies (an optional part) and checked on load against every window that
 holds as many samples as it counted (a cumulative one): per column and class, its values binned are the window's
 histogram.
 
 >>> census = ValueCensus(columns=1)
->>> census.add(np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.9]]))
+>>> census.add(np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.9]]))[:, 0].tolist()  # each score's entry
+[0, 0, 1]
 >>> census.total, census.counted(0)
 (3, ([0.3, 0.9], [[2, 0], [0, 1]]))
 """
@@ -28,24 +30,39 @@ import numpy.typing as npt
 
 from streammon.metrics.bin_values import BinValues
 from streammon.metrics.score_bins import BINS, score_bins
-from streammon.metrics.value_census import CENSUS_LIMIT, TABLE, census_add, census_layout, census_values
+from streammon.metrics.value_census import (
+    BEYOND,
+    CENSUS_LIMIT,
+    CLOSED,
+    TABLE,
+    census_insert,
+    census_layout,
+    census_recount,
+    census_tally,
+    census_values,
+    keyed,
+)
 
+COUNT32 = 2**31 - 1  # the counts are int32 (half the memory the hashing walks) until the total could reach this
 FIRST_ROOM = 64  # the entries a column's census starts with; doubled as values come, up to CENSUS_LIMIT
 
 
 class ValueCensus:
     """The distinct values of each score column and each class's count at each (module docstring)."""
 
-    __slots__ = ("_counts", "_layouts", "_made", "_table", "_used", "_values", "columns", "complete", "total")
+    __slots__ = ("_counts", "_layouts", "_made", "_open", "_opened", "_table", "_used", "_values", "columns",
+                 "complete", "total")
 
     def __init__(self, columns: int, *, complete: bool = True) -> None:
         self.columns = columns
         self.complete = complete  # it counted every sample the monitor's windows took
         self.total = 0  # samples counted (added while complete)
         self._used = np.zeros(columns, np.int64)  # entries taken per column; -1: closed
-        self._table = np.empty((0, TABLE), np.int64)  # allocated at the first sample
+        self._open = np.ones(columns, np.bool_)  # the columns not closed
+        self._opened = columns  # how many (read per batch: a sum of the mask costs a microsecond)
+        self._table = np.empty((0, TABLE), np.int32)  # allocated at the first sample
         self._values = np.empty((columns, 0))
-        self._counts = np.zeros((columns, 0, 0), np.int64)
+        self._counts = np.zeros((columns, 0, 0), np.int32)  # int64 once a count could pass int32's range
         # per column, (entries, its ``census_layout``) as last made: the same while the column takes no new value
         self._layouts: list[tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] = [None] * columns
         self._made: tuple[int, int, BinValues | None, BinValues] | None = None  # (total, k, shown, values): last made
@@ -53,45 +70,78 @@ class ValueCensus:
     @property
     def counting(self) -> bool:
         """Whether a sample added is counted: complete, some column open."""
-        return self.complete and bool((self._used >= 0).any())
+        return self.complete and self._opened > 0
 
-    def add(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+    @property
+    def counts(self) -> npt.NDArray[Any] | None:
+        """The counts (C, room, R) as they stand (the census's own array: read, never written); None while it
+        counts nothing."""
+        return self._counts if self.counting else None
+
+    @property
+    def open_columns(self) -> npt.NDArray[np.bool_]:
+        """Which columns it counts (not closed)."""
+        return self._open
+
+    @property
+    def every_column(self) -> bool:
+        """Whether it counts every column: complete, none closed."""
+        return self.complete and self._opened == self.columns
+
+    def add(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[np.int32] | None:
         """Count ``scores`` (n, C: finite, in [0, 1], checked by the caller) of true classes ``true`` (``total``
-        counts them while complete, every column closed or not)."""
+        counts them while complete, every column closed or not). Returns each score's entry (n, C; -1 in a closed
+        column): where a window's own counts of these samples go (``streammon.counting.windows.timed_values``);
+        None while it counts nothing, or once every column closed."""
         n = len(true)
+        entries = None
         if n and self.counting:
-            self._count(true, scores)
+            entries = self._count(true, scores)
         if self.complete:
             self.total += n
+        return entries
 
-    def _count(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
-        n = len(true)
+    def _count(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[np.int32] | None:
+        """One compiled pass inserts and counts the batch's values (a column past the limit closes); the few whose
+        entries fell past the counts' room are counted once it is made (doubled: a few-valued model's values come
+        a few at a time; a continuous model's columns close before any room is made for them)."""
+        true, scores = np.ascontiguousarray(true, dtype=np.intp), keyed(scores)
         if not len(self._table):
-            self._table = np.full((self.columns, TABLE), -1, np.int64)
-        rows = int(np.max(true)) + 1
-        if rows > self._counts.shape[2]:
-            self._counts = _widened(self._counts, self._counts.shape[1], rows)
-        start = census_add(self._table, self._values, self._counts, self._used, true=true, scores=scores)
-        while start >= 0:  # column ``start // n`` needs an entry more than it has room for
-            room = self._values.shape[1]
-            if room < CENSUS_LIMIT:
-                grown = min(max(2 * room, FIRST_ROOM), CENSUS_LIMIT)
-                values = np.full((self.columns, grown), -1.0)
-                values[:, :room] = self._values
-                self._values, self._counts = values, _widened(self._counts, grown, self._counts.shape[2])
-            else:  # past the limit: a continuous model's column, read by the ring's values from now on
-                self._close(start // n)
-            start = census_add(self._table, self._values, self._counts, self._used, true=true, scores=scores,
-                               start=start)
+            self._table = np.full((self.columns, TABLE), -1, np.int32)
+            self._values = np.full((self.columns, CENSUS_LIMIT), -1.0)
+        if self._counts.dtype != np.int64 and self.total + len(true) >= COUNT32:  # (no count exceeds the total)
+            self._counts = self._counts.astype(np.int64)
+        most = int(true.max()) + 1
+        if most > self._counts.shape[2]:
+            self._counts = _widened(self._counts, self._counts.shape[1], most)
+        room = self._counts.shape[1]
+        entries, status = census_insert(self._table, self._values, self._used, scores=scores, true=true,
+                                        counts=self._counts)
+        if status & CLOSED:
+            self._close(np.flatnonzero((self._used < 0) & self._open))
+            if not self._opened:  # every column closed: no window counts by entries any more
+                return None
+        if self._opened < self.columns:
+            entries[:, ~self._open] = -1  # a closed column's entries are not written, or mean nothing
+        if status & BEYOND:
+            need = int(self._used.max())
+            self._counts = _widened(self._counts, min(max(need, 2 * room, FIRST_ROOM), CENSUS_LIMIT),
+                                    self._counts.shape[2])
+            census_tally(entries, true, self._counts, low=room)
+        return entries
 
-    def _close(self, column: int) -> None:
-        self._used[column] = -1
-        self._table[column] = -1
-        self._counts[column] = 0
+    def _close(self, columns: npt.NDArray[np.intp]) -> None:
+        """Close these columns for good: their counts go (all of the census's memory once every column closed)."""
+        self._used[columns] = -1
+        self._open[columns] = False
+        self._opened = int(self._open.sum())
+        self._table[columns] = -1
+        self._values[columns] = -1.0
+        self._counts[columns] = 0
         if (self._used < 0).all():  # nothing left to count: the memory goes
-            self._table = np.empty((0, TABLE), np.int64)
+            self._table = np.empty((0, TABLE), np.int32)
             self._values = np.empty((self.columns, 0))
-            self._counts = np.zeros((self.columns, 0, 0), np.int64)
+            self._counts = np.zeros((self.columns, 0, 0), np.int32)
 
     def counted(self, column: int) -> tuple[list[float], list[list[int]]] | None:
         """Column ``column``'s values (ascending) and each one's count per class; None: closed."""
@@ -114,6 +164,34 @@ class ValueCensus:
                                                                      flags=flags, fallback=shown,
                                                                      layouts=self._layout()))
         return made[3]
+
+    def values_counted(self, counts: npt.NDArray[np.int64], k: int, shown: BinValues | None) -> BinValues | None:
+        """The split a window reads whose own ``counts`` (C, room', R) at the census's entries (as ``add`` returned
+        them) are kept — a window sliding by time: ``census_values`` of them, exact in every open column; closed
+        columns and unsplit bins' flags from ``shown``. None if the census is incomplete or every column closed."""
+        if not self.counting:
+            return None
+        room = self._counts.shape[1]
+        if counts.shape[1] < room:
+            counts = _widened(counts, room, counts.shape[2])
+        flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
+        return census_values(self._values, counts, self._used, k, flags=flags, fallback=shown, layouts=self._layout())
+
+    def values_of(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int,
+                  shown: BinValues | None) -> BinValues | None:
+        """The split a window of these samples (``true`` classes, ``scores`` (n, C): samples the census counted,
+        not all of them — a window sliding by count) reads, exact in every open column: ``census_values`` of their
+        own counts at the census's entries; closed columns and unsplit bins' flags from ``shown`` (the ring's).
+        None if the census is incomplete or every column closed (or a score is not in it: never, for samples it
+        counted)."""
+        if not self.counting:
+            return None
+        rows = max(k, self._counts.shape[2], int(np.max(true, initial=-1)) + 1)
+        counts = census_recount(self._table, self._values, self._used, true=true, scores=scores, rows=rows)
+        if counts is None:
+            return None
+        flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
+        return census_values(self._values, counts, self._used, k, flags=flags, fallback=shown, layouts=self._layout())
 
     def _layout(self) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None]:
         """Each open column's ``census_layout``, made again only where it took new values."""
@@ -158,22 +236,22 @@ class ValueCensus:
         if complete:
             room = max((len(p[0]) for p in parsed if p is not None), default=0)
             room = min(max(FIRST_ROOM, 1 << max(room - 1, 0).bit_length()), CENSUS_LIMIT)
-            fresh._table = np.full((self.columns, TABLE), -1, np.int64)
-            fresh._values = np.full((self.columns, room), -1.0)
-            fresh._counts = np.zeros((self.columns, room, rows), np.int64)
+            fresh._table = np.full((self.columns, TABLE), -1, np.int32)
+            fresh._values = np.full((self.columns, CENSUS_LIMIT), -1.0)
+            fresh._counts = np.zeros((self.columns, room, rows), np.int32 if total < COUNT32 else np.int64)
             for i, p in enumerate(parsed):
                 if p is None:
                     fresh._used[i] = -1
+                    fresh._open[i] = False
+                    fresh._opened -= 1
                     continue
-                values, counts = p
-                scratch = np.zeros((1, room, 1), np.int64)  # the table made by adding each value once
-                used = np.zeros(1, np.int64)
-                census_add(fresh._table[i:i + 1], fresh._values[i:i + 1], scratch, used,
-                           true=np.zeros(len(values), np.intp), scores=values[:, None])
-                fresh._used[i] = used[0]
+                values, counts = p  # the table made by inserting the values in order: entries 0, 1, ...
+                census_insert(fresh._table[i:i + 1], fresh._values[i:i + 1], fresh._used[i:i + 1],
+                              scores=keyed(values[:, None]), true=np.zeros(len(values), np.intp),
+                              counts=np.zeros((1, 0, 1), np.int64))
                 fresh._counts[i, : len(values), : counts.shape[1]] = counts
             if (fresh._used < 0).all():
-                fresh._close(0)
+                fresh._close(np.arange(self.columns))
         for name in self.__slots__:
             setattr(self, name, getattr(fresh, name))
 
@@ -221,8 +299,8 @@ def _parsed(column: Any, index: int, total: int, rows: int,
     return values, counts
 
 
-def _widened(counts: npt.NDArray[np.int64], room: int, rows: int) -> npt.NDArray[np.int64]:
-    """``counts`` (C, room', rows') copied into zeros of (C, room, rows)."""
-    out = np.zeros((len(counts), room, rows), np.int64)
+def _widened(counts: npt.NDArray[Any], room: int, rows: int) -> npt.NDArray[Any]:
+    """``counts`` (C, room', rows') copied into zeros of (C, room, rows), of its type."""
+    out = np.zeros((len(counts), room, rows), counts.dtype)
     out[:, : counts.shape[1], : counts.shape[2]] = counts
     return out

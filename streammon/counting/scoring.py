@@ -143,15 +143,12 @@ class Scoring:
                             first=first)
         if self.ring is not None and batch.scored:
             unscored = np.isnan(scores[:, 0])
-            if unscored.any():
-                kept = ~unscored
+            kept = ~unscored if unscored.any() else None
+            if kept is not None:
                 self.ring.append(true[kept], scores[kept], None if batch.bins is None else batch.bins[kept])
-                if self.census is not None:
-                    self.census.add(true[kept], scores[kept])
             else:
                 self.ring.append(true, scores, batch.bins)
-                if self.census is not None:
-                    self.census.add(true, scores)
+            self._count_values(batch, kept)
         if batch.scored:  # every scored sample's bins, before a read can copy them (none made: every bin)
             if batch.bins is None:
                 self.span[:, 0], self.span[:, 1] = 0, BINS
@@ -159,6 +156,21 @@ class Scoring:
                 widen(self.span, batch.bins, batch.scores)
         for w in self.windows:
             w.ingest(batch)
+
+    def _count_values(self, batch: ScoredBatch, kept: npt.NDArray[np.bool_] | None) -> None:
+        """The batch's scored samples (``kept``; None: all) into the census, and each one's entry and the census's
+        counts onto the batch (for the windows sliding by time: ``streammon.counting.windows.timed_values``)."""
+        if self.census is None:
+            return
+        if kept is None:
+            batch.entries = self.census.add(batch.true, batch.scores)
+        else:
+            got = self.census.add(batch.true[kept], batch.scores[kept])
+            if got is not None:
+                batch.entries = np.full((len(batch), self.columns), -1, np.int32)
+                batch.entries[kept] = got
+        if batch.entries is not None:
+            batch.census = self.census.counts
 
     def view(self, now: float | None, k: int, stamp: int | None = None) -> tuple[ScoreTally, ...]:
         """Each window's tally as of ``now`` (its first ``k`` classes). ``stamp`` (the count of samples ingested,
@@ -193,14 +205,22 @@ class Scoring:
         """What ``window``'s bins (of ``n_scored`` samples) hold, split where they hold repeated values
         (``streammon.metrics.bin_values``): a window that holds every sample the census counted — a cumulative
         one, or any other before a sample left it — by the census while it is complete (exact); else a window
-        sliding by count by its own samples where the ring shows such a bin (exact), any other by the ring's last
-        samples (``shown``: a sample of the window's)."""
+        sliding by count by its own samples where the ring shows such a bin, one sliding by time by its own counts
+        at the census's entries (both exact); else by the ring's last samples (``shown``: a sample of the
+        window's)."""
         if self.census is not None and n_scored == self.census.total:  # its samples are the census's
             counted = self.census.values(k, shown)
             if counted is not None:
                 return counted
         if isinstance(window, SlidingScores):
-            return window.exact_values(k, shown)
+            return window.exact_values(k, shown, self.census)
+        if isinstance(window, TimedScores) and self.census is not None \
+                and n_scored <= self.census.total - window.broken_at:  # its samples a suffix of the census's
+            counts = window.values.counts(self.census.counts)  # the census's less the census's as it began
+            if counts is not None and (counts.sum(axis=(1, 2)) == n_scored)[self.census.open_columns].all():
+                counted = self.census.values_counted(counts, k, shown)
+                if counted is not None:
+                    return counted
         return shown
 
     def _attach_samples(self, tallies: list[ScoreTally], positions: list[int], k: int) -> None:

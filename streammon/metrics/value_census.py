@@ -13,10 +13,11 @@ the cumulative window, the window's bins split over the census's values are the 
 (``census_values``): ROC AUC and average precision read as scikit-learn reads them.
 
 >>> values = np.full((1, 4), -1.0); counts = np.zeros((1, 4, 2), np.int64); used = np.zeros(1, np.int64)
->>> table = np.full((1, TABLE), -1, np.int64)
+>>> table = np.full((1, TABLE), -1, np.int32)
 >>> s = np.array([[0.30], [0.30], [0.3001], [0.9]])
->>> census_add(table, values, counts, used, true=np.array([0, 0, 1, 1]), scores=s)
--1
+>>> entries, beyond = census_insert(table, values, used, scores=keyed(s), true=np.array([0, 0, 1, 1]), counts=counts)
+>>> entries[:, 0].tolist(), beyond
+([0, 0, 1, 2], 0)
 >>> int(used[0]), values[0, :3].tolist(), counts[0, :3].tolist()
 (3, [0.3, 0.3001, 0.9], [[2, 0], [0, 1], [0, 1]])
 >>> v = census_values(values, counts, used, 2, flags=np.zeros((1, BINS), np.bool_))
@@ -38,6 +39,7 @@ from streammon.metrics.score_bins import BINS, score_bins
 CENSUS_LIMIT = 4_096  # the distinct values a column's census counts; one more closes it
 TABLE = 8_192  # slots of a column's hash table: a power of two, twice the limit (probes stay short)
 _SHIFT = 51  # 64 − log2(TABLE): the product's top bits index the table
+BEYOND, CLOSED = 1, 2  # what ``_insert`` reports: an entry past the counts' room, a column closed
 
 
 def jit(function: Any) -> Any:
@@ -46,21 +48,24 @@ def jit(function: Any) -> Any:
 
 
 @jit
-def _count(table: Any, values: Any, counts: Any, used: Any, true: Any, bits: Any,  # noqa: PLR0917
-           scores: Any, start: int) -> int:  # pragma: no cover - compiled
-    """Count ``scores`` (n, C; ``bits`` their float64 bit patterns, -0.0 made 0.0) of classes ``true`` into each
-    open column's census, from position ``start`` (``c·n + i``: column c, row i) on: ``table`` (C, TABLE) the
-    entry of each hash slot (-1: empty), ``values`` (C, room) and ``counts`` (C, room, R) the entries, ``used``
-    (C,) entries taken (-1: a closed column, skipped). Returns the position where a column needs an entry beyond
-    ``room`` (the caller makes room or closes the column, and calls again from there), or -1 when done."""
+def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa: PLR0917
+            true: Any, counts: Any, entries: Any) -> int:  # pragma: no cover - compiled
+    """Each open column's ``scores`` (n, C; ``bits`` their float64 bit patterns, -0.0 made 0.0) of classes
+    ``true``: its entry into ``entries`` (n, C), a value not seen yet taking the next one, and counted into
+    ``counts`` (C, room, R) where the entry is below room — ``table`` (C, TABLE) the entry of each hash slot (-1:
+    empty), ``values`` (C, limit) the entries' values, ``used`` (C,) the entries taken. A column that would take
+    more than ``limit`` values is closed (``used`` -1; its table, values and counts are the caller's to clear).
+    Returns ``BEYOND`` if some entry was at or past room (left for the caller to count once it made room), plus
+    ``CLOSED`` if some column closed."""
     n, columns = scores.shape
-    room = values.shape[1]
+    limit = values.shape[1]
+    room = counts.shape[1]
     mask = table.shape[1] - 1
+    status = 0
     for c in range(columns):
-        if used[c] < 0 or (c + 1) * n <= start:  # closed, or counted before ``start``
+        if used[c] < 0:
             continue
-        first = start - c * n if start > c * n else 0
-        for i in range(first, n):
+        for i in range(n):
             v = scores[i, c]
             # Fibonacci hashing of the bit pattern: every bit of the float moves the top bits (float32 scores cast
             # to float64 have their low bits zero; scores below 2⁻⁴⁰ would all share one slot of a scaled value)
@@ -69,24 +74,95 @@ def _count(table: Any, values: Any, counts: Any, used: Any, true: Any, bits: Any
                 h = (h + 1) & mask
             e = table[c, h]
             if e < 0:
-                if used[c] == room:
-                    return int(c * n + i)
+                if used[c] == limit:
+                    used[c] = -1
+                    status |= CLOSED
+                    break
                 e = used[c]
                 used[c] = e + 1
                 table[c, h] = e
                 values[c, e] = v
+            entries[i, c] = e
+            if e < room:
+                counts[c, e, true[i]] += 1
+            else:
+                status |= BEYOND
+    return status
+
+
+@jit
+def _tally(entries: Any, true: Any, counts: Any, sign: int, low: int) -> None:  # pragma: no cover - compiled
+    """``counts[c, entries[i, c], true[i]] += sign`` for every row i and column c whose entry is at least ``low``
+    (-1: none, a closed column's)."""
+    n, columns = entries.shape
+    for i in range(n):
+        k = true[i]
+        for c in range(columns):
+            e = entries[i, c]
+            if e >= low:
+                counts[c, e, k] += sign
+
+
+def census_insert(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
+                  scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
+                  ) -> tuple[npt.NDArray[np.int32], int]:
+    """``_insert`` of ``scores`` (n, C) — finite, in [0, 1] (checked by the caller), ``keyed`` — of classes
+    ``true`` (in [0, R)) into the census (``values`` (C, limit), ``counts`` (C, room, R)): each score's entry (n,
+    C; not written in a closed column), and its status (``BEYOND``: some were not counted, at or past room — the
+    caller makes room and counts them, ``census_tally(..., low=room)``; ``CLOSED``: some column closed)."""
+    entries = np.empty(scores.shape, np.int32)
+    status = _insert(table, values, used, scores.view(np.uint64), scores, true, counts, entries)
+    return entries, int(status)
+
+
+def census_tally(entries: npt.NDArray[np.int32], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
+                 sign: int = 1, low: int = 0) -> None:
+    """Add (``sign`` 1) or subtract (-1) samples of classes ``true`` at their ``entries`` (n, C; -1: none, a
+    closed column's) into ``counts`` (C, room, R), room above every entry and R above every class; only the
+    entries at least ``low``."""
+    _tally(np.ascontiguousarray(entries), np.ascontiguousarray(true, dtype=np.intp), counts, sign, low)
+
+
+def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``scores`` as the census's hash reads them: C-contiguous float64, -0.0 made 0.0 (one value, one bit
+    pattern) — a copy."""
+    return np.ascontiguousarray(scores, dtype=np.float64) + 0.0
+
+
+@jit
+def _recount(table: Any, values: Any, used: Any, true: Any, bits: Any, scores: Any,  # noqa: PLR0917
+             counts: Any) -> bool:  # pragma: no cover - compiled
+    """Count ``scores`` (n, C; ``bits`` as ``_insert``'s) of classes ``true`` into ``counts`` (C, room, R) at
+    their census entries, in each open column, the census unchanged: False as soon as a score is not in it."""
+    n, columns = scores.shape
+    mask = table.shape[1] - 1
+    for c in range(columns):
+        if used[c] < 0:
+            continue
+        for i in range(n):
+            v = scores[i, c]
+            h = np.int64((bits[i, c] * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_SHIFT))
+            while table[c, h] >= 0 and values[c, table[c, h]] != v:
+                h = (h + 1) & mask
+            e = table[c, h]
+            if e < 0:
+                return False
             counts[c, e, true[i]] += 1
-    return -1
+    return True
 
 
-def census_add(table: npt.NDArray[np.int64], values: npt.NDArray[np.float64], counts: npt.NDArray[np.int64],
-               used: npt.NDArray[np.int64], *, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
-               start: int = 0) -> int:
-    """``_count`` of ``true`` (n,) classes in ``[0, R)`` and ``scores`` (n, C), finite, in [0, 1] (checked by the
-    caller), from position ``start``: -1 when every open column counted them all, else where one needs room."""
-    scores = np.ascontiguousarray(scores, dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0: one value, one pattern
-    return int(_count(table, values, counts, used, np.ascontiguousarray(true, dtype=np.intp),
-                      scores.view(np.uint64), scores, start))
+def census_recount(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
+                   true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], rows: int,
+                   ) -> npt.NDArray[np.int64] | None:
+    """The counts (C, room, ``rows``) of ``true`` classes and ``scores`` (a subset of what the census counted: a
+    window's samples) at the census's entries, per open column (closed ones: zeros); None if some score is not
+    in the census."""
+    scores = keyed(scores)
+    counts = np.zeros((len(used), max(int(used.max(initial=0)), 0), rows), np.int64)
+    if not _recount(table, values, used, np.ascontiguousarray(true, dtype=np.intp), scores.view(np.uint64), scores,
+                    counts):
+        return None
+    return counts
 
 
 @jit
@@ -134,7 +210,7 @@ def census_layout(values: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.intp]
     return order, score_bins(values[order])
 
 
-def census_values(values: npt.NDArray[np.float64], counts: npt.NDArray[np.int64], used: npt.NDArray[np.int64],
+def census_values(values: npt.NDArray[np.float64], counts: npt.NDArray[Any], used: npt.NDArray[np.int64],
                   k: int, *, flags: npt.NDArray[np.bool_], fallback: BinValues | None = None,
                   layouts: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] | None = None,
                   ) -> BinValues:

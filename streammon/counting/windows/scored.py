@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_tally import ScoreCounts, ScoreTally, count_type
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.metrics.bin_span import Span
@@ -276,11 +277,12 @@ class SlidingScores(ScoreWindow):
         self.catch_up()
         return super().snapshot(now, k, positive)
 
-    def exact_values(self, k: int, shown: BinValues | None) -> BinValues | None:
-        """What this window's bins hold, from its own samples (``bin_values`` of the ring's last ``size``: exact,
-        each bin that holds repeated values split over them), where the monitor's last samples (``shown``) show
-        some bin split (a few-valued model); else ``shown`` (a continuous model's window reads its bins as every
-        other, and no report pays for a pass over its samples)."""
+    def exact_values(self, k: int, shown: BinValues | None, census: ValueCensus | None = None) -> BinValues | None:
+        """What this window's bins hold, from its own samples — exact, each bin that holds repeated values split
+        over them — where the monitor's last samples (``shown``) show some bin split (a few-valued model); else
+        ``shown`` (a continuous model's window reads its bins as every other, and no report pays for a pass over
+        its samples). By the monitor's ``census`` where it counted every one of its columns (a lookup a score:
+        ``ValueCensus.values_of``), else by ``bin_values`` (a sort a column: K = 10, 10,000 samples, ~3 ms)."""
         if shown is None or shown.split == 0:
             return shown
         self.catch_up()
@@ -288,6 +290,10 @@ class SlidingScores(ScoreWindow):
         scores = self._scores[ring]
         scored = ~np.isnan(scores[:, 0])
         ring = ring[scored]
+        if census is not None and census.every_column:
+            counted = census.values_of(self._true[ring], scores[scored], k, shown)
+            if counted is not None:
+                return counted
         return bin_values(self._bins[ring], scores[scored], self._true[ring], k, flags=shown.flags)
 
     def state(self) -> dict[str, Any]:

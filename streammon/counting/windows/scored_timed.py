@@ -43,6 +43,7 @@ from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows.scored import ScoreWindow
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed import Timed
+from streammon.counting.windows.timed_values import TimedValues
 
 
 class _Closed:
@@ -82,6 +83,7 @@ class TimedScores(ScoreWindow):
         self._open_id: int | None = None
         self._led: list[ScoreCounts] = []  # tallies whose histograms take what leaves the open bucket (lead)
         self._late = False  # ``whole_target`` opened a bucket older than the open one for the coming batch
+        self.values = TimedValues()  # the census's counts as each bucket opened (``timed_values``)
 
     @property
     def open_bucket(self) -> ScoreCounts:
@@ -123,7 +125,9 @@ class TimedScores(ScoreWindow):
         for bucket_id in [b for b in self._closed if b < oldest_kept]:
             bucket = self._closed.pop(bucket_id)
             self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
+            self.values.leave(bucket_id)
         if self._open_id is not None and self._open_id < oldest_kept:
+            self.values.leave(self._open_id)
             self._spill()
             self._clear_open()
             self._open_id = None
@@ -157,6 +161,7 @@ class TimedScores(ScoreWindow):
 
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
         self._open_bucket(bucket_id)
+        self.values.opened(bucket_id, batch.census, batch.entries, batch.true, start)
         self._room(stop - start)
         self._open_samples += stop - start
         if start == 0 and stop == len(batch):
@@ -250,6 +255,7 @@ class TimedScores(ScoreWindow):
         if not np.array_equal(recount.hist, self.counts.hist):
             raise ValueError("saved score tally does not match its buckets")
         self._closed = {bucket_id: _Closed.of(part) for bucket_id, part in parts.items()}
+        self.values.unknown(parts)  # a state file keeps no entries: read by the ring's values until they leave
         self._clear_open()
         self._open_id = None
         if parts:  # the newest bucket is open again: out of the closed part, into the dense one

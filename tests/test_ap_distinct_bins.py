@@ -285,8 +285,9 @@ def test_average_precision_never_reads_over_1() -> None:
 
 def test_the_flags_are_made_only_for_a_window_that_reads_its_bins(monkeypatch: pytest.MonkeyPatch) -> None:
     """While every window holds at most the exact limit (a quiet monitor's usual state), a report makes no flags
-    (a pass over the ring it would not read); once the cumulative window passes the limit it does, once per new
-    batch."""
+    (a pass over the ring it would not read); nor while the census counts every score column (it stands in for
+    the ring: the cumulative window of 3,000 continuous scores reads them exactly); once the column closes (past
+    4,096 values) it does, once per new batch."""
     made: list[int] = []
     original = ScoreRing.distinct
 
@@ -304,4 +305,8 @@ def test_the_flags_are_made_only_for_a_window_that_reads_its_bins(monkeypatch: p
     assert made == []
     m.update_many(y[2_000:3_000].tolist(), (s[2_000:3_000] > 0.5).astype(int).tolist(), y_score=s[2_000:3_000])
     w = m.report().windows["cumulative"]
-    assert made == [3_000] and w.score_tally is not None and w.score_tally.distinct is not None
+    assert made == [] and w.score_tally is not None and w.score_tally.values is not None
+    m.update_many(y[3_000:5_000].tolist(), (s[3_000:5_000] > 0.5).astype(int).tolist(), y_score=s[3_000:5_000])
+    w = m.report().windows["cumulative"]
+    m.report()
+    assert made == [5_000] and w.score_tally is not None and w.score_tally.distinct is not None

@@ -5,10 +5,10 @@ One census a monitor's labelled score side, fed every scored sample the windows 
 exact ring (``streammon.counting.exact_scores``). It counts only while it has counted every such sample
 (``complete``: a state file written before it was kept loads incomplete, and the windows read the ring's values as
 before); a column is closed — its counts dropped, for good — when it takes more than ``CENSUS_LIMIT`` distinct
-values (a continuous model's, within its first few thousand scores: its values are inserted before any count is
-made, so no counts are made for them). Memory: per open column, a hash table of 64 KiB and the limit's 32 KiB of
-values, and 8 bytes a value and class, grown by doubling with the values seen (K = 10, every column at the limit:
-4.2 MB); nothing once every column is closed.
+values (a continuous model's, within its first few thousand scores: a batch's values are inserted as they are
+counted, and a column closes before any room for counts is made past the limit). Memory: per open column a 32 KiB
+hash table, 32 KiB of values, and 4 bytes a value and class (int32 counts until the total could pass 2³¹), grown by
+doubling with the values seen (K = 10, every column at the limit: 2.3 MB); nothing once every column is closed.
 
 Saved in the state file with the score tallies (an optional part) and checked on load against every window that
 holds as many samples as it counted (a cumulative one): per column and class, its values binned are the window's

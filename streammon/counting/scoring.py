@@ -190,38 +190,44 @@ class Scoring:
             fresh[i] = key
         if self.ring is not None and fresh:
             self._attach_samples(out, list(fresh), k)
-            binned = [i for i in fresh if out[i].samples is None and out[i].n_scored > 0]
-            shown = self.ring.values(k) if binned else None  # made only for a window that reads its bins
-            for i in binned:  # what the window's bins hold (``ScoreTally.values``, ``distinct``)
-                values = self._bin_values(self.windows[i], out[i].n_scored, k, shown)
-                if values is not None:
-                    out[i] = out[i].with_values(values)
+            for i in fresh:  # what a window that reads its bins finds in them (``ScoreTally.values``, ``distinct``)
+                if out[i].samples is None and out[i].n_scored > 0:
+                    values = self._bin_values(self.windows[i], out[i].n_scored, k)
+                    if values is not None:
+                        out[i] = out[i].with_values(values)
         for i, key in fresh.items():
             if key is not None:
                 self._views[i] = (key, out[i])
         return tuple(out)
 
-    def _bin_values(self, window: ScoreWindow, n_scored: int, k: int, shown: BinValues | None) -> BinValues | None:
+    def _bin_values(self, window: ScoreWindow, n_scored: int, k: int) -> BinValues | None:
         """What ``window``'s bins (of ``n_scored`` samples) hold, split where they hold repeated values
         (``streammon.metrics.bin_values``): a window that holds every sample the census counted — a cumulative
         one, or any other before a sample left it — by the census while it is complete (exact); else a window
-        sliding by count by its own samples where the ring shows such a bin, one sliding by time by its own counts
-        at the census's entries (both exact); else by the ring's last samples (``shown``: a sample of the
-        window's)."""
-        if self.census is not None and n_scored == self.census.total:  # its samples are the census's
-            counted = self.census.values(k, shown)
+        sliding by count by its own samples, one sliding by time by its own counts at the census's entries (both
+        exact); else by the ring's last samples (``ScoreRing.values``: a sample of the window's; made once per
+        ring total, and only where a census that counts every column does not stand in for it — its flags and
+        splits for the closed columns)."""
+        census = self.census
+        shown = None if census is not None and census.every_column else self._shown(k)
+        if census is not None and n_scored == census.total:  # its samples are the census's
+            counted = census.values(k, shown)
             if counted is not None:
                 return counted
-        if isinstance(window, SlidingScores):
-            return window.exact_values(k, shown, self.census)
-        if isinstance(window, TimedScores) and self.census is not None \
-                and n_scored <= self.census.total - window.broken_at:  # its samples a suffix of the census's
-            counts = window.values.counts(self.census.counts)  # the census's less the census's as it began
-            if counts is not None and (counts.sum(axis=(1, 2)) == n_scored)[self.census.open_columns].all():
-                counted = self.census.values_counted(counts, k, shown)
+        if isinstance(window, SlidingScores):  # (``shown`` None: the census counts every column)
+            return window.exact_values(k, shown, census)
+        if isinstance(window, TimedScores) and census is not None \
+                and n_scored <= census.total - window.broken_at:  # its samples a suffix of the census's
+            counts = window.values.counts(census.counts)  # the census's less the census's as it began
+            if counts is not None and (counts.sum(axis=(1, 2)) == n_scored)[census.open_columns].all():
+                counted = census.values_counted(counts, k, shown)
                 if counted is not None:
                     return counted
-        return shown
+        return self._shown(k) if shown is None else shown
+
+    def _shown(self, k: int) -> BinValues | None:
+        """What the ring's last samples show in the bins (``ScoreRing.values``, cached per ring total)."""
+        return None if self.ring is None else self.ring.values(k)
 
     def _attach_samples(self, tallies: list[ScoreTally], positions: list[int], k: int) -> None:
         """Give each tally at ``positions`` whose window holds at most what the ring holds its exact samples: the

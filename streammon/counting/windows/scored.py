@@ -279,22 +279,25 @@ class SlidingScores(ScoreWindow):
 
     def exact_values(self, k: int, shown: BinValues | None, census: ValueCensus | None = None) -> BinValues | None:
         """What this window's bins hold, from its own samples — exact, each bin that holds repeated values split
-        over them — where the monitor's last samples (``shown``) show some bin split (a few-valued model); else
-        ``shown`` (a continuous model's window reads its bins as every other, and no report pays for a pass over
-        its samples). By the monitor's ``census`` where it counted every one of its columns (a lookup a score:
-        ``ValueCensus.values_of``), else by ``bin_values`` (a sort a column: K = 10, 10,000 samples, ~3 ms)."""
-        if shown is None or shown.split == 0:
+        over them: by the monitor's ``census`` where it counts every one of its columns (a lookup a score:
+        ``ValueCensus.values_of``), else where the monitor's last samples (``shown``) show some bin split (a
+        few-valued model) by ``bin_values`` (a sort a column: K = 10, 10,000 samples, ~3 ms); else ``shown`` (a
+        continuous model's window reads its bins as every other, and no report pays for a pass over its
+        samples)."""
+        counts_all = census is not None and census.every_column
+        if not counts_all and (shown is None or shown.split == 0):
             return shown
         self.catch_up()
         ring = np.arange(max(self._written - self.size, 0), self._written) % len(self._true)
         scores = self._scores[ring]
         scored = ~np.isnan(scores[:, 0])
         ring = ring[scored]
-        if census is not None and census.every_column:
+        if census is not None and counts_all:
             counted = census.values_of(self._true[ring], scores[scored], k, shown)
             if counted is not None:
                 return counted
-        return bin_values(self._bins[ring], scores[scored], self._true[ring], k, flags=shown.flags)
+        return bin_values(self._bins[ring], scores[scored], self._true[ring], k,
+                          flags=None if shown is None else shown.flags)
 
     def state(self) -> dict[str, Any]:
         """The tally and the ring in the window's own slots (sample p in slot ``p mod size``, ``head`` the next)."""

@@ -6,10 +6,10 @@ Sample times never decrease, so a timed window's samples are the monitor's since
 its value counts are the census's now less the census's then. The window keeps, for each bucket, the census's
 counts as they stood before that bucket's first scored sample (``opened``: a copy of the census's counts, less the
 batch's samples from that one on), and drops it when the bucket leaves; a read subtracts the oldest bucket's from
-the census's. No sample costs anything: a bucket that opens costs a copy of the census's counts (K = 10, every column
-at 4,096 values: 1.6 MB, once a bucket). A bucket whose mark is not known — one restored from a state file, which
-keeps none, or one opened while the census counted nothing — leaves the window's counts unknown (``counts`` None:
-it reads the ring's values, as before) while it is the oldest.
+the census's. No sample costs anything: a bucket that opens costs a copy of the census's counts (K = 10, every
+column at 4,096 values: 1.6 MB, kept while the bucket is in the window). A bucket whose mark is not known — one
+restored from a state file, which keeps none, or one opened while the census counted nothing — leaves the
+window's counts unknown (``counts`` None: it reads the ring's values, as before) while it is the oldest.
 
 >>> v = TimedValues()
 >>> census = np.zeros((1, 2, 2), np.int64)
@@ -38,7 +38,7 @@ class TimedValues:
 
     def __init__(self) -> None:
         # bucket id -> the census's counts (C, room, R) before its first scored sample; None: not known
-        self._marks: dict[int, npt.NDArray[np.int64] | None] = {}
+        self._marks: dict[int, npt.NDArray[Any] | None] = {}
 
     def opened(self, bucket: int, census: npt.NDArray[Any] | None, entries: npt.NDArray[np.int32] | None,
                true: npt.NDArray[np.intp], start: int) -> None:
@@ -49,7 +49,7 @@ class TimedValues:
         if census is None or entries is None:
             self._marks[bucket] = None
             return
-        mark = census.astype(np.int64)
+        mark = census.copy()
         census_tally(entries[start:], true[start:], mark, sign=-1)
         self._marks[bucket] = mark
 

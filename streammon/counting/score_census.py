@@ -152,7 +152,14 @@ class ValueCensus:
                              f"and {complete!r:.40}")
         if not isinstance(columns, list) or len(columns) != self.columns:
             raise ValueError(f"a saved score census must hold {self.columns} columns")
+        if not complete and any(column is not None for column in columns):
+            raise ValueError("a saved score census that is not complete must hold no column (null each)")
         parsed = [_parsed(column, i, total, rows) for i, column in enumerate(columns)] if complete else []
+        # every open column counts every sample: the same count per class, as many classes as the last one counted
+        per_class = {tuple(p[1].sum(axis=0).tolist()) for p in parsed if p is not None}
+        if len(per_class) > 1 or any(counted and counted[-1] == 0 for counted in per_class):
+            raise ValueError("a saved score census must count each class as often in every open column, up to "
+                             "the last class counted")
         fresh = ValueCensus(self.columns, complete=complete)
         fresh.total = total
         if complete:
@@ -203,6 +210,13 @@ def _parsed(column: Any, index: int, total: int, rows: int,
         return None
     if not isinstance(column, dict) or set(column) != {"values", "counts"}:
         raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
+    # only the form ``state`` writes (floats; lists of ints), so a file accepted saves back byte for byte
+    raw_values, raw_counts = column["values"], column["counts"]
+    if not isinstance(raw_values, list) or any(type(v) is not float for v in raw_values) \
+            or not isinstance(raw_counts, list) \
+            or any(not isinstance(r, list) or any(type(x) is not int for x in r) for r in raw_counts):
+        raise ValueError(f"a saved score census column {index} must hold a list of floats and a list of lists "
+                         "of ints")
     try:
         values = np.asarray(column["values"], dtype=np.float64).reshape(-1)
         counts = np.asarray(column["counts"], dtype=np.int64)
@@ -214,10 +228,12 @@ def _parsed(column: Any, index: int, total: int, rows: int,
         raise ValueError(f"a saved score census column {index} must hold at most {CENSUS_LIMIT} values, each with "
                          f"a count per class of at most {rows}")
     if not (np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()) \
-            or len(np.unique(values + 0.0)) != len(values):
-        raise ValueError(f"a saved score census column {index} must hold distinct finite values in [0, 1]")
-    if (counts < 0).any() or int(counts.sum()) != total:
-        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}")
+            or (np.diff(values) <= 0).any() or np.signbit(values).any():
+        raise ValueError(f"a saved score census column {index} must hold finite values in [0, 1], ascending "
+                         "(0.0, never -0.0)")
+    if (counts < 0).any() or int(counts.sum()) != total or (counts.sum(axis=1) == 0).any():
+        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}, each "
+                         "value counted")
     return values, counts
 
 

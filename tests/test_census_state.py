@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sklearn.metrics import roc_auc_score
 
 from streammon import Cumulative, Monitor, Sliding
 from streammon.counting.score_census import ValueCensus
@@ -58,6 +59,23 @@ def saved(n: int = 2_500) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     m = Monitor([Cumulative(), Sliding(3_000)], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
     m.update_many(y.tolist(), [0] * n, y_score=s)
     return json.loads(m.dumps()), y, s
+
+
+def test_counts_moved_between_values_of_one_bin_are_refused_where_the_ring_contradicts_them() -> None:
+    """Swapping the class counts of 0.3 and 0.30001 keeps every bin's counts (the histogram check passes) and would
+    read ROC AUC off scikit-learn's on the window's samples; the last 2,048 exact scores hold 0.3 more often among
+    the negatives than the forged census does, so the file is refused."""
+    document, y, s = saved()
+    column = side(document["body"])["census"]["columns"][0]
+    assert column["values"][1:3] == [0.3, 0.30001]
+    column["counts"][1], column["counts"][2] = column["counts"][2], column["counts"][1]
+    ring = np.asarray(side(document["body"])["exact"]["scores"], dtype=float).reshape(-1)
+    true = np.asarray(side(document["body"])["exact"]["true"])
+    assert np.sum((ring == 0.3) & (true == 0)) > column["counts"][1][0]  # the ring contradicts the forgery
+    with pytest.raises(ValueError, match="census"):
+        Monitor.loads(sealed(document))
+    assert Monitor.loads(sealed(saved()[0])).report().windows["cumulative"].scores["roc_auc"] == \
+        pytest.approx(roc_auc_score(y, s), abs=1e-12)
 
 
 FORGERIES = {

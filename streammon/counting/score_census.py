@@ -202,6 +202,28 @@ class ValueCensus:
                 raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's "
                                  "histogram")
 
+    def check_sample(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        """``ValueError`` unless every open column holds each value of ``scores`` (n, C; samples it counted: the
+        monitor's last exact ones) at least as often per class of ``true`` — what a census whose counts were moved
+        between values of one bin (its histogram the window's) rarely does."""
+        if not self.counting or not len(true):
+            return
+        for c in range(self.columns):
+            m = int(self._used[c])
+            if m < 0:
+                continue
+            order, _ = census_layout(self._values[c, :m])
+            values, counts = self._values[c, order], self._counts[c, order]
+            wanted = scores[:, c] + 0.0
+            at = np.minimum(np.searchsorted(values, wanted), max(m - 1, 0))
+            if m == 0 or (values[at] != wanted).any() or int(np.max(true)) >= counts.shape[1]:
+                raise ValueError(f"the saved score census of column {c} lacks a value of the last exact scores")
+            need = np.zeros_like(counts)
+            np.add.at(need, (at, true), 1)
+            if (need > counts).any():
+                raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
+                                 "exact scores hold it")
+
 
 def _parsed(column: Any, index: int, total: int, rows: int,
             ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:

@@ -20,7 +20,8 @@ def runs(rng: np.random.Generator) -> np.ndarray:
     """Five columns, each one long run in the bin of 0.5 (values 1e-7 apart) amid scattered samples elsewhere:
     ``FEW_VALUES`` values over 300 samples (counting), ``FEW_VALUES + 1`` (merge sort), two values over
     ``SMALL_RUN + 1`` and over ``SMALL_RUN`` samples (the edges), and 0.0 / -0.0 / the smallest subnormal, one
-    value and another in the bin of 0, over 100 samples."""
+    value and another in the bin of 0, over 100 samples; in each, ten values seen once in one bin (split only
+    where the sample is the whole window)."""
     n = 600
     out = rng.choice(np.round(np.linspace(0.6, 0.99, 40), 5), (n, 5))  # elsewhere: repeated values, other bins
     near = 0.5 + np.arange(FEW_VALUES + 1) * 1e-7
@@ -34,25 +35,29 @@ def runs(rng: np.random.Generator) -> np.ndarray:
     out[:2, 3] = near[:2]
     out[:100, 4] = rng.choice(np.array([0.0, -0.0, 5e-324]), 100)
     out[:3, 4] = [0.0, -0.0, 5e-324]
+    out[-10:] = 0.7051 + np.arange(10)[:, None] * 1e-7  # values each seen once, in one bin of every column
     return out[rng.permutation(n)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_long_runs_split_as_a_brute_force_recount(seed: int) -> None:
     """The runs of ``runs`` (every sorting path of a bin) split over their values, class by class, as a recount by
-    ``np.unique`` of each bin splits them (0.0 and -0.0 one value, as scikit-learn ties them)."""
+    ``np.unique`` of each bin splits them (0.0 and -0.0 one value, as scikit-learn ties them) — every bin of
+    distinct values in the columns ``complete`` names, only those that repeat a value in the others."""
     rng = np.random.default_rng(seed)
     s = runs(rng)
     true = rng.integers(0, 3, len(s))
     bins = score_bins(s).astype(np.int16)
     assert len({int(b) for b in bins[s[:, 0] < 0.51, 0]}) == 1  # the run is one bin
-    for complete in (False, True):
+    assert len({int(b) for b in bins[(s[:, 0] > 0.705) & (s[:, 0] < 0.706), 0]}) == 1  # and the ten
+    for complete in (False, True, np.array([True, False, True, False, True])):
         v = bin_values(bins, s, true, 3, complete=complete)
         for c in range(s.shape[1]):
+            whole = bool(np.broadcast_to(complete, (s.shape[1],))[c])
             for b in np.unique(bins[:, c]):
                 inside = bins[:, c] == b
                 values = np.unique(s[inside, c] + 0.0)
-                split = len(values) > 1 and (complete or len(values) < inside.sum())
+                split = len(values) > 1 and (whole or len(values) < inside.sum())
                 lo, hi = v.starts[c, b], v.starts[c, b + 1]
                 assert hi - lo == (len(values) if split else 0), (c, b)
                 for m, value in enumerate(values if split else []):

@@ -277,10 +277,11 @@ class SlidingScores(ScoreWindow):
         return super().snapshot(now, k, positive)
 
     def exact_values(self, k: int, shown: BinValues | None) -> BinValues | None:
-        """What this window's bins hold, from its own samples (``bin_values`` of the ring's last ``size``: exact,
-        each bin that holds repeated values split over them), where the monitor's last samples (``shown``) show
-        some bin split (a few-valued model); else ``shown`` (a continuous model's window reads its bins as every
-        other, and no report pays for a pass over its samples)."""
+        """What this window's bins hold, from its own samples (``bin_values`` of the ring's last ``size``, which
+        are the whole window: in each column where the monitor's last samples (``shown``) show some bin split — a
+        few-valued model's — every bin of two values or more split over them, exact; in any other, only the bins
+        that repeat a value), where ``shown`` shows some; else ``shown`` (a continuous model's window reads its
+        bins as every other, and no report pays for a pass over its samples)."""
         if shown is None or shown.split == 0:
             return shown
         self.catch_up()
@@ -288,7 +289,9 @@ class SlidingScores(ScoreWindow):
         scores = self._scores[ring]
         scored = ~np.isnan(scores[:, 0])
         ring = ring[scored]
-        return bin_values(self._bins[ring], scores[scored], self._true[ring], k, flags=shown.flags)
+        few = shown.starts[:, -1] > 0  # the columns of a few-valued model: every bin of two values split
+        return bin_values(self._bins[ring], scores[scored], self._true[ring], k, complete=few,
+                          flags=np.where(few[:, None], False, shown.flags))  # there, a bin not split is one value
 
     def state(self) -> dict[str, Any]:
         """The tally and the ring in the window's own slots (sample p in slot ``p mod size``, ``head`` the next)."""

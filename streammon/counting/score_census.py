@@ -21,6 +21,7 @@ histogram.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -234,9 +235,9 @@ def _parsed(column: Any, index: int, total: int, rows: int,
         raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
     # only the form ``state`` writes (floats; lists of ints), so a file accepted saves back byte for byte
     raw_values, raw_counts = column["values"], column["counts"]
-    if not isinstance(raw_values, list) or any(type(v) is not float for v in raw_values) \
-            or not isinstance(raw_counts, list) \
-            or any(not isinstance(r, list) or any(type(x) is not int for x in r) for r in raw_counts):
+    if not isinstance(raw_values, list) or not set(map(type, raw_values)) <= {float} \
+            or not isinstance(raw_counts, list) or not set(map(type, raw_counts)) <= {list} \
+            or not set(map(type, chain.from_iterable(raw_counts))) <= {int}:
         raise ValueError(f"a saved score census column {index} must hold a list of floats and a list of lists "
                          "of ints")
     try:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from streammon import Cumulative, Monitor, Timed
+from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.counting.score_census import FIRST_ROOM, ValueCensus
 from streammon.metrics.value_census import CENSUS_LIMIT
 
@@ -83,3 +83,26 @@ def test_windows_read_scikit_learn_up_to_the_limit(extra: int) -> None:
         assert w.n_scored == n and w.score_tally is not None and w.score_tally.samples is None
         assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y, s), abs=tolerance)
         assert w.scores["average_precision"] == pytest.approx(average_precision_score(y, s), abs=tolerance)
+
+
+def test_saturated_scores_read_scikit_learn_through_a_reload() -> None:
+    """Scores at the ends of [0, 1] — 0.0, the smallest subnormal, 1e-300, 1e-17, 1 − 2⁻⁵², 1 − 2⁻⁵³, 1.0 — a
+    saturated model's, several to the first and last bins: the cumulative, sliding and timed windows past the
+    exact limit read scikit-learn's ROC AUC and AP, and so does the cumulative window of the monitor reloaded."""
+    rng = np.random.default_rng(4)
+    n = 7_000
+    values = np.array([0.0, 5e-324, 1e-300, 1e-17, 0.5, 1 - 2.0**-52, 1 - 2.0**-53, 1.0])
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.05, 0.1, 0.1, 0.1, 0.2, 0.2, 0.2]),
+                 rng.choice(values, n, p=[0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05]))
+    monitor = Monitor([Cumulative(), Sliding(3_000), Timed(3_600.0)], reference={0: 0.7, 1: 0.3}, positive=1,
+                      detector=None)
+    for i in range(0, n, 900):
+        monitor.update_many(y[i:i + 900].tolist(), y[i:i + 900].tolist(), 1.0, y_score=s[i:i + 900])
+    again = Monitor.loads(monitor.dumps())
+    for m, name, rows in ((monitor, "cumulative", slice(None)), (monitor, "sliding_3000", slice(-3_000, None)),
+                          (monitor, "timed_3600s", slice(None)), (again, "cumulative", slice(None))):
+        w = m.report().windows[name]
+        assert w.score_tally is not None and w.score_tally.samples is None
+        assert w.scores["roc_auc"] == pytest.approx(roc_auc_score(y[rows], s[rows]), abs=1e-12)
+        assert w.scores["average_precision"] == pytest.approx(average_precision_score(y[rows], s[rows]), abs=1e-12)

@@ -23,6 +23,7 @@ histogram.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -230,7 +231,14 @@ class ValueCensus:
                              f"and {complete!r:.40}")
         if not isinstance(columns, list) or len(columns) != self.columns:
             raise ValueError(f"a saved score census must hold {self.columns} columns")
+        if not complete and any(column is not None for column in columns):
+            raise ValueError("a saved score census that is not complete must hold no column (null each)")
         parsed = [_parsed(column, i, total, rows) for i, column in enumerate(columns)] if complete else []
+        # every open column counts every sample: the same count per class, as many classes as the last one counted
+        per_class = {tuple(p[1].sum(axis=0).tolist()) for p in parsed if p is not None}
+        if len(per_class) > 1 or any(counted and counted[-1] == 0 for counted in per_class):
+            raise ValueError("a saved score census must count each class as often in every open column, up to "
+                             "the last class counted")
         fresh = ValueCensus(self.columns, complete=complete)
         fresh.total = total
         if complete:
@@ -273,6 +281,28 @@ class ValueCensus:
                 raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's "
                                  "histogram")
 
+    def check_sample(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        """``ValueError`` unless every open column holds each value of ``scores`` (n, C; samples it counted: the
+        monitor's last exact ones) at least as often per class of ``true`` — what a census whose counts were moved
+        between values of one bin (its histogram the window's) rarely does."""
+        if not self.counting or not len(true):
+            return
+        for c in range(self.columns):
+            m = int(self._used[c])
+            if m < 0:
+                continue
+            order, _ = census_layout(self._values[c, :m])
+            values, counts = self._values[c, order], self._counts[c, order]
+            wanted = scores[:, c] + 0.0
+            at = np.minimum(np.searchsorted(values, wanted), max(m - 1, 0))
+            if m == 0 or (values[at] != wanted).any() or int(np.max(true)) >= counts.shape[1]:
+                raise ValueError(f"the saved score census of column {c} lacks a value of the last exact scores")
+            need = np.zeros_like(counts)
+            np.add.at(need, (at, true), 1)
+            if (need > counts).any():
+                raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
+                                 "exact scores hold it")
+
 
 def _parsed(column: Any, index: int, total: int, rows: int,
             ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
@@ -281,6 +311,13 @@ def _parsed(column: Any, index: int, total: int, rows: int,
         return None
     if not isinstance(column, dict) or set(column) != {"values", "counts"}:
         raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
+    # only the form ``state`` writes (floats; lists of ints), so a file accepted saves back byte for byte
+    raw_values, raw_counts = column["values"], column["counts"]
+    if not isinstance(raw_values, list) or not set(map(type, raw_values)) <= {float} \
+            or not isinstance(raw_counts, list) or not set(map(type, raw_counts)) <= {list} \
+            or not set(map(type, chain.from_iterable(raw_counts))) <= {int}:
+        raise ValueError(f"a saved score census column {index} must hold a list of floats and a list of lists "
+                         "of ints")
     try:
         values = np.asarray(column["values"], dtype=np.float64).reshape(-1)
         counts = np.asarray(column["counts"], dtype=np.int64)
@@ -292,10 +329,12 @@ def _parsed(column: Any, index: int, total: int, rows: int,
         raise ValueError(f"a saved score census column {index} must hold at most {CENSUS_LIMIT} values, each with "
                          f"a count per class of at most {rows}")
     if not (np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()) \
-            or len(np.unique(values + 0.0)) != len(values):
-        raise ValueError(f"a saved score census column {index} must hold distinct finite values in [0, 1]")
-    if (counts < 0).any() or int(counts.sum()) != total:
-        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}")
+            or (np.diff(values) <= 0).any() or np.signbit(values).any():
+        raise ValueError(f"a saved score census column {index} must hold finite values in [0, 1], ascending "
+                         "(0.0, never -0.0)")
+    if (counts < 0).any() or int(counts.sum()) != total or (counts.sum(axis=1) == 0).any():
+        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}, each "
+                         "value counted")
     return values, counts
 
 

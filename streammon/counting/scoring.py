@@ -310,6 +310,8 @@ class Scoring:
         self.census.restore(state, rows)
         if not self.census.complete:
             return
+        if self.ring is not None:  # the ring's samples are the last the census counted
+            self.census.check_sample(*self.ring.last(min(self.ring.held, self.census.total)))
         for w in self.windows:
             tally = w.snapshot(None, rows, None)
             if tally.n_scored > self.census.total or (type(w) is ScoreWindow and tally.n_scored < self.census.total):

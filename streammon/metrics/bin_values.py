@@ -195,10 +195,11 @@ def _sort_run(values: Any, classes: Any) -> None:  # pragma: no cover - compiled
 
 
 @jit
-def _entries(bins: Any, scores: Any, true: Any, complete: bool, fill: bool, starts: Any,  # noqa: PLR0912, PLR0917
+def _entries(bins: Any, scores: Any, true: Any, complete: Any, fill: bool, starts: Any,  # noqa: PLR0912, PLR0917
              shares: Any) -> None:  # pragma: no cover - compiled
-    """For each column c of ``bins``/``scores``/``true`` (C, n), sorted by (bin, score) within the column: into
-    ``starts`` (C, bins + 1, zeros), the split values before each bin (cumulative) and, with ``fill``, each
+    """For each column c of ``bins``/``scores``/``true`` (C, n), sorted by (bin, score) within the column (every
+    bin of distinct values split where ``complete[c]``): into ``starts`` (C, bins + 1, zeros), the split values
+    before each bin (cumulative) and, with ``fill``, each
     value's share of each class's samples of its bin into ``shares`` (C, K, M), values in ascending order (module
     docstring: which bins split). Called twice: to count (a continuous model's ring splits nothing), then to
     fill."""
@@ -217,7 +218,7 @@ def _entries(bins: Any, scores: Any, true: Any, complete: bool, fill: bool, star
                     values += 1
                 j += 1
             size = j - i
-            if values > 1 and (complete or values < size):
+            if values > 1 and (complete[c] or values < size):
                 starts[c, b + 1] = values
                 if fill:
                     counts[:] = 0.0
@@ -327,9 +328,11 @@ class BinValues:
 
 
 def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], k: int,
-               *, complete: bool = False, flags: npt.NDArray[np.bool_] | None = None) -> BinValues:
+               *, complete: bool | npt.NDArray[np.bool_] = False, flags: npt.NDArray[np.bool_] | None = None,
+               ) -> BinValues:
     """The ``BinValues`` of a sample: ``scores`` (n, C), their ``bins``, their true classes in ``[0, k)``;
-    ``complete``: the sample is the whole window (every bin of distinct values split); ``flags``: the sample's
+    ``complete``: the sample is the whole window (every bin of distinct values split), or (C,) the columns where
+    it is wanted so; ``flags``: the sample's
     ``distinct_bins`` if the caller has them. One pass finds the columns that repeat some value (a continuous
     model's ring repeats none: ~0.1 ms at K = 10 and done); those are counted-sorted by bin and read in one
     compiled pass, and a second fills the shares where some bin splits. Arrays read-only."""
@@ -341,10 +344,9 @@ def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], tru
     n = len(true)
     starts = np.zeros((columns, BINS + 1), np.int64)
     shares = np.zeros((columns, k, 0))
-    repeated = np.zeros(columns, np.bool_)
-    if complete:
-        repeated[:] = True
-    elif n:
+    whole = np.broadcast_to(np.asarray(complete, np.bool_), (columns,))
+    repeated = whole.copy()
+    if n and not repeated.all():
         _repeated(np.asarray(scores, np.float64), np.empty(1 << (2 * n - 1).bit_length(), np.int64), repeated)
     chosen = np.flatnonzero(repeated)  # the columns that can split a bin
     if len(chosen):
@@ -353,12 +355,12 @@ def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], tru
         _sort(np.ascontiguousarray(bins[:, chosen]), np.ascontiguousarray(scores[:, chosen], np.float64),
               np.asarray(true, np.intp), sb, ss, st, np.zeros((count, BINS + 1), np.int64))
         some = np.zeros((count, BINS + 1), np.int64)
-        _entries(sb, ss, st, complete, False, some, np.zeros((count, k, 0)))
+        _entries(sb, ss, st, whole[chosen], False, some, np.zeros((count, k, 0)))
         starts[chosen] = some
         shares = np.zeros((columns, k, int(starts[:, -1].max())))
         if shares.size:
             filled = np.zeros((count, k, shares.shape[2]))
-            _entries(sb, ss, st, complete, True, np.zeros_like(some), filled)
+            _entries(sb, ss, st, whole[chosen], True, np.zeros_like(some), filled)
             shares[chosen] = filled
     for a in (flags, starts, shares):
         a.flags.writeable = False

@@ -278,10 +278,11 @@ class SlidingScores(ScoreWindow):
         return super().snapshot(now, k, positive)
 
     def exact_values(self, k: int, shown: BinValues | None, census: ValueCensus | None = None) -> BinValues | None:
-        """What this window's bins hold, from its own samples — exact, each bin that holds repeated values split
-        over them: by the monitor's ``census`` where it counts every one of its columns (a lookup a score:
-        ``ValueCensus.values_of``), else where the monitor's last samples (``shown``) show some bin split (a
-        few-valued model) by ``bin_values`` (a sort a column: K = 10, 10,000 samples, ~3 ms); else ``shown`` (a
+        """What this window's bins hold, from its own samples, which are the whole window: by the monitor's
+        ``census`` where it counts every one of its columns (a lookup a score: ``ValueCensus.values_of``), exact;
+        else by ``bin_values`` (a sort a column: K = 10, 10,000 samples, ~3 ms) where the monitor's last samples
+        (``shown``) show some bin split — in each column where they do (a few-valued model's) every bin of two values
+        or more split over them, exact; in any other only the bins that repeat a value —; else ``shown`` (a
         continuous model's window reads its bins as every other, and no report pays for a pass over its
         samples)."""
         counts_all = census is not None and census.every_column
@@ -296,8 +297,11 @@ class SlidingScores(ScoreWindow):
             counted = census.values_of(self._true[ring], scores[scored], k, shown)
             if counted is not None:
                 return counted
-        return bin_values(self._bins[ring], scores[scored], self._true[ring], k,
-                          flags=None if shown is None else shown.flags)
+        if shown is None:  # (never: a census that counts every column knows every sample of the window)
+            return None
+        few = shown.starts[:, -1] > 0  # the columns of a few-valued model: every bin of two values split
+        return bin_values(self._bins[ring], scores[scored], self._true[ring], k, complete=few,
+                          flags=np.where(few[:, None], False, shown.flags))  # there, a bin not split is one value
 
     def state(self) -> dict[str, Any]:
         """The tally and the ring in the window's own slots (sample p in slot ``p mod size``, ``head`` the next)."""

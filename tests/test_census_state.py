@@ -164,3 +164,29 @@ def test_counts_of_a_class_no_open_column_counted_are_refused() -> None:
                 row.append(0)
         with pytest.raises(ValueError, match="census"):
             Monitor.loads(sealed(forged))
+
+
+def test_a_null_census_or_one_where_none_is_kept_is_refused() -> None:
+    """A save writes a census on the labelled score side only, never null: ``"census": null`` there, or a census on
+    the prediction side (which keeps none), is refused rather than read as absent and saved back otherwise."""
+    document, _, _ = saved()
+    side(document["body"])["census"] = None
+    with pytest.raises(ValueError, match="census"):
+        Monitor.loads(sealed(document))
+    m = Monitor([Cumulative()], classes=["a", "b", "c"])
+    m.predict_many(["p1", "p2"], ["a", "c"], y_score=[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]], t=1.0)
+    document = json.loads(m.dumps())
+    found: list[dict[str, Any]] = []
+    stack: list[Any] = [document["body"]]
+    while stack:  # the prediction side's score part: "exact" and no "census"
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "exact" in item and "windows" in item and "census" not in item:
+                found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    assert found
+    found[0]["census"] = {"total": 0, "complete": True, "columns": [None, None, None]}
+    with pytest.raises(ValueError, match="census"):
+        Monitor.loads(sealed(document))

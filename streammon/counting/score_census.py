@@ -135,6 +135,8 @@ class ValueCensus:
         """Close these columns for good: their counts go (all of the census's memory once every column closed)."""
         self._used[columns] = -1
         self._open[columns] = False
+        for c in np.atleast_1d(columns).tolist():
+            self._layouts[c] = None
         self._opened = int(self._open.sum())
         self._table[columns] = -1
         self._values[columns] = -1.0
@@ -269,15 +271,20 @@ class ValueCensus:
         tallies is refused)."""
         if not self.counting:
             return
+        rows = max(len(hist), self._counts.shape[2])
         for c in range(self.columns):
-            got = self.counted(c)
-            if got is None:
+            m = int(self._used[c])
+            if m < 0:
                 continue
-            recount = np.zeros((max(len(hist), self._counts.shape[2]), BINS), np.int64)
-            bins = score_bins(np.asarray(got[0]))
-            for b, row in zip(bins, got[1], strict=True):
-                recount[: len(row), b] += row
-            if not np.array_equal(recount[: len(hist)], hist[:, c]) or recount[len(hist):].any():
+            recount = np.zeros((BINS, rows), np.int64)  # per bin and class, the values' counts summed
+            bins = score_bins(self._values[c, :m])
+            order = np.argsort(bins, kind="stable")
+            shown, first = np.unique(bins[order], return_index=True)
+            if m:
+                recount[shown, : self._counts.shape[2]] = np.add.reduceat(self._counts[c, order], first, axis=0)
+            window = np.zeros((rows, BINS), np.int64)
+            window[: len(hist)] = hist[:, c]
+            if not np.array_equal(recount.T, window):
                 raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's "
                                  "histogram")
 

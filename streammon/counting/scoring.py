@@ -295,6 +295,8 @@ class Scoring:
             found = union(found, occupied(w.snapshot(None, rows, None).hist))
         scoring.span[:] = found
         scoring._check_ring(rows)
+        if "census" in state and (state["census"] is None or scoring.census is None):
+            raise ValueError("saved scores hold a census where none is kept (or null): only a save's own")
         scoring._restore_census(state.get("census"), rows)
         return scoring
 

@@ -1,8 +1,8 @@
 """The census's hash table at its edges (``streammon.metrics.value_census._insert``, ``ValueCensus._count``): the
 counts' room grown from ``FIRST_ROOM`` by doubling to ``CENSUS_LIMIT`` after a pass, the entries that fell past it
-counted then, in batches cut at every growth edge; a column of exactly ``CENSUS_LIMIT`` values kept open, one of one more closed
-mid-batch while the others go on; true classes appearing late. Counts against a recount by ``np.unique``; windows
-past the exact limit against scikit-learn on their samples on both sides of the limit."""
+counted then, in batches cut at every growth edge; a column of exactly ``CENSUS_LIMIT`` values kept open, one of
+one more closed mid-batch while the others go on; true classes appearing late. Counts against a recount by
+``np.unique``; windows past the exact limit against scikit-learn on their samples on both sides of the limit."""
 
 from __future__ import annotations
 

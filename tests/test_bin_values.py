@@ -27,6 +27,7 @@ from streammon.metrics import (
 from streammon.metrics.bin_values import bin_values
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import score_bins
+from tests.census_streams import THREE_TO_A_BIN, three_to_a_bin
 
 BLOCK = EXACT_RANKING_LIMIT  # a block the ring holds whole
 
@@ -279,10 +280,7 @@ def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -
     scikit-learn's on their samples."""
     rng = np.random.default_rng(1)
     n = 8_000
-    y = (rng.random(n) < 0.3).astype(int)
-    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
-    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
-                 rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    y, s = three_to_a_bin(rng, n)
     m = Monitor([Cumulative(), Sliding(5_000), Timed(3600.0, buckets=4)], reference={0: 0.7, 1: 0.3}, positive=1,
                 detector=None)
     m.update_many([0] * 100, [0] * 100, 0.0, y_score=[0.0] * 100)  # left the timed window by t = 5,000
@@ -295,7 +293,7 @@ def test_an_iid_window_reads_the_split_of_its_own_counts_by_the_rings_shares() -
     for c in (0, 1):
         inside = np.sum((y == c) & (s > 0) & (s < 1))
         mine = (ring_y == c) & (ring_s > 0) & (ring_s < 1)
-        for v in values:
+        for v in THREE_TO_A_BIN:
             atom_s.append(v)
             atom_y.append(c)
             atom_w.append(np.sum((y == c) & (s == v)) if v in (0.0, 1.0) else

@@ -16,41 +16,16 @@ from sklearn.metrics import roc_auc_score
 
 from streammon import Cumulative, Monitor, Sliding
 from streammon.counting.score_census import ValueCensus
-from streammon.state import _digest
-
-
-def side(body: dict[str, Any]) -> dict[str, Any]:
-    """The score side's part of a monitor's state (wherever it nests)."""
-    stack: list[Any] = [body]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "census" in item and "exact" in item:
-                return item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    raise AssertionError("no score side in the state")
-
-
-def sealed(document: dict[str, Any]) -> str:
-    """A state file's document, edited, with its checksum made again (a consistent-looking forgery)."""
-    document["sha256"] = _digest(document["body"])
-    return json.dumps(document)
+from tests.census_streams import score_side, sealed, three_to_a_bin
 
 
 def census_text(text: str) -> str:
-    return json.dumps(side(json.loads(text)["body"])["census"])
+    return json.dumps(score_side(json.loads(text)["body"])["census"])
 
 
 def stream(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """A few-valued binary model: three values 1e-5 apart in one bin, each taken by both classes, and 0 and 1."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(int)
-    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
-    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
-                 rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
-    return y, s
+    return three_to_a_bin(np.random.default_rng(seed), n)
 
 
 def saved(n: int = 2_500) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
@@ -66,11 +41,11 @@ def test_counts_moved_between_values_of_one_bin_are_refused_where_the_ring_contr
     read ROC AUC off scikit-learn's on the window's samples; the last 2,048 exact scores hold 0.3 more often among
     the negatives than the forged census does, so the file is refused."""
     document, y, s = saved()
-    column = side(document["body"])["census"]["columns"][0]
+    column = score_side(document["body"])["census"]["columns"][0]
     assert column["values"][1:3] == [0.3, 0.30001]
     column["counts"][1], column["counts"][2] = column["counts"][2], column["counts"][1]
-    ring = np.asarray(side(document["body"])["exact"]["scores"], dtype=float).reshape(-1)
-    true = np.asarray(side(document["body"])["exact"]["true"])
+    ring = np.asarray(score_side(document["body"])["exact"]["scores"], dtype=float).reshape(-1)
+    true = np.asarray(score_side(document["body"])["exact"]["true"])
     assert np.sum((ring == 0.3) & (true == 0)) > column["counts"][1][0]  # the ring contradicts the forgery
     with pytest.raises(ValueError, match="census"):
         Monitor.loads(sealed(document))
@@ -99,7 +74,7 @@ def test_a_census_not_in_the_form_a_save_writes_is_refused(name: str) -> None:
     least once) and their counts as ints, and an incomplete census without columns; a file in any other form —
     which would load and save back as another file — is refused, naming the census."""
     document, _, _ = saved()
-    FORGERIES[name](side(document["body"])["census"])
+    FORGERIES[name](score_side(document["body"])["census"])
     with pytest.raises(ValueError, match="census"):
         Monitor.loads(sealed(document))
 
@@ -139,7 +114,7 @@ def test_a_loaded_census_saves_back_byte_for_byte(columns: int) -> None:
         m = Monitor([Cumulative()], reference={0: 1, 1: 1, 2: 1}, detector=None)
         m.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p)
     text = m.dumps()
-    census = side(json.loads(text)["body"])["census"]
+    census = score_side(json.loads(text)["body"])["census"]
     assert census["complete"] and any(c is not None and len(c["values"]) > 64 for c in census["columns"])
     assert census_text(Monitor.loads(text).dumps()) == census_text(text)
 
@@ -155,11 +130,11 @@ def test_counts_of_a_class_no_open_column_counted_are_refused() -> None:
     m = Monitor([Cumulative()], reference={0: 1, 1: 1, 2: 1}, detector=None)
     m.update_many(y.tolist(), p.argmax(axis=1).tolist(), y_score=p)
     document = json.loads(m.dumps())
-    columns = side(document["body"])["census"]["columns"]
+    columns = score_side(document["body"])["census"]["columns"]
     assert all(len(row) == 2 for column in columns for row in column["counts"])
     for every in (True, False):
         forged = copy.deepcopy(document)
-        for column in side(forged["body"])["census"]["columns"][: 3 if every else 1]:
+        for column in score_side(forged["body"])["census"]["columns"][: 3 if every else 1]:
             for row in column["counts"]:
                 row.append(0)
         with pytest.raises(ValueError, match="census"):
@@ -170,7 +145,7 @@ def test_a_null_census_or_one_where_none_is_kept_is_refused() -> None:
     """A save writes a census on the labelled score side only, never null: ``"census": null`` there, or a census on
     the prediction side (which keeps none), is refused rather than read as absent and saved back otherwise."""
     document, _, _ = saved()
-    side(document["body"])["census"] = None
+    score_side(document["body"])["census"] = None
     with pytest.raises(ValueError, match="census"):
         Monitor.loads(sealed(document))
     m = Monitor([Cumulative()], classes=["a", "b", "c"])

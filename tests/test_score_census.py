@@ -20,7 +20,7 @@ from streammon import Cumulative, Monitor, Sliding, Timed
 from streammon.counting.score_census import ValueCensus
 from streammon.metrics.score_bins import score_bins
 from streammon.metrics.value_census import CENSUS_LIMIT
-from streammon.state import _digest
+from tests.census_streams import score_side, sealed, three_to_a_bin
 
 
 def recount(true: np.ndarray, scores: np.ndarray, column: int, k: int) -> tuple[list[float], list[list[int]]]:
@@ -131,30 +131,13 @@ def test_a_continuous_cumulative_window_below_the_census_limit_is_exact() -> Non
     assert abs(w.scores["average_precision"] - average_precision_score(y, s)) < 0.002
 
 
-def scoring_state(body: dict[str, Any]) -> dict[str, Any]:
-    """The score side's part of a monitor's state (wherever it nests)."""
-    stack: list[Any] = [body]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "census" in item and "exact" in item:
-                return item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    raise AssertionError("no score side in the state")
-
-
 def test_a_monitor_saved_and_loaded_mid_stream_reads_as_one_that_was_not() -> None:
     """Saved after 3,000 samples and loaded, the monitor fed the other 3,000 reads what an uninterrupted one reads
     (scikit-learn's values); a file without the census (written before it was kept) loads and reads the ring's
     values, as before."""
     rng = np.random.default_rng(1)
     n = 8_000
-    y = (rng.random(n) < 0.3).astype(int)
-    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])  # three to a bin, each taken by both classes
-    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
-                 rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    y, s = three_to_a_bin(rng, n)
     proba = np.c_[1 - s, s]
     make = lambda: Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)  # noqa: E731
     whole, first = make(), make()
@@ -167,12 +150,12 @@ def test_a_monitor_saved_and_loaded_mid_stream_reads_as_one_that_was_not() -> No
     assert again.report().windows["cumulative"].scores["roc_auc"] == pytest.approx(truth, abs=1e-12)
     assert whole.report().windows["cumulative"].scores["roc_auc"] == pytest.approx(truth, abs=1e-12)
     document = json.loads(text)
-    del scoring_state(document["body"])["census"]
+    del score_side(document["body"])["census"]
     old = Monitor.loads(sealed(document))
     fed(old, y[3_000:], proba[3_000:])
     w = old.report().windows["cumulative"]
     assert 0.001 < abs(w.scores["roc_auc"] - truth) < 0.05  # the ring's shares: a sample of the window's
-    assert scoring_state(json.loads(old.dumps())["body"])["census"]["complete"] is False
+    assert score_side(json.loads(old.dumps())["body"])["census"]["complete"] is False
 
 
 @pytest.mark.parametrize("tamper", ["count", "value", "extra value", "total", "shape", "nan", "closed twice"])
@@ -184,7 +167,7 @@ def test_a_census_that_does_not_belong_to_its_tallies_is_refused(tamper: str) ->
     m = Monitor([Cumulative()], reference={0: 1, 1: 1}, positive=1, detector=None)
     fed(m, y[:2_500], proba[:2_500])
     document = json.loads(m.dumps())
-    census = scoring_state(document["body"])["census"]
+    census = score_side(document["body"])["census"]
     column = census["columns"][0]
     if tamper == "count":  # one sample moved to a value of another bin: the total adds up, two bins do not
         other = next(j for j, v in enumerate(column["values"]) if score_bin(v) != score_bin(column["values"][0]))
@@ -209,12 +192,6 @@ def test_a_census_that_does_not_belong_to_its_tallies_is_refused(tamper: str) ->
         Monitor.loads(sealed(document))
 
 
-def sealed(document: dict[str, Any]) -> str:
-    """A state file's document, edited, with its checksum made again (a consistent-looking forgery)."""
-    document["sha256"] = _digest(document["body"])
-    return json.dumps(document)
-
-
 def score_bin(value: float) -> int:
     return int(score_bins(np.array([value]))[0])
 
@@ -225,10 +202,7 @@ def test_a_timed_window_reads_its_own_value_counts_and_a_restored_one_the_rings_
     reads by the ring's shares — off by their noise — until the restored buckets leave, then exactly again."""
     rng = np.random.default_rng(6)
     n = 8_000
-    y = (rng.random(n) < 0.3).astype(int)
-    values = np.array([0.0, 0.30000, 0.30001, 0.30002, 1.0])
-    s = np.where(y == 1, rng.choice(values, n, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
-                 rng.choice(values, n, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    y, s = three_to_a_bin(rng, n)
     m = Monitor([Timed(3600.0, buckets=4)], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
     m.update_many(y[:200].tolist(), [0] * 200, 0.0, y_score=s[:200])
     m.update_many(y[200:4_000].tolist(), [0] * 3_800, 1_000.0, y_score=s[200:4_000])
@@ -242,9 +216,7 @@ def test_a_timed_window_reads_its_own_value_counts_and_a_restored_one_the_rings_
     again = Monitor.loads(m.dumps())
     w = again.report().windows["timed_3600s"]
     assert 1e-4 < abs(w.scores["roc_auc"] - roc_auc_score(y[200:], s[200:])) < 0.02  # the ring's shares
-    y2 = (rng.random(3_000) < 0.3).astype(int)  # at t = 7,300 every restored bucket has left
-    s2 = np.where(y2 == 1, rng.choice(values, 3_000, p=[0.05, 0.1, 0.2, 0.35, 0.3]),
-                  rng.choice(values, 3_000, p=[0.3, 0.3, 0.2, 0.15, 0.05]))
+    y2, s2 = three_to_a_bin(rng, 3_000)  # at t = 7,300 every restored bucket has left
     again.update_many(y2.tolist(), [0] * 3_000, 7_300.0, y_score=s2)
     w = again.report().windows["timed_3600s"]
     assert w.n_scored == 3_000 and w.score_tally is not None and w.score_tally.samples is None
@@ -261,7 +233,7 @@ def test_a_monitor_whose_columns_all_closed_saves_and_loads() -> None:
     m = Monitor([Cumulative()], reference={0: 0.7, 1: 0.3}, positive=1, detector=None)
     fed(m, y, np.c_[1 - s, s])
     again = Monitor.loads(m.dumps())
-    census = scoring_state(json.loads(again.dumps())["body"])["census"]
+    census = score_side(json.loads(again.dumps())["body"])["census"]
     assert census == {"total": n, "complete": True, "columns": [None]}
     assert abs(again.report().windows["cumulative"].scores["roc_auc"] - roc_auc_score(y, s)) < 0.002
 

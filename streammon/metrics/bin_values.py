@@ -46,7 +46,7 @@ from streammon.metrics.jitting import compiled
 from streammon.metrics.score_bins import BINS
 
 SMALL_RUN = 32  # a bin's samples sorted by insertion up to this many, else by a merge sort
-FEW_VALUES = 16  # ... or, if they take at most this many values, by counting (``_group_run``)
+FEW_VALUES = 16  # ... or, if they take at most this many values, by counting (``_group_run``; at most SMALL_RUN)
 
 
 def jit(function: Any) -> Any:
@@ -143,15 +143,7 @@ def _group_run(values: Any, classes: Any, seen: Any, held: Any, spare_values: An
             seen[d] = v
             held[d] = 1
             d += 1
-    for x in range(1, d):  # the few values in ascending order, their counts alongside
-        v, h = seen[x], held[x]
-        y = x - 1
-        while y >= 0 and seen[y] > v:
-            seen[y + 1] = seen[y]
-            held[y + 1] = held[y]
-            y -= 1
-        seen[y + 1] = v
-        held[y + 1] = h
+    _sort_run(seen[:d], held[:d])  # the few values in ascending order, their counts alongside (by insertion)
     at = 0
     for e in range(d):  # where each value's samples start
         h = held[e]

@@ -11,6 +11,10 @@ scores against without (the issue's third target, a report at K = 10 within 2x),
 and the next one after one more batch: that read pays the catch-up the batches did not.
 
     python examples/bench_scores_speed.py [--quick]     # --quick: ~70 s on this shared machine (load 5-8); full: ~5x
+    python examples/bench_scores_speed.py --quick --decimals 3   # a few-valued model's scores (the census's case)
+
+``--decimals N`` rounds the scores (each row renormalised), as a few-valued model gives them: every column then
+keeps its census (``streammon.counting.score_census``), which counts each score as it comes.
 """
 
 from __future__ import annotations
@@ -44,14 +48,22 @@ def side_by_side(fns: dict[str, Callable[[], object]], repeats: int) -> tuple[di
             {name: statistics.median(ts) for name, ts in cpu.items()})
 
 
+DECIMALS: list[int | None] = [None]  # --decimals N: a few-valued model's scores, rounded (the census's case)
+
+
 def data(n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """True and predicted class names and the scores of a k-class model (binary: the positive class's)."""
+    """True and predicted class names and the scores of a k-class model (binary: the positive class's), rounded
+    to ``--decimals`` (each row renormalised)."""
     rng = np.random.default_rng(seed)
     labels = [f"c{i}" for i in range(k)]
     true = rng.choice(k, size=n, p=np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))])
     logits = rng.normal(size=(n, k))
     logits[np.arange(n), true] += 2.0
     proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    if DECIMALS[0] is not None:
+        proba = np.round(proba, DECIMALS[0])
+        proba[:, -1] = np.clip(1.0 - proba[:, :-1].sum(axis=1), 0.0, 1.0)
+        proba /= proba.sum(axis=1, keepdims=True)
     pred = proba.argmax(axis=1)
     names = np.array(labels)
     return names[true], names[pred], (proba[:, 1] if k == 2 else proba), labels
@@ -157,7 +169,9 @@ def bench_read(k: int, n: int, repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and repeats (~70 s under load)")
+    parser.add_argument("--decimals", type=int, help="scores rounded to this many decimals (a few-valued model)")
     args = parser.parse_args()
+    DECIMALS[0] = args.decimals
     n, repeats = (200_000, 3) if args.quick else (1_000_000, 5)
     for k in (2, 10):
         check(k)

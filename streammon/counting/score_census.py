@@ -15,8 +15,7 @@ holds as many samples as it counted (a cumulative one): per column and class, it
 histogram.
 
 >>> census = ValueCensus(columns=1)
->>> census.add(np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.9]]))[:, 0].tolist()  # each score's entry
-[0, 0, 1]
+>>> census.add(np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.9]]))
 >>> census.total, census.counted(0)
 (3, ([0.3, 0.9], [[2, 0], [0, 1]]))
 """
@@ -39,7 +38,6 @@ from streammon.metrics.value_census import (
     census_insert,
     census_layout,
     census_recount,
-    census_tally,
     census_values,
     keyed,
 )
@@ -89,20 +87,16 @@ class ValueCensus:
         """Whether it counts every column: complete, none closed."""
         return self.complete and self._opened == self.columns
 
-    def add(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[np.int32] | None:
+    def add(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
         """Count ``scores`` (n, C: finite, in [0, 1], checked by the caller) of true classes ``true`` (``total``
-        counts them while complete, every column closed or not). Returns each score's entry (n, C; -1 in a closed
-        column): where a window's own counts of these samples go (``streammon.counting.windows.timed_values``);
-        None while it counts nothing, or once every column closed."""
+        counts them while complete, every column closed or not)."""
         n = len(true)
-        entries = None
         if n and self.counting:
-            entries = self._count(true, scores)
+            self._count(true, scores)
         if self.complete:
             self.total += n
-        return entries
 
-    def _count(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[np.int32] | None:
+    def _count(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
         """One compiled pass inserts and counts the batch's values (a column past the limit closes); the few whose
         entries fell past the counts' room are counted once it is made (doubled: a few-valued model's values come
         a few at a time; a continuous model's columns close before any room is made for them)."""
@@ -116,20 +110,30 @@ class ValueCensus:
         if most > self._counts.shape[2]:
             self._counts = _widened(self._counts, self._counts.shape[1], most)
         room = self._counts.shape[1]
-        entries, status = census_insert(self._table, self._values, self._used, scores=scores, true=true,
-                                        counts=self._counts)
+        status = census_insert(self._table, self._values, self._used, scores=scores, true=true, counts=self._counts)
         if status & CLOSED:
             self._close(np.flatnonzero((self._used < 0) & self._open))
-            if not self._opened:  # every column closed: no window counts by entries any more
-                return None
-        if self._opened < self.columns:
-            entries[:, ~self._open] = -1  # a closed column's entries are not written, or mean nothing
+            if not self._opened:  # every column closed: nothing more is counted
+                return
         if status & BEYOND:
             need = int(self._used.max())
             self._counts = _widened(self._counts, min(max(need, 2 * room, FIRST_ROOM), CENSUS_LIMIT),
                                     self._counts.shape[2])
-            census_tally(entries, true, self._counts, low=room)
-        return entries
+            census_recount(self._table, self._values, self._used, scores=scores, true=true, counts=self._counts,
+                           low=room)
+
+    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[Any] | None:
+        """A copy of the counts as they stood before these samples (the last it counted: a batch's from some row
+        on; a row of NaN, a sample without a score, is none of them) — what a timed window keeps as a bucket opens
+        (``streammon.counting.windows.timed_values``); None while it counts nothing."""
+        if not self.counting:
+            return None
+        mark = self._counts.copy()
+        scored = ~np.isnan(scores[:, 0])
+        if scored.any() and not census_recount(self._table, self._values, self._used, scores=keyed(scores[scored]),
+                                               true=true[scored], counts=mark, sign=-1):
+            return None  # (never: it counted them)
+        return mark
 
     def _close(self, columns: npt.NDArray[np.intp]) -> None:
         """Close these columns for good: their counts go (all of the census's memory once every column closed)."""
@@ -169,7 +173,7 @@ class ValueCensus:
         return made[3]
 
     def values_counted(self, counts: npt.NDArray[np.int64], k: int, shown: BinValues | None) -> BinValues | None:
-        """The split a window reads whose own ``counts`` (C, room', R) at the census's entries (as ``add`` returned
+        """The split a window reads whose own ``counts`` (C, room', R) at the census's entries (as the census took
         them) are kept — a window sliding by time: ``census_values`` of them, exact in every open column; closed
         columns and unsplit bins' flags from ``shown``. None if the census is incomplete or every column closed."""
         if not self.counting:
@@ -190,8 +194,8 @@ class ValueCensus:
         if not self.counting:
             return None
         rows = max(k, self._counts.shape[2], int(np.max(true, initial=-1)) + 1)
-        counts = census_recount(self._table, self._values, self._used, true=true, scores=scores, rows=rows)
-        if counts is None:
+        counts = np.zeros((self.columns, max(int(self._used.max(initial=0)), 0), rows), np.int64)
+        if not census_recount(self._table, self._values, self._used, scores=keyed(scores), true=true, counts=counts):
             return None
         flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
         return census_values(self._values, counts, self._used, k, flags=flags, fallback=shown, layouts=self._layout())
@@ -258,7 +262,7 @@ class ValueCensus:
                 values, counts = p  # the table made by inserting the values in order: entries 0, 1, ...
                 census_insert(fresh._table[i:i + 1], fresh._values[i:i + 1], fresh._used[i:i + 1],
                               scores=keyed(values[:, None]), true=np.zeros(len(values), np.intp),
-                              counts=np.zeros((1, 0, 1), np.int64))
+                              counts=np.zeros((1, 0, 1), np.int64))  # (none counted: room 0)
                 fresh._counts[i, : len(values), : counts.shape[1]] = counts
             if (fresh._used < 0).all():
                 fresh._close(np.arange(self.columns))

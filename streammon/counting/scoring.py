@@ -158,19 +158,16 @@ class Scoring:
             w.ingest(batch)
 
     def _count_values(self, batch: ScoredBatch, kept: npt.NDArray[np.bool_] | None) -> None:
-        """The batch's scored samples (``kept``; None: all) into the census, and each one's entry and the census's
-        counts onto the batch (for the windows sliding by time: ``streammon.counting.windows.timed_values``)."""
+        """The batch's scored samples (``kept``; None: all) into the census, and the census onto the batch while
+        it counts (for the windows sliding by time: ``streammon.counting.windows.timed_values``)."""
         if self.census is None:
             return
         if kept is None:
-            batch.entries = self.census.add(batch.true, batch.scores)
+            self.census.add(batch.true, batch.scores)
         else:
-            got = self.census.add(batch.true[kept], batch.scores[kept])
-            if got is not None:
-                batch.entries = np.full((len(batch), self.columns), -1, np.int32)
-                batch.entries[kept] = got
-        if batch.entries is not None:
-            batch.census = self.census.counts
+            self.census.add(batch.true[kept], batch.scores[kept])
+        if self.census.counting:
+            batch.census = self.census
 
     def view(self, now: float | None, k: int, stamp: int | None = None) -> tuple[ScoreTally, ...]:
         """Each window's tally as of ``now`` (its first ``k`` classes). ``stamp`` (the count of samples ingested,

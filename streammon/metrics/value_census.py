@@ -15,9 +15,8 @@ the cumulative window, the window's bins split over the census's values are the 
 >>> values = np.full((1, 4), -1.0); counts = np.zeros((1, 4, 2), np.int64); used = np.zeros(1, np.int64)
 >>> table = np.full((1, TABLE), -1, np.int32)
 >>> s = np.array([[0.30], [0.30], [0.3001], [0.9]])
->>> entries, beyond = census_insert(table, values, used, scores=keyed(s), true=np.array([0, 0, 1, 1]), counts=counts)
->>> entries[:, 0].tolist(), beyond
-([0, 0, 1, 2], 0)
+>>> census_insert(table, values, used, scores=keyed(s), true=np.array([0, 0, 1, 1]), counts=counts)
+0
 >>> int(used[0]), values[0, :3].tolist(), counts[0, :3].tolist()
 (3, [0.3, 0.3001, 0.9], [[2, 0], [0, 1], [0, 1]])
 >>> v = census_values(values, counts, used, 2, flags=np.zeros((1, BINS), np.bool_))
@@ -48,30 +47,41 @@ def jit(function: Any) -> Any:
 
 
 @jit
+def _slot(table: Any, values: Any, c: int, v: float, bits: Any) -> int:  # pragma: no cover - compiled
+    """The slot of column c's hash ``table`` (C, TABLE) that holds value ``v`` (its bit pattern ``bits``), or the
+    empty one (-1) where it would go: Fibonacci hashing of the bit pattern — every bit of the float moves the top
+    bits (float32 scores cast to float64 have their low bits zero; scores below 2⁻⁴⁰ would all share one slot of a
+    scaled value) — then linear probing."""
+    mask = table.shape[1] - 1
+    h = np.int64((bits * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_SHIFT))
+    e = table[c, h]
+    while e >= 0 and values[c, e] != v:
+        h = (h + 1) & mask
+        e = table[c, h]
+    return int(h)
+
+
+@jit
 def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa: PLR0917
-            true: Any, counts: Any, entries: Any) -> int:  # pragma: no cover - compiled
-    """Each open column's ``scores`` (n, C; ``bits`` their float64 bit patterns, -0.0 made 0.0) of classes
-    ``true``: its entry into ``entries`` (n, C), a value not seen yet taking the next one, and counted into
-    ``counts`` (C, room, R) where the entry is below room — ``table`` (C, TABLE) the entry of each hash slot (-1:
-    empty), ``values`` (C, limit) the entries' values, ``used`` (C,) the entries taken. A column that would take
-    more than ``limit`` values is closed (``used`` -1; its table, values and counts are the caller's to clear).
-    Returns ``BEYOND`` if some entry was at or past room (left for the caller to count once it made room), plus
-    ``CLOSED`` if some column closed."""
-    n, columns = scores.shape
+            true: Any, counts: Any) -> int:  # pragma: no cover - compiled
+    """Each open column's ``scores`` (C, n: ``keyed``; ``bits`` their bit patterns) of classes ``true``: a value
+    not seen yet takes the next entry, and each score is counted into ``counts`` (C, room, R) where its entry is
+    below room — ``table`` (C, TABLE) the entry of each hash slot (-1: empty), ``values`` (C, limit) the
+    entries' values, ``used`` (C,) the entries taken. A column that would take more than ``limit`` values is
+    closed (``used`` -1; its table, values and counts are the caller's to clear). Returns ``BEYOND`` if some
+    entry was at or past room (left for the caller to count once it made room: ``_recount`` from ``room``), plus
+    ``CLOSED`` if some column closed. Column by column, each one's scores contiguous: a pass that reads each
+    column's table, values and counts alone (K = 10, 1,000 rows: 23 µs, where rows across columns took 55)."""
+    columns, n = scores.shape
     limit = values.shape[1]
     room = counts.shape[1]
-    mask = table.shape[1] - 1
     status = 0
     for c in range(columns):
         if used[c] < 0:
             continue
         for i in range(n):
-            v = scores[i, c]
-            # Fibonacci hashing of the bit pattern: every bit of the float moves the top bits (float32 scores cast
-            # to float64 have their low bits zero; scores below 2⁻⁴⁰ would all share one slot of a scaled value)
-            h = np.int64((bits[i, c] * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_SHIFT))
-            while table[c, h] >= 0 and values[c, table[c, h]] != v:
-                h = (h + 1) & mask
+            v = scores[c, i]
+            h = _slot(table, values, c, v, bits[c, i])
             e = table[c, h]
             if e < 0:
                 if used[c] == limit:
@@ -82,7 +92,6 @@ def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa:
                 used[c] = e + 1
                 table[c, h] = e
                 values[c, e] = v
-            entries[i, c] = e
             if e < room:
                 counts[c, e, true[i]] += 1
             else:
@@ -91,78 +100,47 @@ def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa:
 
 
 @jit
-def _tally(entries: Any, true: Any, counts: Any, sign: int, low: int) -> None:  # pragma: no cover - compiled
-    """``counts[c, entries[i, c], true[i]] += sign`` for every row i and column c whose entry is at least ``low``
-    (-1: none, a closed column's)."""
-    n, columns = entries.shape
-    for i in range(n):
-        k = true[i]
-        for c in range(columns):
-            e = entries[i, c]
-            if e >= low:
-                counts[c, e, k] += sign
-
-
-def census_insert(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
-                  scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
-                  ) -> tuple[npt.NDArray[np.int32], int]:
-    """``_insert`` of ``scores`` (n, C) — finite, in [0, 1] (checked by the caller), ``keyed`` — of classes
-    ``true`` (in [0, R)) into the census (``values`` (C, limit), ``counts`` (C, room, R)): each score's entry (n,
-    C; not written in a closed column), and its status (``BEYOND``: some were not counted, at or past room — the
-    caller makes room and counts them, ``census_tally(..., low=room)``; ``CLOSED``: some column closed)."""
-    entries = np.empty(scores.shape, np.int32)
-    status = _insert(table, values, used, scores.view(np.uint64), scores, true, counts, entries)
-    return entries, int(status)
-
-
-def census_tally(entries: npt.NDArray[np.int32], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
-                 sign: int = 1, low: int = 0) -> None:
-    """Add (``sign`` 1) or subtract (-1) samples of classes ``true`` at their ``entries`` (n, C; -1: none, a
-    closed column's) into ``counts`` (C, room, R), room above every entry and R above every class; only the
-    entries at least ``low``."""
-    _tally(np.ascontiguousarray(entries), np.ascontiguousarray(true, dtype=np.intp), counts, sign, low)
-
-
-def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """``scores`` as the census's hash reads them: C-contiguous float64, -0.0 made 0.0 (one value, one bit
-    pattern) — a copy."""
-    return np.ascontiguousarray(scores, dtype=np.float64) + 0.0
-
-
-@jit
-def _recount(table: Any, values: Any, used: Any, true: Any, bits: Any, scores: Any,  # noqa: PLR0917
-             counts: Any) -> bool:  # pragma: no cover - compiled
-    """Count ``scores`` (n, C; ``bits`` as ``_insert``'s) of classes ``true`` into ``counts`` (C, room, R) at
-    their census entries, in each open column, the census unchanged: False as soon as a score is not in it."""
-    n, columns = scores.shape
-    mask = table.shape[1] - 1
+def _recount(table: Any, values: Any, used: Any, bits: Any, scores: Any, true: Any,  # noqa: PLR0917
+             counts: Any, sign: int, low: int) -> bool:  # pragma: no cover - compiled
+    """Add (``sign`` 1) or subtract (-1) ``scores`` (C, n: ``keyed``; ``bits`` their bit patterns) of classes
+    ``true`` into ``counts`` (C, room', R) at their census entries at least ``low``, in each open column, the
+    census unchanged: False as soon as a score is not in it."""
+    columns, n = scores.shape
     for c in range(columns):
         if used[c] < 0:
             continue
         for i in range(n):
-            v = scores[i, c]
-            h = np.int64((bits[i, c] * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_SHIFT))
-            while table[c, h] >= 0 and values[c, table[c, h]] != v:
-                h = (h + 1) & mask
-            e = table[c, h]
+            e = table[c, _slot(table, values, c, scores[c, i], bits[c, i])]
             if e < 0:
                 return False
-            counts[c, e, true[i]] += 1
+            if e >= low:
+                counts[c, e, true[i]] += sign
     return True
 
 
+def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``scores`` (n, C) as the census's passes read them: column by column (C, n), C-contiguous float64, -0.0
+    made 0.0 (one value, one bit pattern) — a copy."""
+    return np.ascontiguousarray(np.asarray(scores, dtype=np.float64).T) + 0.0
+
+
+def census_insert(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
+                  scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any]) -> int:
+    """``_insert`` of ``scores`` (``keyed``: finite, in [0, 1], checked by the caller) of classes ``true`` (in
+    [0, R)) into the census (``values`` (C, limit), ``counts`` (C, room, R)): its status (``BEYOND``: some were
+    not counted, at or past room — the caller makes room and counts them, ``census_recount(..., low=room)``;
+    ``CLOSED``: some column closed)."""
+    return int(_insert(table, values, used, scores.view(np.uint64), scores, true, counts))
+
+
 def census_recount(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
-                   true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], rows: int,
-                   ) -> npt.NDArray[np.int64] | None:
-    """The counts (C, room, ``rows``) of ``true`` classes and ``scores`` (a subset of what the census counted: a
-    window's samples) at the census's entries, per open column (closed ones: zeros); None if some score is not
-    in the census."""
-    scores = keyed(scores)
-    counts = np.zeros((len(used), max(int(used.max(initial=0)), 0), rows), np.int64)
-    if not _recount(table, values, used, np.ascontiguousarray(true, dtype=np.intp), scores.view(np.uint64), scores,
-                    counts):
-        return None
-    return counts
+                   scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
+                   sign: int = 1, low: int = 0) -> bool:
+    """Add (``sign`` 1) or subtract (-1) ``true`` classes and ``scores`` (``keyed``: samples the census counted —
+    a window's, a batch's) into ``counts`` (C, room', R) at the census's entries at least ``low``, in each open
+    column; False if some score is not in the census."""
+    return bool(_recount(table, values, used, scores.view(np.uint64), scores,
+                         np.ascontiguousarray(true, dtype=np.intp), counts, sign, low))
 
 
 @jit

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_tally import ScoreCounts
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate_scores, add_hist, prepared_tally
@@ -21,8 +21,8 @@ class ScoredBatch:
     bins of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_binned", "_delta", "bins", "census", "entries", "first", "positive", "scored", "scores", "sums",
-                 "times", "top", "true")
+    __slots__ = ("_binned", "_delta", "bins", "census", "first", "positive", "scored", "scores", "sums", "times",
+                 "top", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
@@ -36,10 +36,9 @@ class ScoredBatch:
         self.times = times
         self.positive = positive
         self.first = first
-        # each score's entry in the monitor's census (n, C; -1: none) and the census's counts once it counted the
-        # batch, set by ``Scoring.ingest``; None: not known (``streammon.counting.windows.timed_values``)
-        self.entries: npt.NDArray[np.int32] | None = None
-        self.census: npt.NDArray[Any] | None = None
+        # the monitor's census once it counted the batch, while it counts (``Scoring``): what a window sliding by
+        # time marks as a bucket opens (``streammon.counting.windows.timed_values``)
+        self.census: ValueCensus | None = None
         # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))

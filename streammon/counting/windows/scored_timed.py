@@ -161,7 +161,7 @@ class TimedScores(ScoreWindow):
 
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
         self._open_bucket(bucket_id)
-        self.values.opened(bucket_id, batch.census, batch.entries, batch.true, start)
+        self.values.opened(bucket_id, batch.census, batch.true, batch.scores, start)
         self._room(stop - start)
         self._open_samples += stop - start
         if start == 0 and stop == len(batch):
@@ -255,7 +255,7 @@ class TimedScores(ScoreWindow):
         if not np.array_equal(recount.hist, self.counts.hist):
             raise ValueError("saved score tally does not match its buckets")
         self._closed = {bucket_id: _Closed.of(part) for bucket_id, part in parts.items()}
-        self.values.unknown(parts)  # a state file keeps no entries: read by the ring's values until they leave
+        self.values.unknown(parts)  # a state file keeps no marks: read by the ring's values until they leave
         self._clear_open()
         self._open_id = None
         if parts:  # the newest bucket is open again: out of the closed part, into the dense one

@@ -5,30 +5,33 @@ the census no longer describes the window's samples.
 Sample times never decrease, so a timed window's samples are the monitor's since its oldest bucket's first sample:
 its value counts are the census's now less the census's then. The window keeps, for each bucket, the census's
 counts as they stood before that bucket's first scored sample (``opened``: a copy of the census's counts, less the
-batch's samples from that one on), and drops it when the bucket leaves; a read subtracts the oldest bucket's from
+batch's samples from that one on, looked up again: ``ValueCensus.mark_before``), and drops it when the bucket
+leaves; a read subtracts the oldest bucket's from
 the census's. No sample costs anything: a bucket that opens costs a copy of the census's counts (K = 10, every
 column at 4,096 values: 1.6 MB, kept while the bucket is in the window). A bucket whose mark is not known — one
 restored from a state file, which keeps none, or one opened while the census counted nothing — leaves the
 window's counts unknown (``counts`` None: it reads the ring's values, as before) while it is the oldest.
 
->>> v = TimedValues()
->>> census = np.zeros((1, 2, 2), np.int64)
->>> census[0, 0] = [2, 1]  # a first batch: entry 0 twice of class 0 (bucket 0), once of class 1 (bucket 1)
->>> v.opened(0, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 0)
->>> v.opened(1, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 2)
->>> v.counts(census).tolist(), v.leave(0), v.counts(census).tolist()
-([[[2, 1], [0, 0]]], None, [[[0, 1], [0, 0]]])
+>>> from streammon.counting.score_census import ValueCensus
+>>> census, v = ValueCensus(columns=1), TimedValues()
+>>> true, scores = np.array([0, 0, 1]), np.array([[0.3], [0.3], [0.3]])  # bucket 0 takes two, bucket 1 one
+>>> census.add(true, scores)
+>>> v.opened(0, census, true, scores, 0); v.opened(1, census, true, scores, 2)
+>>> v.counts(census.counts)[0, :1].tolist(), v.leave(0), v.counts(census.counts)[0, :1].tolist()
+([[2, 1]], None, [[0, 1]])
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.value_census import census_tally
+if TYPE_CHECKING:
+    from streammon.counting.score_census import ValueCensus
+
 
 
 class TimedValues:
@@ -40,18 +43,14 @@ class TimedValues:
         # bucket id -> the census's counts (C, room, R) before its first scored sample; None: not known
         self._marks: dict[int, npt.NDArray[Any] | None] = {}
 
-    def opened(self, bucket: int, census: npt.NDArray[Any] | None, entries: npt.NDArray[np.int32] | None,
-               true: npt.NDArray[np.intp], start: int) -> None:
-        """``bucket`` takes samples ``start:`` of a batch (their census ``entries``, ``true`` classes), the
-        ``census``'s counts already holding the batch: its mark, if it has none yet (None: not known)."""
+    def opened(self, bucket: int, census: ValueCensus | None, true: npt.NDArray[np.intp],
+               scores: npt.NDArray[np.float64], start: int) -> None:
+        """``bucket`` takes samples ``start:`` of a batch (``true`` classes, ``scores``), the ``census`` already
+        holding the batch: its mark, the census's counts before those samples, if it has none yet (None: not
+        known)."""
         if bucket in self._marks:
             return
-        if census is None or entries is None:
-            self._marks[bucket] = None
-            return
-        mark = census.copy()
-        census_tally(entries[start:], true[start:], mark, sign=-1)
-        self._marks[bucket] = mark
+        self._marks[bucket] = None if census is None else census.mark_before(true[start:], scores[start:])
 
     def leave(self, bucket: int) -> None:
         """``bucket`` leaves the window."""

@@ -16,7 +16,7 @@ window's counts unknown (``counts`` None: it reads the ring's values, as before)
 >>> census[0, 0] = [2, 1]  # a first batch: entry 0 twice of class 0 (bucket 0), once of class 1 (bucket 1)
 >>> v.opened(0, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 0)
 >>> v.opened(1, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 2)
->>> v.counts(census).tolist(), v.leave(0), v.counts(census).tolist()
+>>> v.counts(census).tolist(), v.leave(1), v.counts(census).tolist()
 ([[[2, 1], [0, 0]]], None, [[[0, 1], [0, 0]]])
 """
 
@@ -53,9 +53,11 @@ class TimedValues:
         census_tally(entries[start:], true[start:], mark, sign=-1)
         self._marks[bucket] = mark
 
-    def leave(self, bucket: int) -> None:
-        """``bucket`` leaves the window."""
-        self._marks.pop(bucket, None)
+    def leave(self, oldest: int) -> None:
+        """The buckets before ``oldest`` leave the window: every one's mark, also a bucket's that took only unscored
+        samples (a batch's part), which the window never closed and so never names when it leaves."""
+        for bucket in [b for b in self._marks if b < oldest]:
+            del self._marks[bucket]
 
     def unknown(self, buckets: Iterable[int]) -> None:
         """These buckets (restored from a state file) have no mark."""

@@ -1,0 +1,44 @@
+"""A window sliding by time past the exact limit reads its bins by its own value counts
+(``streammon.counting.windows.timed_values``): against scikit-learn on the window's own samples, in the cases its
+marks are least obvious — a labelled batch whose first bucket takes only unscored samples (predictions made
+without a score), which the window never closes and so never named when the bucket left."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from streammon import Cumulative, Monitor, Timed
+
+
+def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
+    """Each label batch: ten predictions made without a score labelled in one bucket, then 1,500 scored ones in
+    the next (one ``label_many``); four 10 s buckets hold two such batches (3,000 scored samples, past the exact
+    limit), a few-valued binary model (2,000 values at 4 decimals, several to a bin). Before the fix the
+    unscored bucket's mark stayed for good — a copy of the census's counts a batch, and the oldest mark, so the
+    window's counts were the census's since the start and it read the ring's values (ROC AUC ~3e-5 off)."""
+    rng = np.random.default_rng(0)
+    pool = np.round(rng.random(2_000), 4)
+    monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={0: 1.0, 1: 1.0}, positive=1, detector=None)
+    times, ys, ss = [], [], []
+    t = 0.0
+    for step in range(8):
+        n = 1_500
+        s = pool[rng.integers(0, len(pool), n)]
+        y = (rng.random(n) < s).astype(int)
+        scored, bare = [f"a{step}-{i}" for i in range(n)], [f"b{step}-{i}" for i in range(10)]
+        monitor.predict_many(scored, y.tolist(), t, y_score=np.c_[1 - s, s])
+        monitor.predict_many(bare, [0] * 10, t)
+        monitor.label_many(bare + scored, [0] * 10 + y.tolist(), np.r_[np.full(10, t + 1.0), np.full(n, t + 11.0)])
+        times.append(np.full(n, t + 11.0))
+        ys.append(y)
+        ss.append(s)
+        t += 20.0
+        tt, yy, sc = map(np.concatenate, (times, ys, ss))
+        held = tt >= (np.floor(tt[-1] / 10.0) - 3) * 10.0
+        w = monitor.report().windows["timed_40s"]
+        assert w.n_scored == held.sum()
+        assert abs(w.scores["roc_auc"] - roc_auc_score(yy[held], sc[held])) < 1e-12, step
+        assert abs(w.scores["average_precision"] - average_precision_score(yy[held], sc[held])) < 1e-12, step
+    timed = monitor._tally.scoring.windows[-1]
+    assert len(timed.values._marks) <= 4  # the marks of the buckets in the window only

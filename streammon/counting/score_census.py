@@ -131,6 +131,15 @@ class ValueCensus:
             census_tally(entries, true, self._counts, low=room)
         return entries
 
+    def mark(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
+        """A copy of the open columns' counts as they stand, up to the last entry any of them took: their indices
+        and the counts (C', width, R) — what a timed window keeps as a bucket opens
+        (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past the values are
+        not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not 64 x 4,096 x
+        64)."""
+        columns = np.flatnonzero(self._open)
+        return columns, self._counts[columns, : int(self._used[columns].max(initial=0))]
+
     def _close(self, columns: npt.NDArray[np.intp]) -> None:
         """Close these columns for good: their counts go (all of the census's memory once every column closed)."""
         self._used[columns] = -1

@@ -170,7 +170,7 @@ class Scoring:
                 batch.entries = np.full((len(batch), self.columns), -1, np.int32)
                 batch.entries[kept] = got
         if batch.entries is not None:
-            batch.census = self.census.counts
+            batch.census = self.census
 
     def view(self, now: float | None, k: int, stamp: int | None = None) -> tuple[ScoreTally, ...]:
         """Each window's tally as of ``now`` (its first ``k`` classes). ``stamp`` (the count of samples ingested,

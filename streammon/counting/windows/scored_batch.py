@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +14,9 @@ import numpy.typing as npt
 from streammon.counting.score_tally import ScoreCounts
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate_scores, add_hist, prepared_tally
+
+if TYPE_CHECKING:
+    from streammon.counting.score_census import ValueCensus
 
 
 class ScoredBatch:
@@ -36,10 +39,10 @@ class ScoredBatch:
         self.times = times
         self.positive = positive
         self.first = first
-        # each score's entry in the monitor's census (n, C; -1: none) and the census's counts once it counted the
-        # batch, set by ``Scoring.ingest``; None: not known (``streammon.counting.windows.timed_values``)
+        # each score's entry in the monitor's census (n, C; -1: none) and the census (``ValueCensus``) that counted
+        # the batch, set by ``Scoring.ingest``; None: not known (``streammon.counting.windows.timed_values``)
         self.entries: npt.NDArray[np.int32] | None = None
-        self.census: npt.NDArray[Any] | None = None
+        self.census: ValueCensus | None = None
         # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))

@@ -4,31 +4,38 @@ the census no longer describes the window's samples.
 
 Sample times never decrease, so a timed window's samples are the monitor's since its oldest bucket's first sample:
 its value counts are the census's now less the census's then. The window keeps, for each bucket, the census's
-counts as they stood before that bucket's first scored sample (``opened``: a copy of the census's counts, less the
-batch's samples from that one on), and drops it when the bucket leaves; a read subtracts the oldest bucket's from
-the census's. No sample costs anything: a bucket that opens costs a copy of the census's counts (K = 10, every
-column at 4,096 values: 1.6 MB, kept while the bucket is in the window). A bucket whose mark is not known — one
-restored from a state file, which keeps none, or one opened while the census counted nothing — leaves the
-window's counts unknown (``counts`` None: it reads the ring's values, as before) while it is the oldest.
+counts as they stood before that bucket's first scored sample (``opened``: a copy of the open columns' counts up to
+the last entry they took, ``ValueCensus.mark``, less the batch's samples from that one on), and drops it when the
+bucket leaves; a read subtracts the oldest bucket's from the census's. No sample costs anything: a bucket that opens
+costs a copy of the open columns' counts (K = 10, every column at 4,096 values: 1.6 MB, kept while the bucket is in
+the window; a closed column's, none). A bucket whose mark is not known — one restored from a state file, which keeps
+none, or one opened while the census counted nothing — leaves the window's counts unknown (``counts`` None: it reads
+the ring's values, as before) while it is the oldest.
 
->>> v = TimedValues()
->>> census = np.zeros((1, 2, 2), np.int64)
->>> census[0, 0] = [2, 1]  # a first batch: entry 0 twice of class 0 (bucket 0), once of class 1 (bucket 1)
->>> v.opened(0, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 0)
->>> v.opened(1, census, np.array([[0], [0], [0]]), np.array([0, 0, 1]), 2)
->>> v.counts(census).tolist(), v.leave(1), v.counts(census).tolist()
-([[[2, 1], [0, 0]]], None, [[[0, 1], [0, 0]]])
+>>> from streammon.counting.score_census import ValueCensus
+>>> census, v = ValueCensus(columns=1), TimedValues()
+>>> true = np.array([0, 0, 1])  # a first batch: 0.3 twice of class 0 (bucket 0), once of class 1 (bucket 1)
+>>> entries = census.add(true, np.array([[0.3], [0.3], [0.3]]))
+>>> v.opened(0, census, entries, true, 0)
+>>> v.opened(1, census, entries, true, 2)
+>>> v.counts(census.counts)[0, :1].tolist(), v.leave(1), v.counts(census.counts)[0, :1].tolist()
+([[2, 1]], None, [[0, 1]])
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.value_census import census_tally
+
+if TYPE_CHECKING:
+    from streammon.counting.score_census import ValueCensus
+
+Mark = tuple[npt.NDArray[np.intp], npt.NDArray[Any]]  # the open columns and their counts (C', width, R)
 
 
 class TimedValues:
@@ -37,21 +44,21 @@ class TimedValues:
     __slots__ = ("_marks",)
 
     def __init__(self) -> None:
-        # bucket id -> the census's counts (C, room, R) before its first scored sample; None: not known
-        self._marks: dict[int, npt.NDArray[Any] | None] = {}
+        # bucket id -> the census's open columns' counts before its first scored sample; None: not known
+        self._marks: dict[int, Mark | None] = {}
 
-    def opened(self, bucket: int, census: npt.NDArray[Any] | None, entries: npt.NDArray[np.int32] | None,
+    def opened(self, bucket: int, census: ValueCensus | None, entries: npt.NDArray[np.int32] | None,
                true: npt.NDArray[np.intp], start: int) -> None:
         """``bucket`` takes samples ``start:`` of a batch (their census ``entries``, ``true`` classes), the
-        ``census``'s counts already holding the batch: its mark, if it has none yet (None: not known)."""
+        ``census`` already holding the batch: its mark, if it has none yet (None: not known)."""
         if bucket in self._marks:
             return
         if census is None or entries is None:
             self._marks[bucket] = None
             return
-        mark = census.copy()
-        census_tally(entries[start:], true[start:], mark, sign=-1)
-        self._marks[bucket] = mark
+        columns, mark = census.mark()
+        census_tally(entries[start:, columns], true[start:], mark, sign=-1)
+        self._marks[bucket] = columns, mark
 
     def leave(self, oldest: int) -> None:
         """The buckets before ``oldest`` leave the window: every one's mark, also a bucket's that took only unscored
@@ -69,9 +76,12 @@ class TimedValues:
         (or no bucket holds a sample)."""
         if not self._marks or census is None:
             return None
-        mark = self._marks[min(self._marks)]
-        if mark is None or mark.shape[1] > census.shape[1] or mark.shape[2] > census.shape[2]:
+        got = self._marks[min(self._marks)]
+        if got is None:
+            return None
+        columns, mark = got
+        if mark.shape[1] > census.shape[1] or mark.shape[2] > census.shape[2]:
             return None  # (a census that shrank: every column closed since)
         out = census.astype(np.int64)
-        out[:, : mark.shape[1], : mark.shape[2]] -= mark
+        out[columns, : mark.shape[1], : mark.shape[2]] -= mark
         return out

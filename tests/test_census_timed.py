@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammon import Cumulative, Monitor, Timed
+from streammon.counting.score_census import ValueCensus
 
 
 def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
@@ -73,3 +74,26 @@ def test_a_bucket_keeps_only_the_open_columns_counts() -> None:
     finally:
         tracemalloc.stop()
     assert grown < 2 * 2**20, grown
+
+
+def test_the_census_gives_back_the_room_of_closed_columns() -> None:
+    """Column 0 takes 55 values, the 63 others are continuous: they grow the census's counts to 4,096 entries
+    before they close. Once they closed the counts are as wide as column 0 needs (64 entries: 1 MiB at K = 64,
+    not 64 MiB), and column 0 still counts as NumPy recounts it."""
+    k = 64
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(k) * 5, 8_000)
+    r = np.round(p[:, 0], 3)
+    p[:, 1] += p[:, 0] - r
+    p[:, 0] = r
+    y = rng.integers(0, k, 8_000)
+    census = ValueCensus(columns=k)
+    for i in range(0, 8_000, 1_000):
+        census.add(y[i:i + 1_000], p[i:i + 1_000])
+    assert census.open_columns.tolist() == [True] + [False] * (k - 1)
+    counts = census.counts
+    assert counts is not None and counts.nbytes <= k * 64 * k * 4, counts.shape
+    values, inverse = np.unique(p[:, 0], return_inverse=True)
+    expected = np.zeros((len(values), k), np.int64)
+    np.add.at(expected, (inverse, y), 1)
+    assert census.counted(0) == (values.tolist(), expected.tolist())

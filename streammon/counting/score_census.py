@@ -129,7 +129,18 @@ class ValueCensus:
             self._counts = _widened(self._counts, min(max(need, 2 * room, FIRST_ROOM), CENSUS_LIMIT),
                                     self._counts.shape[2])
             census_tally(entries, true, self._counts, low=room)
+        if status & CLOSED:
+            self._shrink()
         return entries
+
+    def _shrink(self) -> None:
+        """The counts' room cut to what the open columns take (as ``restore`` sizes it): a continuous column grows
+        it to ``CENSUS_LIMIT`` before it closes, and every column's counts are that wide (K = 64: 64 MiB kept
+        for a few-valued column beside continuous ones)."""
+        need = int(self._used[self._open].max(initial=0))
+        room = min(max(FIRST_ROOM, 1 << max(need - 1, 0).bit_length()), CENSUS_LIMIT)
+        if room < self._counts.shape[1]:
+            self._counts = self._counts[:, :room].copy()
 
     def mark(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
         """A copy of the open columns' counts as they stand, up to the last entry any of them took: their indices

@@ -8,7 +8,8 @@ before); a column is closed — its counts dropped, for good — when it takes m
 values (a continuous model's, within its first few thousand scores: a batch's values are inserted as they are
 counted, and a column closes before any room for counts is made past the limit). Memory: per open column a 32 KiB
 hash table, 32 KiB of values, and 4 bytes a value and class (int32 counts until the total could pass 2³¹), grown by
-doubling with the values seen (K = 10, every column at the limit: 2.3 MB); nothing once every column is closed.
+doubling with the values seen and cut back to what the open columns take when some close (K = 10, every
+column at the limit: 2.3 MB); nothing once every column is closed.
 
 Saved in the state file with the score tallies (an optional part) and checked on load against every window that
 holds as many samples as it counted (a cumulative one): per column and class, its values binned are the window's

@@ -8,6 +8,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
+import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammon import Cumulative, Monitor, Timed
@@ -97,3 +98,62 @@ def test_the_census_gives_back_the_room_of_closed_columns() -> None:
     expected = np.zeros((len(values), k), np.int64)
     np.add.at(expected, (inverse, y), 1)
     assert census.counted(0) == (values.tolist(), expected.tolist())
+
+
+def delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """DeLong's 95 % interval of a binary ROC AUC by its placement values (ties ½), recounted with NumPy."""
+    pos, neg = np.sort(s[y == 1]), np.sort(s[y == 0])
+    v10 = (np.searchsorted(neg, s[y == 1], "left") + np.searchsorted(neg, s[y == 1], "right")) / 2 / len(neg)
+    v01 = (2 * len(pos) - np.searchsorted(pos, s[y == 0], "right") - np.searchsorted(pos, s[y == 0], "left")) / 2 \
+        / len(pos)
+    auc, spread = v10.mean(), 1.959963984540054 * np.sqrt(v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg))
+    return max(0.0, auc - spread), min(1.0, auc + spread)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_timed_window_reads_scikit_learn_after_buckets_leave(seed: int) -> None:
+    """Predictions (some without a score) labelled later in shuffled order, label batches spanning up to three
+    10 s buckets, gaps of up to 2.5 buckets, a few-valued binary model (200 or 3,000 values at 4 decimals): a
+    40 s window of more than 2,048 scored samples reads scikit-learn's ROC AUC and AP, its AP at the reference mix
+    (scikit-learn with sample weights) and DeLong's interval, on the scored samples whose label time is in it.
+    Fails with the timed path off (TimedValues.counts None: the ring's values read)."""
+    rng = np.random.default_rng(seed)
+    pool = np.round(rng.random(int(rng.choice([200, 3_000]))), 4)
+    monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={0: 0.8, 1: 0.2}, positive=1, detector=None)
+    pending: dict[str, tuple[int, float, bool]] = {}
+    held: list[tuple[float, int, float, bool]] = []  # (label time, class, score, scored) in label order
+    t, key, checks = 0.0, 0, 0
+    for _ in range(24):
+        n = int(rng.choice([1, 1_500, 3_000]))
+        s = pool[rng.integers(0, len(pool), n)]
+        y = (rng.random(n) < s).astype(int)
+        keys = [f"k{key + i}" for i in range(n)]
+        key += n
+        scored = bool(rng.random() > 0.2)
+        monitor.predict_many(keys, y.tolist(), t, y_score=np.c_[1 - s, s] if scored else None)
+        pending.update({kk: (int(y[i]), float(s[i]), scored) for i, kk in enumerate(keys)})
+        labelled = list(pending)
+        rng.shuffle(labelled)
+        labelled = labelled[: int(rng.integers(0, len(labelled) + 1))]
+        if labelled:
+            times = t + np.sort(rng.random(len(labelled))) * float(rng.choice([0.0, 6.0, 30.0]))
+            monitor.label_many(labelled, [pending[kk][0] for kk in labelled], times)
+            held += [(float(u), *pending.pop(kk)) for kk, u in zip(labelled, times, strict=True)]
+            t = float(times[-1])
+        t += float(rng.choice([0.0, 1.0, 7.0, 25.0]))
+        if not held:
+            continue
+        tt, yy, ss, sc = (np.array(column) for column in zip(*held, strict=True))
+        inside = sc.astype(bool) & (tt >= (np.floor(tt[-1] / 10.0) - 3) * 10.0)
+        w = monitor.report().windows["timed_40s"]
+        assert w.n_scored == inside.sum()
+        yv, sv = yy[inside].astype(int), ss[inside]
+        if len(yv) <= 2_048 or len(set(yv)) < 2:
+            continue
+        checks += 1
+        weights = np.where(yv == 1, 0.2 / yv.mean(), 0.8 / (1 - yv.mean()))
+        assert abs(w.scores["roc_auc"] - roc_auc_score(yv, sv)) < 1e-12
+        assert abs(w.scores["average_precision"] - average_precision_score(yv, sv)) < 1e-12
+        assert abs(w.corrected["average_precision"] - average_precision_score(yv, sv, sample_weight=weights)) < 1e-12
+        assert np.allclose(w.intervals["roc_auc"], delong(yv, sv), rtol=0, atol=1e-12)
+    assert checks >= 3

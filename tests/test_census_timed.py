@@ -13,6 +13,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammon import Cumulative, Monitor, Timed
 from streammon.counting.score_census import ValueCensus
+from streammon.counting.windows.timed_values import TimedValues
 
 
 def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
@@ -157,3 +158,33 @@ def test_timed_window_reads_scikit_learn_after_buckets_leave(seed: int) -> None:
         assert abs(w.corrected["average_precision"] - average_precision_score(yv, sv, sample_weight=weights)) < 1e-12
         assert np.allclose(w.intervals["roc_auc"], delong(yv, sv), rtol=0, atol=1e-12)
     assert checks >= 3
+
+
+def test_a_mark_wider_than_the_census_once_columns_closed() -> None:
+    """Buckets opened while two continuous columns were open (their counts 1,024 to 4,096 entries wide), then the
+    columns close and the census cuts its room to the few-valued column's (64): the window's counts of that column
+    are still a recount of its own samples by NumPy (before: unknown while such a mark was the oldest, the ring's
+    values read)."""
+    rng = np.random.default_rng(5)
+    census, marks = ValueCensus(columns=3), TimedValues()
+    batches = []
+    for bucket in range(6):
+        s = np.c_[np.round(rng.random(1_000), 1), rng.random(1_000), rng.random(1_000)]
+        y = rng.integers(0, 3, 1_000)
+        entries = census.add(y, s)
+        marks.opened(bucket, census, entries, y, 0)
+        batches.append((y, s))
+    assert census.open_columns.tolist() == [True, False, False]
+    counts = census.counts
+    assert counts is not None and counts.shape[1] == 64
+    for oldest in (1, 2, 3):
+        marks.leave(oldest)
+        y = np.concatenate([b[0] for b in batches[oldest:]])
+        s = np.concatenate([b[1] for b in batches[oldest:]])
+        got = marks.counts(counts)
+        assert got is not None
+        values, inverse = np.unique(s[:, 0], return_inverse=True)
+        expected = np.zeros((len(values), 3), np.int64)
+        np.add.at(expected, (inverse, y), 1)
+        entry_of = {v: e for e, v in enumerate(census._values[0, : len(values)].tolist())}  # value -> its entry
+        assert got[0, [entry_of[v] for v in values.tolist()]].tolist() == expected.tolist(), oldest

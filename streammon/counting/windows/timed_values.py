@@ -80,8 +80,11 @@ class TimedValues:
         if got is None:
             return None
         columns, mark = got
-        if mark.shape[1] > census.shape[1] or mark.shape[2] > census.shape[2]:
-            return None  # (a census that shrank: every column closed since)
+        if mark.shape[2] > census.shape[2]:
+            return None  # (a census that dropped its counts: every column closed since)
+        # the census's room is cut to its open columns' values when columns close (``ValueCensus._shrink``): past it a
+        # mark holds only the counts of columns closed since, which no read takes
+        width = min(mark.shape[1], census.shape[1])
         out = census.astype(np.int64)
-        out[columns, : mark.shape[1], : mark.shape[2]] -= mark
+        out[columns, :width, : mark.shape[2]] -= mark[:, :width]
         return out

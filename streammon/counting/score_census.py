@@ -8,7 +8,8 @@ before); a column is closed — its counts dropped, for good — when it takes m
 values (a continuous model's, within its first few thousand scores: a batch's values are inserted as they are
 counted, and a column closes before any room for counts is made past the limit). Memory: per open column a 32 KiB
 hash table, 32 KiB of values, and 4 bytes a value and class (int32 counts until the total could pass 2³¹), grown by
-doubling with the values seen (K = 10, every column at the limit: 2.3 MB); nothing once every column is closed.
+doubling with the values seen and cut back to what the open columns take when some close (K = 10, every
+column at the limit: 2.3 MB); nothing once every column is closed.
 
 Saved in the state file with the score tallies (an optional part) and checked on load against every window that
 holds as many samples as it counted (a cumulative one): per column and class, its values binned are the window's
@@ -121,19 +122,39 @@ class ValueCensus:
                                     self._counts.shape[2])
             census_recount(self._table, self._values, self._used, scores=scores, true=true, counts=self._counts,
                            low=room)
+        if status & CLOSED:
+            self._shrink()
 
-    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> npt.NDArray[Any] | None:
-        """A copy of the counts as they stood before these samples (the last it counted: a batch's from some row
-        on; a row of NaN, a sample without a score, is none of them) — what a timed window keeps as a bucket opens
-        (``streammon.counting.windows.timed_values``); None while it counts nothing."""
+    def _shrink(self) -> None:
+        """The counts' room cut to what the open columns take (as ``restore`` sizes it): a continuous column grows
+        it to ``CENSUS_LIMIT`` before it closes, and every column's counts are that wide (K = 64: 64 MiB kept
+        for a few-valued column beside continuous ones)."""
+        need = int(self._used[self._open].max(initial=0))
+        room = min(max(FIRST_ROOM, 1 << max(need - 1, 0).bit_length()), CENSUS_LIMIT)
+        if room < self._counts.shape[1]:
+            self._counts = self._counts[:, :room].copy()
+
+    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
+                    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]] | None:
+        """A copy of the open columns' counts as they stood before these samples (the last it counted: a batch's
+        from some row on, looked up again; a row of NaN, a sample without a score, is none of them), up to the last
+        entry any of them took: their indices and the counts (C', width, R) — what a timed window keeps as a bucket
+        opens (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past the values
+        are not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not 64 x 4,096
+        x 64). None while it counts nothing."""
         if not self.counting:
             return None
-        mark = self._counts.copy()
+        columns = np.flatnonzero(self._open)
+        width = int(self._used[columns].max(initial=0))
+        mark = self._counts[columns, :width]  # (a copy: fancy indexing)
         scored = ~np.isnan(scores[:, 0])
-        if scored.any() and not census_recount(self._table, self._values, self._used, scores=keyed(scores[scored]),
-                                               true=true[scored], counts=mark, sign=-1):
-            return None  # (never: it counted them)
-        return mark
+        if scored.any():
+            these = np.zeros((self.columns, width, self._counts.shape[2]), self._counts.dtype)
+            if not census_recount(self._table, self._values, self._used, scores=keyed(scores[scored]),
+                                  true=true[scored], counts=these):
+                return None  # (never: it counted them)
+            mark -= these[columns]
+        return columns, mark
 
     def _close(self, columns: npt.NDArray[np.intp]) -> None:
         """Close these columns for good: their counts go (all of the census's memory once every column closed)."""

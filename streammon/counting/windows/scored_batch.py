@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_tally import ScoreCounts
 from streammon.metrics.score_bins import BINS
 from streammon.metrics.score_kernel import accumulate_scores, add_hist, prepared_tally
+
+if TYPE_CHECKING:
+    from streammon.counting.score_census import ValueCensus
 
 
 class ScoredBatch:

@@ -122,12 +122,11 @@ class TimedScores(ScoreWindow):
     def _expire(self, newest: int) -> None:
         """Buckets older than the window ending at bucket ``newest`` leave."""
         oldest_kept = newest - self.window.buckets + 1
+        self.values.leave(oldest_kept)
         for bucket_id in [b for b in self._closed if b < oldest_kept]:
             bucket = self._closed.pop(bucket_id)
             self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
-            self.values.leave(bucket_id)
         if self._open_id is not None and self._open_id < oldest_kept:
-            self.values.leave(self._open_id)
             self._spill()
             self._clear_open()
             self._open_id = None

@@ -1,0 +1,190 @@
+"""A window sliding by time past the exact limit reads its bins by its own value counts
+(``streammon.counting.windows.timed_values``): against scikit-learn on the window's own samples, in the cases its
+marks are least obvious — a labelled batch whose first bucket takes only unscored samples (predictions made
+without a score), which the window never closes and so never named when the bucket left."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from streammon import Cumulative, Monitor, Timed
+from streammon.counting.score_census import ValueCensus
+from streammon.counting.windows.timed_values import TimedValues
+
+
+def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
+    """Each label batch: ten predictions made without a score labelled in one bucket, then 1,500 scored ones in
+    the next (one ``label_many``); four 10 s buckets hold two such batches (3,000 scored samples, past the exact
+    limit), a few-valued binary model (2,000 values at 4 decimals, several to a bin). Before the fix the
+    unscored bucket's mark stayed for good — a copy of the census's counts a batch, and the oldest mark, so the
+    window's counts were the census's since the start and it read the ring's values (ROC AUC ~3e-5 off)."""
+    rng = np.random.default_rng(0)
+    pool = np.round(rng.random(2_000), 4)
+    monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={0: 1.0, 1: 1.0}, positive=1, detector=None)
+    times, ys, ss = [], [], []
+    t = 0.0
+    for step in range(8):
+        n = 1_500
+        s = pool[rng.integers(0, len(pool), n)]
+        y = (rng.random(n) < s).astype(int)
+        scored, bare = [f"a{step}-{i}" for i in range(n)], [f"b{step}-{i}" for i in range(10)]
+        monitor.predict_many(scored, y.tolist(), t, y_score=np.c_[1 - s, s])
+        monitor.predict_many(bare, [0] * 10, t)
+        monitor.label_many(bare + scored, [0] * 10 + y.tolist(), np.r_[np.full(10, t + 1.0), np.full(n, t + 11.0)])
+        times.append(np.full(n, t + 11.0))
+        ys.append(y)
+        ss.append(s)
+        t += 20.0
+        tt, yy, sc = map(np.concatenate, (times, ys, ss))
+        held = tt >= (np.floor(tt[-1] / 10.0) - 3) * 10.0
+        w = monitor.report().windows["timed_40s"]
+        assert w.n_scored == held.sum()
+        assert abs(w.scores["roc_auc"] - roc_auc_score(yy[held], sc[held])) < 1e-12, step
+        assert abs(w.scores["average_precision"] - average_precision_score(yy[held], sc[held])) < 1e-12, step
+    timed = monitor._tally.scoring.windows[-1]
+    assert len(timed.values._marks) <= 4  # the marks of the buckets in the window only
+
+
+def test_a_bucket_keeps_only_the_open_columns_counts() -> None:
+    """K = 16, column 0 at 3 decimals, the 15 others continuous (closed by the census within its first batches,
+    after its counts grew to 4,096 entries): each later bucket that opens keeps a copy of column 0's counts only.
+    Before, it copied the census's whole counts, the closed columns' zeros included — 4 MiB a bucket here, 64 MiB
+    at K = 64 (30 buckets: 1.8 GiB) — and the memory traced over 8 more buckets grew by ~32 MiB."""
+    k = 16
+    rng = np.random.default_rng(1)
+    monitor = Monitor([Timed(600.0, buckets=60)], reference={c: 1.0 for c in range(k)}, detector=None)
+
+    def batch(i: int) -> None:
+        p = rng.dirichlet(np.ones(k) * 5, 1_000)
+        r = np.round(p[:, 0], 3)
+        p[:, 1] += p[:, 0] - r
+        p[:, 0] = r
+        monitor.update_many(rng.integers(0, k, 1_000).tolist(), [0] * 1_000, 10.0 * i, y_score=p)
+
+    for i in range(8):
+        batch(i)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(8, 16):
+            batch(i)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 2 * 2**20, grown
+
+
+def test_the_census_gives_back_the_room_of_closed_columns() -> None:
+    """Column 0 takes 55 values, the 63 others are continuous: they grow the census's counts to 4,096 entries
+    before they close. Once they closed the counts are as wide as column 0 needs (64 entries: 1 MiB at K = 64,
+    not 64 MiB), and column 0 still counts as NumPy recounts it."""
+    k = 64
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(k) * 5, 8_000)
+    r = np.round(p[:, 0], 3)
+    p[:, 1] += p[:, 0] - r
+    p[:, 0] = r
+    y = rng.integers(0, k, 8_000)
+    census = ValueCensus(columns=k)
+    for i in range(0, 8_000, 1_000):
+        census.add(y[i:i + 1_000], p[i:i + 1_000])
+    assert census.open_columns.tolist() == [True] + [False] * (k - 1)
+    counts = census.counts
+    assert counts is not None and counts.nbytes <= k * 64 * k * 4, counts.shape
+    values, inverse = np.unique(p[:, 0], return_inverse=True)
+    expected = np.zeros((len(values), k), np.int64)
+    np.add.at(expected, (inverse, y), 1)
+    assert census.counted(0) == (values.tolist(), expected.tolist())
+
+
+def delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """DeLong's 95 % interval of a binary ROC AUC by its placement values (ties ½), recounted with NumPy."""
+    pos, neg = np.sort(s[y == 1]), np.sort(s[y == 0])
+    v10 = (np.searchsorted(neg, s[y == 1], "left") + np.searchsorted(neg, s[y == 1], "right")) / 2 / len(neg)
+    v01 = (2 * len(pos) - np.searchsorted(pos, s[y == 0], "right") - np.searchsorted(pos, s[y == 0], "left")) / 2 \
+        / len(pos)
+    auc, spread = v10.mean(), 1.959963984540054 * np.sqrt(v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg))
+    return max(0.0, auc - spread), min(1.0, auc + spread)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_timed_window_reads_scikit_learn_after_buckets_leave(seed: int) -> None:
+    """Predictions (some without a score) labelled later in shuffled order, label batches spanning up to three
+    10 s buckets, gaps of up to 2.5 buckets, a few-valued binary model (200 or 3,000 values at 4 decimals): a
+    40 s window of more than 2,048 scored samples reads scikit-learn's ROC AUC and AP, its AP at the reference mix
+    (scikit-learn with sample weights) and DeLong's interval, on the scored samples whose label time is in it.
+    Fails with the timed path off (TimedValues.counts None: the ring's values read)."""
+    rng = np.random.default_rng(seed)
+    pool = np.round(rng.random(int(rng.choice([200, 3_000]))), 4)
+    monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={0: 0.8, 1: 0.2}, positive=1, detector=None)
+    pending: dict[str, tuple[int, float, bool]] = {}
+    held: list[tuple[float, int, float, bool]] = []  # (label time, class, score, scored) in label order
+    t, key, checks = 0.0, 0, 0
+    for _ in range(24):
+        n = int(rng.choice([1, 1_500, 3_000]))
+        s = pool[rng.integers(0, len(pool), n)]
+        y = (rng.random(n) < s).astype(int)
+        keys = [f"k{key + i}" for i in range(n)]
+        key += n
+        scored = bool(rng.random() > 0.2)
+        monitor.predict_many(keys, y.tolist(), t, y_score=np.c_[1 - s, s] if scored else None)
+        pending.update({kk: (int(y[i]), float(s[i]), scored) for i, kk in enumerate(keys)})
+        labelled = list(pending)
+        rng.shuffle(labelled)
+        labelled = labelled[: int(rng.integers(0, len(labelled) + 1))]
+        if labelled:
+            times = t + np.sort(rng.random(len(labelled))) * float(rng.choice([0.0, 6.0, 30.0]))
+            monitor.label_many(labelled, [pending[kk][0] for kk in labelled], times)
+            held += [(float(u), *pending.pop(kk)) for kk, u in zip(labelled, times, strict=True)]
+            t = float(times[-1])
+        t += float(rng.choice([0.0, 1.0, 7.0, 25.0]))
+        if not held:
+            continue
+        tt, yy, ss, sc = (np.array(column) for column in zip(*held, strict=True))
+        inside = sc.astype(bool) & (tt >= (np.floor(tt[-1] / 10.0) - 3) * 10.0)
+        w = monitor.report().windows["timed_40s"]
+        assert w.n_scored == inside.sum()
+        yv, sv = yy[inside].astype(int), ss[inside]
+        if len(yv) <= 2_048 or len(set(yv)) < 2:
+            continue
+        checks += 1
+        weights = np.where(yv == 1, 0.2 / yv.mean(), 0.8 / (1 - yv.mean()))
+        assert abs(w.scores["roc_auc"] - roc_auc_score(yv, sv)) < 1e-12
+        assert abs(w.scores["average_precision"] - average_precision_score(yv, sv)) < 1e-12
+        assert abs(w.corrected["average_precision"] - average_precision_score(yv, sv, sample_weight=weights)) < 1e-12
+        assert np.allclose(w.intervals["roc_auc"], delong(yv, sv), rtol=0, atol=1e-12)
+    assert checks >= 3
+
+
+def test_a_mark_wider_than_the_census_once_columns_closed() -> None:
+    """Buckets opened while two continuous columns were open (their counts 1,024 to 4,096 entries wide), then the
+    columns close and the census cuts its room to the few-valued column's (64): the window's counts of that column
+    are still a recount of its own samples by NumPy (before: unknown while such a mark was the oldest, the ring's
+    values read)."""
+    rng = np.random.default_rng(5)
+    census, marks = ValueCensus(columns=3), TimedValues()
+    batches = []
+    for bucket in range(6):
+        s = np.c_[np.round(rng.random(1_000), 1), rng.random(1_000), rng.random(1_000)]
+        y = rng.integers(0, 3, 1_000)
+        census.add(y, s)
+        marks.opened(bucket, census, y, s, 0)
+        batches.append((y, s))
+    assert census.open_columns.tolist() == [True, False, False]
+    counts = census.counts
+    assert counts is not None and counts.shape[1] == 64
+    for oldest in (1, 2, 3):
+        marks.leave(oldest)
+        y = np.concatenate([b[0] for b in batches[oldest:]])
+        s = np.concatenate([b[1] for b in batches[oldest:]])
+        got = marks.counts(counts)
+        assert got is not None
+        values, inverse = np.unique(s[:, 0], return_inverse=True)
+        expected = np.zeros((len(values), 3), np.int64)
+        np.add.at(expected, (inverse, y), 1)
+        entry_of = {v: e for e, v in enumerate(census._values[0, : len(values)].tolist())}  # value -> its entry
+        assert got[0, [entry_of[v] for v in values.tolist()]].tolist() == expected.tolist(), oldest

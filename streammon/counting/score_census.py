@@ -23,12 +23,12 @@ histogram.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.census_file import parsed_column
 from streammon.metrics.bin_values import BinValues
 from streammon.metrics.score_bins import BINS, score_bins
 from streammon.metrics.value_census import (
@@ -260,7 +260,7 @@ class ValueCensus:
             raise ValueError(f"a saved score census must hold {self.columns} columns")
         if not complete and any(column is not None for column in columns):
             raise ValueError("a saved score census that is not complete must hold no column (null each)")
-        parsed = [_parsed(column, i, total, rows) for i, column in enumerate(columns)] if complete else []
+        parsed = [parsed_column(column, i, total, rows) for i, column in enumerate(columns)] if complete else []
         # every open column counts every sample: the same count per class, as many classes as the last one counted
         per_class = {tuple(p[1].sum(axis=0).tolist()) for p in parsed if p is not None}
         if len(per_class) > 1 or any(counted and counted[-1] == 0 for counted in per_class):
@@ -334,40 +334,6 @@ class ValueCensus:
             if (need > counts).any():
                 raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
                                  "exact scores hold it")
-
-
-def _parsed(column: Any, index: int, total: int, rows: int,
-            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
-    """One saved column (None: closed) as (values (m,), counts (m, ≤ rows)), checked."""
-    if column is None:
-        return None
-    if not isinstance(column, dict) or set(column) != {"values", "counts"}:
-        raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
-    # only the form ``state`` writes (floats; lists of ints), so a file accepted saves back byte for byte
-    raw_values, raw_counts = column["values"], column["counts"]
-    if not isinstance(raw_values, list) or not set(map(type, raw_values)) <= {float} \
-            or not isinstance(raw_counts, list) or not set(map(type, raw_counts)) <= {list} \
-            or not set(map(type, chain.from_iterable(raw_counts))) <= {int}:
-        raise ValueError(f"a saved score census column {index} must hold a list of floats and a list of lists "
-                         "of ints")
-    try:
-        values = np.asarray(column["values"], dtype=np.float64).reshape(-1)
-        counts = np.asarray(column["counts"], dtype=np.int64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"a saved score census column {index} must hold numbers: {exc}") from None
-    if counts.size == 0:
-        counts = counts.reshape(len(values), 0)
-    if len(values) > CENSUS_LIMIT or counts.ndim != 2 or len(counts) != len(values) or counts.shape[1] > rows:
-        raise ValueError(f"a saved score census column {index} must hold at most {CENSUS_LIMIT} values, each with "
-                         f"a count per class of at most {rows}")
-    if not (np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()) \
-            or (np.diff(values) <= 0).any() or np.signbit(values).any():
-        raise ValueError(f"a saved score census column {index} must hold finite values in [0, 1], ascending "
-                         "(0.0, never -0.0)")
-    if (counts < 0).any() or int(counts.sum()) != total or (counts.sum(axis=1) == 0).any():
-        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}, each "
-                         "value counted")
-    return values, counts
 
 
 def _widened(counts: npt.NDArray[Any], room: int, rows: int) -> npt.NDArray[Any]:

@@ -1,0 +1,57 @@
+"""A saved census column as ``ValueCensus.state`` writes it (``streammon.counting.score_census``), read back and
+checked: only that form is accepted, so a file accepted saves back byte for byte.
+
+>>> values, counts = parsed_column({"values": [0.25, 0.5], "counts": [[2, 0], [0, 1]]}, 0, 3, 2)
+>>> values.tolist(), counts.tolist()
+([0.25, 0.5], [[2, 0], [0, 1]])
+>>> parsed_column({"values": [0.5, 0.25], "counts": [[2, 0], [0, 1]]}, 0, 3, 2)
+Traceback (most recent call last):
+...
+ValueError: a saved score census column 0 must hold finite values in [0, 1], ascending (0.0, never -0.0)
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from streammon.metrics.value_census import CENSUS_LIMIT
+
+
+def parsed_column(column: Any, index: int, total: int, rows: int,
+            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
+    """One saved column (``index``; None: closed) as (values (m,), counts (m, ≤ ``rows``)), checked: a list of
+    floats ascending (0.0, never -0.0), finite, in [0, 1], at most ``CENSUS_LIMIT``; a list of lists of ints, one a
+    value, each value counted, adding up to ``total``."""
+    if column is None:
+        return None
+    if not isinstance(column, dict) or set(column) != {"values", "counts"}:
+        raise ValueError(f"a saved score census column {index} must be null or hold values and counts")
+    # only the form ``state`` writes (floats; lists of ints), so a file accepted saves back byte for byte
+    raw_values, raw_counts = column["values"], column["counts"]
+    if not isinstance(raw_values, list) or not set(map(type, raw_values)) <= {float} \
+            or not isinstance(raw_counts, list) or not set(map(type, raw_counts)) <= {list} \
+            or not set(map(type, chain.from_iterable(raw_counts))) <= {int}:
+        raise ValueError(f"a saved score census column {index} must hold a list of floats and a list of lists "
+                         "of ints")
+    try:
+        values = np.asarray(column["values"], dtype=np.float64).reshape(-1)
+        counts = np.asarray(column["counts"], dtype=np.int64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"a saved score census column {index} must hold numbers: {exc}") from None
+    if counts.size == 0:
+        counts = counts.reshape(len(values), 0)
+    if len(values) > CENSUS_LIMIT or counts.ndim != 2 or len(counts) != len(values) or counts.shape[1] > rows:
+        raise ValueError(f"a saved score census column {index} must hold at most {CENSUS_LIMIT} values, each with "
+                         f"a count per class of at most {rows}")
+    if not (np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()) \
+            or (np.diff(values) <= 0).any() or np.signbit(values).any():
+        raise ValueError(f"a saved score census column {index} must hold finite values in [0, 1], ascending "
+                         "(0.0, never -0.0)")
+    if (counts < 0).any() or int(counts.sum()) != total or (counts.sum(axis=1) == 0).any():
+        raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}, each "
+                         "value counted")
+    return values, counts

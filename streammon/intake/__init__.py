@@ -228,9 +228,12 @@ class Intake:
             return
         index = self._tally.index
         known = len(index)
-        encoded = encode(index)  # outside the lock: validates (linear), changes nothing
+        try:
+            encoded = encode(index)  # outside the lock: validates (linear), changes nothing
+        except ValueError:  # (or a thread registering these very labels meanwhile: told again under the lock)
+            encoded = None
         with self._lock:
-            if len(index) != known:  # another thread added classes meanwhile: encode against them
+            if encoded is None or len(index) != known:  # another thread added classes meanwhile: against them
                 encoded = encode(index)
             self._catch_up()
             if times is None:

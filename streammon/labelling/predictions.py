@@ -164,10 +164,13 @@ class Predictions(Intake):
             return
         index = self._tally.index
         known = len(index)
-        encoded = code_labels(preds, preds[:0], index)
+        try:
+            encoded = code_labels(preds, preds[:0], index)  # outside the lock: validates, changes nothing
+        except ValueError:  # (or a thread registering these very labels meanwhile: told again under the lock)
+            encoded = None
         with self._lock:
             self._drain()
-            if len(index) != known:
+            if encoded is None or len(index) != known:
                 encoded = code_labels(preds, preds[:0], index)
             if times is None:
                 stamp = clock_time(self._clock(), self._pred_t) if t is None else check_time(t, self._pred_t)

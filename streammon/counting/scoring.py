@@ -201,10 +201,10 @@ class Scoring:
         """What ``window``'s bins (of ``n_scored`` samples) hold, split where they hold repeated values
         (``streammon.metrics.bin_values``): a window that holds every sample the census counted — a cumulative
         one, or any other before a sample left it — by the census while it is complete (exact); else a window
-        sliding by count by its own samples, one sliding by time by its own counts at the census's entries (both
-        exact); else by the ring's last samples (``ScoreRing.values``: a sample of the window's; made once per
-        ring total, and only where a census that counts every column does not stand in for it — its flags and
-        splits for the closed columns)."""
+        sliding by count by its own samples, one sliding by time by the census's counts less those before its
+        oldest bucket (``timed_values``; both exact); else by the ring's last samples (``ScoreRing.values``: a
+        sample of the window's; made once per ring total, and only where a census that counts every column does
+        not stand in for it — its flags and splits for the closed columns)."""
         census = self.census
         shown = None if census is not None and census.every_column else self._shown(k)
         if census is not None and n_scored == census.total:  # its samples are the census's

@@ -36,9 +36,10 @@ class _Encoder:
             try:
                 true_idx, pred_idx, new = map_coded(*self._coded, index)
                 return true_idx, pred_idx, None, new
-            except (ValueError, TypeError):
-                coded, self._coded = self._coded, None
-                self._labels = (as_label_array(coded[0].labels(), "y_true"),
-                                as_label_array(coded[1].labels(), "y_pred"))
+            except (ValueError, TypeError):  # judged label by label, from now on (unchanged if that refuses too:
+                # a second call, under the lock, says the same)
+                labels = (as_label_array(self._coded[0].labels(), "y_true"),
+                          as_label_array(self._coded[1].labels(), "y_pred"))
+                self._coded, self._labels = None, labels
         assert self._labels is not None
         return code_labels(*self._labels, index)

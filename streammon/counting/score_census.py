@@ -129,8 +129,7 @@ class ValueCensus:
         """The counts' room cut to what the open columns take (as ``restore`` sizes it): a continuous column grows
         it to ``CENSUS_LIMIT`` before it closes, and every column's counts are that wide (K = 64: 64 MiB kept
         for a few-valued column beside continuous ones)."""
-        need = int(self._used[self._open].max(initial=0))
-        room = min(max(FIRST_ROOM, 1 << max(need - 1, 0).bit_length()), CENSUS_LIMIT)
+        room = _room(int(self._used[self._open].max(initial=0)))
         if room < self._counts.shape[1]:
             self._counts = self._counts[:, :room].copy()
 
@@ -185,25 +184,16 @@ class ValueCensus:
         incomplete, or every column closed. Made once per ``total``, ``k`` and ``shown``."""
         if not self.counting or self.total == 0:
             return None
-        flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
         made = self._made
         if made is None or made[:2] != (self.total, k) or made[2] is not shown:
-            made = self._made = (self.total, k, shown, census_values(self._values, self._counts, self._used, k,
-                                                                     flags=flags, fallback=shown,
-                                                                     layouts=self._layout()))
+            made = self._made = (self.total, k, shown, self._split(self._counts, k, shown))
         return made[3]
 
     def values_counted(self, counts: npt.NDArray[np.int64], k: int, shown: BinValues | None) -> BinValues | None:
-        """The split a window reads whose own ``counts`` (C, room', R) at the census's entries (as the census took
-        them) are kept — a window sliding by time: ``census_values`` of them, exact in every open column; closed
-        columns and unsplit bins' flags from ``shown``. None if the census is incomplete or every column closed."""
-        if not self.counting:
-            return None
-        room = self._counts.shape[1]
-        if counts.shape[1] < room:
-            counts = _widened(counts, room, counts.shape[2])
-        flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
-        return census_values(self._values, counts, self._used, k, flags=flags, fallback=shown, layouts=self._layout())
+        """The split a window reads whose own ``counts`` (C, room, R: the census's shape) at the census's entries
+        are kept — a window sliding by time: ``census_values`` of them, exact in every open column; closed columns
+        and unsplit bins' flags from ``shown``. None if the census is incomplete or every column closed."""
+        return self._split(counts, k, shown) if self.counting else None
 
     def values_of(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], k: int,
                   shown: BinValues | None) -> BinValues | None:
@@ -218,6 +208,11 @@ class ValueCensus:
         counts = np.zeros((self.columns, max(int(self._used.max(initial=0)), 0), rows), np.int64)
         if not census_recount(self._table, self._values, self._used, scores=keyed(scores), true=true, counts=counts):
             return None
+        return self._split(counts, k, shown)
+
+    def _split(self, counts: npt.NDArray[Any], k: int, shown: BinValues | None) -> BinValues:
+        """``census_values`` of a window's ``counts`` at the census's entries; closed columns and unsplit bins'
+        flags from ``shown`` (none: no flag)."""
         flags = np.zeros((self.columns, BINS), np.bool_) if shown is None else shown.flags
         return census_values(self._values, counts, self._used, k, flags=flags, fallback=shown, layouts=self._layout())
 
@@ -269,8 +264,7 @@ class ValueCensus:
         fresh = ValueCensus(self.columns, complete=complete)
         fresh.total = total
         if complete:
-            room = max((len(p[0]) for p in parsed if p is not None), default=0)
-            room = min(max(FIRST_ROOM, 1 << max(room - 1, 0).bit_length()), CENSUS_LIMIT)
+            room = _room(max((len(p[0]) for p in parsed if p is not None), default=0))
             fresh._table = np.full((self.columns, TABLE), -1, np.int32)
             fresh._values = np.full((self.columns, CENSUS_LIMIT), -1.0)
             fresh._counts = np.zeros((self.columns, room, rows), np.int32 if total < COUNT32 else np.int64)
@@ -334,6 +328,12 @@ class ValueCensus:
             if (need > counts).any():
                 raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
                                  "exact scores hold it")
+
+
+def _room(values: int) -> int:
+    """The counts' room for a column of ``values`` values: the power of two above, at least ``FIRST_ROOM``, at
+    most ``CENSUS_LIMIT``."""
+    return min(max(FIRST_ROOM, 1 << max(values - 1, 0).bit_length()), CENSUS_LIMIT)
 
 
 def _widened(counts: npt.NDArray[Any], room: int, rows: int) -> npt.NDArray[Any]:

@@ -61,7 +61,7 @@ class TimedValues:
         if got is None:
             self._unknown.add(bucket)
             return
-        columns, counts = got[0], counts_of(got[1])
+        columns, counts = got[0], got[1].astype(np.int64, copy=False)
         if self._last is None:
             self._first, self._last = (columns, counts), (columns, counts.copy())
         else:  # (columns only close: this mark's are among the last one's)
@@ -116,11 +116,6 @@ Mark = tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]  # the open columns an
 # (int32 where they fit: 8 bytes a cell)
 Moved = tuple[npt.NDArray[np.intp], tuple[int, ...], npt.NDArray[np.signedinteger[Any]],
               npt.NDArray[np.signedinteger[Any]]]
-
-
-def counts_of(counts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    """``counts`` as int64 (the census's may be int32)."""
-    return counts.astype(np.int64, copy=False)
 
 
 def _padded(a: npt.NDArray[np.int64], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:

@@ -299,7 +299,7 @@ class ScoreCounts:
 
     def subtract_cells(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64],
                        sums: npt.NDArray[np.float64], top: npt.NDArray[np.float64]) -> None:
-        """Subtract a tally given as sorted unique flat histogram cells and their counts, with its sums."""
+        """Subtract a tally given as unique flat histogram cells and their counts, with its sums."""
         self.add_cells((cells, counts, sums, top), sign=-1)
 
     def clear(self) -> None:

@@ -44,10 +44,13 @@ from streammon.counting.windows.scored import ScoreWindow
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed import Timed
 from streammon.counting.windows.timed_values import TimedValues
+from streammon.metrics.bucket_cells import cells_of, take_cells
+from streammon.metrics.score_bins import BINS
 
 
 class _Closed:
-    """A closed bucket: its histogram's non-zero flat cells and their counts, its dense sums and confidence bins."""
+    """A closed bucket: its histogram's non-zero flat cells (each once, not always sorted) and their counts, its
+    dense sums and confidence bins."""
 
     __slots__ = ("cells", "counts", "sums", "top")
 
@@ -66,7 +69,9 @@ class _Closed:
 
     def item(self, bucket_id: int) -> dict[str, Any]:
         live = np.flatnonzero(self.top[:, :, 0].sum(axis=1))
-        return {"id": bucket_id, "cells": self.cells.tolist(), "counts": self.counts.tolist(), "rows": live.tolist(),
+        order = np.argsort(self.cells)  # (a bucket closed by its samples' cells holds them in the order met)
+        return {"id": bucket_id, "cells": self.cells[order].tolist(), "counts": self.counts[order].tolist(),
+                "rows": live.tolist(),
                 "sums": self.sums[live].tolist(), "top": self.top[live].tolist()}
 
 
@@ -84,6 +89,10 @@ class TimedScores(ScoreWindow):
         self._led: list[ScoreCounts] = []  # tallies whose histograms take what leaves the open bucket (lead)
         self._late = False  # ``whole_target`` opened a bucket older than the open one for the coming batch
         self.values = TimedValues()  # the census's counts as each bucket opened (``timed_values``)
+        # the flat cells of the open bucket's samples (``bucket_cells``), while fewer than ``TOUCHED_SHARE`` of its
+        # histogram's; None past that, when closing it scans the histogram
+        self._touched: list[npt.NDArray[np.int64]] | None = []
+        self._touched_size = 0
 
     @property
     def open_bucket(self) -> ScoreCounts:
@@ -96,12 +105,24 @@ class TimedScores(ScoreWindow):
         given (a cumulative window's: ``ScoreWindow.follow``)."""
         self._led.append(counts)
 
-    def _spill(self) -> None:
-        """The open bucket's histogram into the led tallies, before the bucket is cleared."""
-        if self._led and self._open.top[:, :, 0].any():
-            k = len(self._open.hist)
-            for counts in self._led:
-                counts.hist[:k] += self._open.hist
+    def _take_open(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The open bucket's non-zero histogram cells (flat ids, each once) and their counts, its histogram left all
+        zeros: found from its samples' cells where they are known (``bucket_cells``: time in the samples, not in
+        the 204,800 cells of a K = 10 histogram), else by scanning it."""
+        flat = self._open.hist.reshape(-1)
+        if self._touched is None:
+            cells = np.flatnonzero(flat).astype(np.int64)
+            counts = flat[cells]
+            flat.fill(0)
+            return cells, counts
+        ids = np.concatenate(self._touched) if self._touched else np.empty(0, np.int64)
+        cells, counts = take_cells(ids, flat)
+        return cells, counts.astype(flat.dtype)  # (the bucket's counts kept in its histogram's type, as scanned)
+
+    def _spill(self, cells: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> None:
+        """The open bucket's histogram, as ``_take_open`` gives it, into the led tallies."""
+        for led in self._led:
+            led.hist.reshape(-1)[cells] += counts
 
     def grow(self, rows: int) -> None:
         super().grow(rows)
@@ -115,9 +136,37 @@ class TimedScores(ScoreWindow):
         if self._open_samples + size > OPEN_LIMIT and self._open.hist.dtype != np.int64:
             self._open.hist = self._open.hist.astype(np.int64)
 
-    def _clear_open(self) -> None:
-        self._open.clear()
+    def _clear_open(self, *, emptied: bool = False) -> None:
+        """The open bucket back to no sample (``emptied``: its histogram is all zeros already, ``_take_open``)."""
+        if emptied:
+            self._open.sums.fill(0.0)
+            self._open.top.fill(0.0)
+        else:
+            self._open.clear()
         self._open_samples = 0
+        self._touched, self._touched_size = [], 0
+
+    def _empty_open(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """Clear the open bucket: its histogram's cells and counts (``_take_open``), spilled into the led tallies;
+        None if it held no score."""
+        taken = None
+        if self._open.top[:, :, 0].any():
+            taken = self._take_open()
+            self._spill(*taken)
+        self._clear_open(emptied=True)
+        return taken
+
+    def _touch(self, batch: ScoredBatch, start: int, stop: int) -> None:
+        """Samples ``start:stop`` of ``batch`` go to the open bucket: their cells kept (``_touched``) while they are
+        fewer than ``TOUCHED_SHARE`` of the bucket's histogram's."""
+        if self._touched is None:
+            return
+        if self._touched_size + (stop - start) * self.counts.columns > self._open.hist.size * TOUCHED_SHARE:
+            self._touched = None
+            return
+        assert batch.bins is not None
+        self._touched.append(cells_of(batch.true[start:stop], batch.bins[start:stop], BINS))
+        self._touched_size += len(self._touched[-1])
 
     def _expire(self, newest: int) -> None:
         """Buckets older than the window ending at bucket ``newest`` leave."""
@@ -127,18 +176,17 @@ class TimedScores(ScoreWindow):
             bucket = self._closed.pop(bucket_id)
             self.counts.subtract_cells(bucket.cells, bucket.counts, bucket.sums, bucket.top)
         if self._open_id is not None and self._open_id < oldest_kept:
-            self._spill()
-            self._clear_open()
+            self._empty_open()
             self._open_id = None
 
     def _open_bucket(self, bucket_id: int) -> None:
         """Make ``bucket_id`` the open bucket, closing the open one if it is older."""
         if self._open_id is not None and self._open_id != bucket_id:
-            if self._open.top[:, :, 0].any():  # a bucket that holds scores: into the window's closed part
-                self._closed[self._open_id] = _Closed.of(self._open)
-                self.counts.add(self._open.hist, self._open.sums, self._open.top)
-                self._spill()
-            self._clear_open()
+            sums, top = self._open.sums.copy(), self._open.top.copy()
+            taken = self._empty_open()
+            if taken is not None:  # a bucket that holds scores: into the window's closed part
+                self._closed[self._open_id] = _Closed(*taken, sums, top)
+                self.counts.add_cells((*taken, sums, top))
         self._expire(bucket_id)
         self._open_id = bucket_id
 
@@ -160,9 +208,11 @@ class TimedScores(ScoreWindow):
 
     def _add(self, bucket_id: int, batch: ScoredBatch, start: int, stop: int) -> None:
         self._open_bucket(bucket_id)
-        self.values.opened(bucket_id, batch.census, batch.true, batch.scores, start)
+        self.values.opened(bucket_id, batch, start)
+        self.values.took(batch, start, stop)
         self._room(stop - start)
         self._open_samples += stop - start
+        self._touch(batch, start, stop)
         if start == 0 and stop == len(batch):
             batch.add_whole(self._open)
         else:
@@ -202,6 +252,7 @@ class TimedScores(ScoreWindow):
             else:  # never in this window, but in those led: routed around it (the scored ones counted in ``broken_at``,
                 # although, times never decreasing, every sample before them is out of this window too)
                 self.broken_at = batch.numbered(hi)
+                self.values.took(batch, lo, hi)
                 for counts in self._led:
                     batch.add_bins(counts.hist, lo, hi)
 
@@ -265,9 +316,11 @@ class TimedScores(ScoreWindow):
             self._room(held)
             self._open_samples = held
             self._open.add(parts[newest].hist, parts[newest].sums, parts[newest].top)
+            self._touched, self._touched_size = [bucket.cells], len(bucket.cells)
             self._open_id = newest
 
 
+TOUCHED_SHARE = 0.25  # the open bucket's sample cells are kept while fewer than this share of its histogram's
 OPEN_TYPE = np.int32  # the open bucket's histogram counts, while they cannot exceed OPEN_LIMIT
 OPEN_LIMIT = int(np.iinfo(np.int32).max)
 

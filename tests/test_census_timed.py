@@ -13,6 +13,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammon import Cumulative, Monitor, Timed
 from streammon.counting.score_census import ValueCensus
+from streammon.counting.windows import timed_values
+from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed_values import TimedValues
 
 
@@ -111,13 +113,18 @@ def delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
     return max(0.0, auc - spread), min(1.0, auc + spread)
 
 
+@pytest.mark.parametrize("raw_limit", [timed_values.RAW_LIMIT, 0, 3_000])  # as shipped; every mark whole; mixed
 @pytest.mark.parametrize("seed", range(4))
-def test_timed_window_reads_scikit_learn_after_buckets_leave(seed: int) -> None:
+def test_timed_window_reads_scikit_learn_after_buckets_leave(monkeypatch: pytest.MonkeyPatch, raw_limit: int,
+                                                             seed: int) -> None:
     """Predictions (some without a score) labelled later in shuffled order, label batches spanning up to three
     10 s buckets, gaps of up to 2.5 buckets, a few-valued binary model (200 or 3,000 values at 4 decimals): a
     40 s window of more than 2,048 scored samples reads scikit-learn's ROC AUC and AP, its AP at the reference mix
     (scikit-learn with sample weights) and DeLong's interval, on the scored samples whose label time is in it.
-    Fails with the timed path off (TimedValues.counts None: the ring's values read)."""
+    Fails with the timed path off (TimedValues.counts None: the ring's values read). ``raw_limit``: the scores
+    since the newest mark kept as their entries (``timed_values.RAW_LIMIT``): 0 makes every mark whole, 3,000
+    mixes the two kinds of bucket."""
+    monkeypatch.setattr(timed_values, "RAW_LIMIT", raw_limit)
     rng = np.random.default_rng(seed)
     pool = np.round(rng.random(int(rng.choice([200, 3_000]))), 4)
     monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={0: 0.8, 1: 0.2}, positive=1, detector=None)
@@ -172,7 +179,10 @@ def test_a_mark_wider_than_the_census_once_columns_closed() -> None:
         s = np.c_[np.round(rng.random(1_000), 1), rng.random(1_000), rng.random(1_000)]
         y = rng.integers(0, 3, 1_000)
         census.add(y, s)
-        marks.opened(bucket, census, y, s, 0)
+        batch = ScoredBatch(y, s, None, positive=1)
+        batch.census, batch.entries = census, census.entries
+        marks.opened(bucket, batch, 0)
+        marks.took(batch, 0, len(y))
         batches.append((y, s))
     assert census.open_columns.tolist() == [True, False, False]
     counts = census.counts

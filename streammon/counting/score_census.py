@@ -50,13 +50,15 @@ FIRST_ROOM = 64  # the entries a column's census starts with; doubled as values 
 class ValueCensus:
     """The distinct values of each score column and each class's count at each (module docstring)."""
 
-    __slots__ = ("_counts", "_layouts", "_made", "_open", "_opened", "_table", "_used", "_values", "columns",
-                 "complete", "total")
+    __slots__ = ("_counts", "_layouts", "_made", "_marked", "_open", "_opened", "_table", "_used", "_values",
+                 "columns", "complete", "entries", "total")
 
     def __init__(self, columns: int, *, complete: bool = True) -> None:
         self.columns = columns
         self.complete = complete  # it counted every sample the monitor's windows took
         self.total = 0  # samples counted (added while complete)
+        # each score's entry (C, n: -1 in a closed column) of the batch ``add`` counted last; None if it counted none
+        self.entries: npt.NDArray[np.int32] | None = None
         self._used = np.zeros(columns, np.int64)  # entries taken per column; -1: closed
         self._open = np.ones(columns, np.bool_)  # the columns not closed
         self._opened = columns  # how many (read per batch: a sum of the mask costs a microsecond)
@@ -66,6 +68,8 @@ class ValueCensus:
         # per column, (entries, its ``census_layout``) as last made: the same while the column takes no new value
         self._layouts: list[tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] = [None] * columns
         self._made: tuple[int, int, BinValues | None, BinValues] | None = None  # (total, k, shown, values): last made
+        # the last mark made (``mark_before``): the batch's arrays, its start and every column's counts then
+        self._marked: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], int, npt.NDArray[Any]] | None = None
 
     @property
     def counting(self) -> bool:
@@ -92,6 +96,7 @@ class ValueCensus:
         """Count ``scores`` (n, C: finite, in [0, 1], checked by the caller) of true classes ``true`` (``total``
         counts them while complete, every column closed or not)."""
         n = len(true)
+        self._marked, self.entries = None, None  # (both are of the batch counted last)
         if n and self.counting:
             self._count(true, scores)
         if self.complete:
@@ -111,7 +116,8 @@ class ValueCensus:
         if most > self._counts.shape[2]:
             self._counts = _widened(self._counts, self._counts.shape[1], most)
         room = self._counts.shape[1]
-        status = census_insert(self._table, self._values, self._used, scores=scores, true=true, counts=self._counts)
+        status, self.entries = census_insert(self._table, self._values, self._used, scores=scores, true=true,
+                                             counts=self._counts)
         if status & CLOSED:
             self._close(np.flatnonzero((self._used < 0) & self._open))
             if not self._opened:  # every column closed: nothing more is counted
@@ -133,27 +139,35 @@ class ValueCensus:
         if room < self._counts.shape[1]:
             self._counts = self._counts[:, :room].copy()
 
-    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
+    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], start: int = 0,
                     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]] | None:
-        """A copy of the open columns' counts as they stood before these samples (the last it counted: a batch's
-        from some row on, looked up again; a row of NaN, a sample without a score, is none of them), up to the last
-        entry any of them took: their indices and the counts (C', width, R) — what a timed window keeps as a bucket
-        opens (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past the values
-        are not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not 64 x 4,096
-        x 64). None while it counts nothing."""
+        """A copy of the open columns' counts as they stood before samples ``start:`` of the batch it counted last
+        (``true`` classes, ``scores`` (n, C); a row of NaN, a sample without a score, is none of them), up to the
+        last entry any of them took: their indices and the counts (C', width, R) — what a timed window keeps as a
+        bucket opens (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past the
+        values are not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not 64
+        x 4,096 x 64). None while it counts nothing.
+
+        A batch that spans many buckets asks for a mark at each one's first sample, in order: each is made from
+        the one before plus the samples between, so the batch's samples are looked up once in all (made each time
+        from the census's counts less the samples from ``start`` on, a batch of 100,000 over 50 buckets looked up
+        2.5 million samples)."""
         if not self.counting:
             return None
+        marked = self._marked
+        if marked is not None and marked[0] is true and marked[1] is scores and marked[2] <= start:
+            counts, sign, rows = marked[3], 1, slice(marked[2], start)
+        else:
+            width = int(self._used[self._open].max(initial=0))
+            counts, sign, rows = self._counts[:, :width].copy(), -1, slice(start, None)
+        part = scores[rows]
+        scored = ~np.isnan(part[:, 0])
+        if scored.any() and not census_recount(self._table, self._values, self._used, scores=keyed(part[scored]),
+                                               true=true[rows][scored], counts=counts, sign=sign):
+            return None  # (never: it counted them)
+        self._marked = (true, scores, start, counts)
         columns = np.flatnonzero(self._open)
-        width = int(self._used[columns].max(initial=0))
-        mark = self._counts[columns, :width]  # (a copy: fancy indexing)
-        scored = ~np.isnan(scores[:, 0])
-        if scored.any():
-            these = np.zeros((self.columns, width, self._counts.shape[2]), self._counts.dtype)
-            if not census_recount(self._table, self._values, self._used, scores=keyed(scores[scored]),
-                                  true=true[scored], counts=these):
-                return None  # (never: it counted them)
-            mark -= these[columns]
-        return columns, mark
+        return columns, counts[columns]  # (a copy: fancy indexing)
 
     def _close(self, columns: npt.NDArray[np.intp]) -> None:
         """Close these columns for good: their counts go (all of the census's memory once every column closed)."""

@@ -15,10 +15,9 @@ the cumulative window, the window's bins split over the census's values are the 
 >>> values = np.full((1, 4), -1.0); counts = np.zeros((1, 4, 2), np.int64); used = np.zeros(1, np.int64)
 >>> table = np.full((1, TABLE), -1, np.int32)
 >>> s = np.array([[0.30], [0.30], [0.3001], [0.9]])
->>> census_insert(table, values, used, scores=keyed(s), true=np.array([0, 0, 1, 1]), counts=counts)
-0
->>> int(used[0]), values[0, :3].tolist(), counts[0, :3].tolist()
-(3, [0.3, 0.3001, 0.9], [[2, 0], [0, 1], [0, 1]])
+>>> status, entries = census_insert(table, values, used, scores=keyed(s), true=np.array([0, 0, 1, 1]), counts=counts)
+>>> status, entries.tolist(), int(used[0]), values[0, :3].tolist(), counts[0, :3].tolist()
+(0, [[0, 0, 1, 2]], 3, [0.3, 0.3001, 0.9], [[2, 0], [0, 1], [0, 1]])
 >>> v = census_values(values, counts, used, 2, flags=np.zeros((1, BINS), np.bool_))
 >>> b = int(score_bins(s)[0, 0]); int(v.starts[0, b + 1] - v.starts[0, b]), v.shares[0, :, :2].tolist()
 (2, [[1.0, 0.0], [0.0, 1.0]])
@@ -63,11 +62,12 @@ def _slot(table: Any, values: Any, c: int, v: float, bits: Any) -> int:  # pragm
 
 @jit
 def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa: PLR0917
-            true: Any, counts: Any) -> int:  # pragma: no cover - compiled
+            true: Any, counts: Any, entries: Any) -> int:  # pragma: no cover - compiled
     """Each open column's ``scores`` (C, n: ``keyed``; ``bits`` their bit patterns) of classes ``true``: a value
     not seen yet takes the next entry, and each score is counted into ``counts`` (C, room, R) where its entry is
     below room — ``table`` (C, TABLE) the entry of each hash slot (-1: empty), ``values`` (C, limit) the
-    entries' values, ``used`` (C,) the entries taken. A column that would take more than ``limit`` values is
+    entries' values, ``used`` (C,) the entries taken; ``entries`` (C, n) gets each score's entry (-1 in a column
+    that closed). A column that would take more than ``limit`` values is
     closed (``used`` -1; its table, values and counts are the caller's to clear). Returns ``BEYOND`` if some
     entry was at or past room (left for the caller to count once it made room: ``_recount`` from ``room``), plus
     ``CLOSED`` if some column closed. Column by column, each one's scores contiguous: a pass that reads each
@@ -78,6 +78,7 @@ def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa:
     status = 0
     for c in range(columns):
         if used[c] < 0:
+            entries[c, :] = -1
             continue
         for i in range(n):
             v = scores[c, i]
@@ -87,11 +88,13 @@ def _insert(table: Any, values: Any, used: Any, bits: Any, scores: Any,  # noqa:
                 if used[c] == limit:
                     used[c] = -1
                     status |= CLOSED
+                    entries[c, :] = -1
                     break
                 e = used[c]
                 used[c] = e + 1
                 table[c, h] = e
                 values[c, e] = v
+            entries[c, i] = e
             if e < room:
                 counts[c, e, true[i]] += 1
             else:
@@ -118,6 +121,23 @@ def _recount(table: Any, values: Any, used: Any, bits: Any, scores: Any, true: A
     return True
 
 
+@jit
+def _add_entries(entries: Any, true: Any, counts: Any) -> None:  # pragma: no cover - compiled
+    columns, n = entries.shape
+    for c in range(columns):
+        for i in range(n):
+            e = entries[c, i]
+            if e >= 0:
+                counts[c, e, true[i]] += 1
+
+
+def add_entries(entries: npt.NDArray[np.int32], true: npt.NDArray[np.intp], counts: npt.NDArray[Any]) -> None:
+    """Count samples of classes ``true`` at their census ``entries`` (C, n: ``census_insert``'s; -1 none) into
+    ``counts`` (C, room, R), as large as they need."""
+    if entries.size:
+        _add_entries(entries, np.ascontiguousarray(true, dtype=np.intp), counts)
+
+
 def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """``scores`` (n, C) as the census's passes read them: column by column (C, n), C-contiguous float64, -0.0
     made 0.0 (one value, one bit pattern) — a copy."""
@@ -125,12 +145,14 @@ def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def census_insert(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,
-                  scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any]) -> int:
+                  scores: npt.NDArray[np.float64], true: npt.NDArray[np.intp], counts: npt.NDArray[Any],
+                  ) -> tuple[int, npt.NDArray[np.int32]]:
     """``_insert`` of ``scores`` (``keyed``: finite, in [0, 1], checked by the caller) of classes ``true`` (in
     [0, R)) into the census (``values`` (C, limit), ``counts`` (C, room, R)): its status (``BEYOND``: some were
     not counted, at or past room — the caller makes room and counts them, ``census_recount(..., low=room)``;
-    ``CLOSED``: some column closed)."""
-    return int(_insert(table, values, used, scores.view(np.uint64), scores, true, counts))
+    ``CLOSED``: some column closed) and each score's entry (C, n: -1 in a closed column)."""
+    entries = np.empty(scores.shape, np.int32)  # (every one written)
+    return int(_insert(table, values, used, scores.view(np.uint64), scores, true, counts, entries)), entries
 
 
 def census_recount(table: npt.NDArray[np.int32], values: npt.NDArray[np.float64], used: npt.NDArray[np.int64], *,

@@ -24,8 +24,8 @@ class ScoredBatch:
     bins of its scores, and its sums and confidence bins, made once
     (``streammon.metrics.score_kernel.prepared_tally``) and shared by every window."""
 
-    __slots__ = ("_binned", "_delta", "bins", "census", "first", "positive", "scored", "scores", "sums", "times",
-                 "top", "true")
+    __slots__ = ("_binned", "_delta", "bins", "census", "entries", "first", "positive", "scored", "scores", "sums",
+                 "times", "top", "true")
 
     def __init__(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64],
                  times: npt.NDArray[np.float64] | float | None, *, positive: int,
@@ -42,6 +42,7 @@ class ScoredBatch:
         # the monitor's census once it counted the batch, while it counts (``Scoring``): what a window sliding by
         # time marks as a bucket opens (``streammon.counting.windows.timed_values``)
         self.census: ValueCensus | None = None
+        self.entries: npt.NDArray[np.int32] | None = None  # with it, each score's census entry (C, n: -1 none)
         # whether any sample has a score: a scored first sample settles it (the usual batch), else every one is read
         self.scored = len(true) > 0 and (not math.isnan(self.scores[0, 0])
                                          or bool((~np.isnan(self.scores[:, 0])).any()))

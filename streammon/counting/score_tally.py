@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.bin_values import BinValues, bin_values
+from streammon.metrics.bucket_cells import add_cells
 from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import BINS, ECE_BINS, SUMS, TOP, score_bins, sums_and_top
@@ -275,13 +276,12 @@ class ScoreCounts:
         flat = self.hist.reshape(-1)
         k = len(sums)
         if sign > 0:
-            flat[cells] += counts
+            add_cells(flat, cells, counts)
             self.sums[:k] += sums
             self.top[:k] += top
         else:
-            if (flat[cells] < counts).any():
+            if not add_cells(flat, cells, counts, -1):  # (nothing changed)
                 raise ValueError("cannot evict scores that were never counted (a bin would go below 0)")
-            flat[cells] -= counts
             self.sums[:k] -= sums
             self.top[:k] -= top
             self._settle()

@@ -36,6 +36,7 @@ from streammon.metrics.value_census import (
     CENSUS_LIMIT,
     CLOSED,
     TABLE,
+    add_entries,
     census_insert,
     census_layout,
     census_recount,
@@ -68,8 +69,8 @@ class ValueCensus:
         # per column, (entries, its ``census_layout``) as last made: the same while the column takes no new value
         self._layouts: list[tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]] | None] = [None] * columns
         self._made: tuple[int, int, BinValues | None, BinValues] | None = None  # (total, k, shown, values): last made
-        # the last mark made (``mark_before``): the batch's arrays, its start and every column's counts then
-        self._marked: tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], int, npt.NDArray[Any]] | None = None
+        # the last mark made (``mark_before``): the batch's entries, its start and every column's counts then
+        self._marked: tuple[npt.NDArray[np.int32], int, npt.NDArray[Any]] | None = None
 
     @property
     def counting(self) -> bool:
@@ -139,33 +140,27 @@ class ValueCensus:
         if room < self._counts.shape[1]:
             self._counts = self._counts[:, :room].copy()
 
-    def mark_before(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], start: int = 0,
+    def mark_before(self, true: npt.NDArray[np.intp], entries: npt.NDArray[np.int32], start: int = 0,
                     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]] | None:
         """A copy of the open columns' counts as they stood before samples ``start:`` of the batch it counted last
-        (``true`` classes, ``scores`` (n, C); a row of NaN, a sample without a score, is none of them), up to the
-        last entry any of them took: their indices and the counts (C', width, R) — what a timed window keeps as a
-        bucket opens (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past the
-        values are not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not 64
-        x 4,096 x 64). None while it counts nothing.
+        (``true`` classes, ``entries`` (C, n) their entries as it gave them, -1 for a sample without a score), up to
+        the last entry any of them took: their indices and the counts (C', width, R) — what a timed window keeps
+        as a bucket opens (``streammon.counting.windows.timed_values``); a closed column's zeros and the room past
+        the values are not copied (K = 64, one column of 55 values beside 63 continuous ones: 55 x 64 counts, not
+        64 x 4,096 x 64). None while it counts nothing.
 
-        A batch that spans many buckets asks for a mark at each one's first sample, in order: each is made from
-        the one before plus the samples between, so the batch's samples are looked up once in all (made each time
-        from the census's counts less the samples from ``start`` on, a batch of 100,000 over 50 buckets looked up
-        2.5 million samples)."""
+        A batch that spans many buckets may ask for a mark at several one's first samples, in order: each is made
+        from the one before plus the samples between, so the batch's samples are counted once in all."""
         if not self.counting:
             return None
         marked = self._marked
-        if marked is not None and marked[0] is true and marked[1] is scores and marked[2] <= start:
-            counts, sign, rows = marked[3], 1, slice(marked[2], start)
+        if marked is not None and marked[0] is entries and marked[1] <= start:
+            counts, sign, rows = marked[2], 1, slice(marked[1], start)
         else:
             width = int(self._used[self._open].max(initial=0))
             counts, sign, rows = self._counts[:, :width].copy(), -1, slice(start, None)
-        part = scores[rows]
-        scored = ~np.isnan(part[:, 0])
-        if scored.any() and not census_recount(self._table, self._values, self._used, scores=keyed(part[scored]),
-                                               true=true[rows][scored], counts=counts, sign=sign):
-            return None  # (never: it counted them)
-        self._marked = (true, scores, start, counts)
+        add_entries(entries[:, rows], true[rows], counts, sign)
+        self._marked = (entries, start, counts)
         columns = np.flatnonzero(self._open)
         return columns, counts[columns]  # (a copy: fancy indexing)
 

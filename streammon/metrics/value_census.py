@@ -122,20 +122,21 @@ def _recount(table: Any, values: Any, used: Any, bits: Any, scores: Any, true: A
 
 
 @jit
-def _add_entries(entries: Any, true: Any, counts: Any) -> None:  # pragma: no cover - compiled
+def _add_entries(entries: Any, true: Any, counts: Any, sign: int) -> None:  # pragma: no cover - compiled
     columns, n = entries.shape
     for c in range(columns):
         for i in range(n):
             e = entries[c, i]
             if e >= 0:
-                counts[c, e, true[i]] += 1
+                counts[c, e, true[i]] += sign
 
 
-def add_entries(entries: npt.NDArray[np.int32], true: npt.NDArray[np.intp], counts: npt.NDArray[Any]) -> None:
-    """Count samples of classes ``true`` at their census ``entries`` (C, n: ``census_insert``'s; -1 none) into
-    ``counts`` (C, room, R), as large as they need."""
+def add_entries(entries: npt.NDArray[np.signedinteger[Any]], true: npt.NDArray[np.signedinteger[Any]],
+                counts: npt.NDArray[Any], sign: int = 1) -> None:
+    """Add (``sign`` 1) or subtract (-1) samples of classes ``true`` at their census ``entries`` (C, n:
+    ``census_insert``'s; -1 none) in ``counts`` (C, room, R), as large as they need: no lookup again."""
     if entries.size:
-        _add_entries(entries, np.ascontiguousarray(true, dtype=np.intp), counts)
+        _add_entries(entries, np.ascontiguousarray(true, dtype=np.intp), counts, sign)
 
 
 def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -8,7 +8,7 @@ whole, the oldest bucket's and the newest's, and for each bucket between what th
 before to its own. A bucket's mark is made from the samples themselves where they are few — their census entries as
 the census gave them (``ValueCensus.entries``: no lookup again), at most ``RAW_LIMIT`` scores since the newest mark,
 kept as they came (2 bytes a score) and added to the newest mark. After more, the mark is made whole, the census's
-counts less the batch's samples from the bucket's first on, looked up again (``ValueCensus.mark_before``), and its
+counts less the batch's samples from the bucket's first on, at their entries (``ValueCensus.mark_before``), and its
 difference from the newest mark kept as the cells that moved (8 bytes a cell). When the oldest bucket leaves, the
 next one's part is added to the oldest mark. A read subtracts the oldest mark from the census's counts.
 
@@ -43,7 +43,7 @@ from streammon.metrics.value_census import add_entries
 if TYPE_CHECKING:
     from streammon.counting.windows.scored_batch import ScoredBatch
 
-RAW_LIMIT = 1 << 16  # the scores (samples x C) of a bucket kept as their census entries; past it, counted densely
+RAW_LIMIT = 1 << 17  # the scores (samples x C) since the newest mark kept as their entries (10,000 samples at K = 10)
 
 
 class TimedValues:
@@ -81,7 +81,7 @@ class TimedValues:
             self._moved[bucket] = entries, true
             self._last = _counted(self._last, entries, true)
         else:  # the first mark, or one after many samples: whole
-            got = census.mark_before(batch.true, batch.scores, start)
+            got = census.mark_before(batch.true, batch.entries, start)
             if got is None:
                 self._unknown.add(bucket)
                 return

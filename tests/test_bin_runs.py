@@ -1,8 +1,8 @@
-"""Long bin runs in ``streammon.metrics.bin_values``: a bin of more than ``SMALL_RUN`` samples taking at most
-``FEW_VALUES`` distinct values is sorted by counting (``_group_run``), one of more values falls back to a merge
-sort, one of at most ``SMALL_RUN`` samples is sorted by insertion. Whichever path a run takes, the values a bin is
-split over and each class's share at each are a brute-force recount of the sample, and a window read through them
-is scikit-learn's ROC AUC and average precision on its samples."""
+"""Long bin runs in ``streammon.metrics.bin_values`` (sorted by ``streammon.metrics.bin_sort``): a bin of more than
+``SMALL_RUN`` samples taking at most ``FEW_VALUES`` distinct values is sorted by counting (``_group_run``), one of
+more values falls back to a merge sort, one of at most ``SMALL_RUN`` samples is sorted by insertion. Whichever
+path a run takes, the values a bin is split over and each class's share at each are a brute-force recount of the
+sample, and a window read through them is scikit-learn's ROC AUC and average precision on its samples."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammon import Monitor, Sliding
-from streammon.metrics.bin_values import FEW_VALUES, SMALL_RUN, bin_values
+from streammon.metrics.bin_sort import FEW_VALUES, SMALL_RUN
+from streammon.metrics.bin_values import bin_values
 from streammon.metrics.exact_ranking import EXACT_RANKING_LIMIT
 from streammon.metrics.score_bins import score_bins
 

@@ -41,12 +41,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.bin_sort import sorted_by_bin
 from streammon.metrics.distinct_bins import distinct_bins
 from streammon.metrics.jitting import compiled
 from streammon.metrics.score_bins import BINS
-
-SMALL_RUN = 32  # a bin's samples sorted by insertion up to this many, else by a merge sort
-FEW_VALUES = 16  # ... or, if they take at most this many values, by counting (``_group_run``; at most SMALL_RUN)
 
 
 def jit(function: Any) -> Any:
@@ -78,112 +76,6 @@ def _repeated(scores: Any, table: Any, out: Any) -> None:  # pragma: no cover - 
                 out[c] = True
                 break
             table[h] = i
-
-
-@jit
-def _sort(bins: Any, scores: Any, true: Any, sb: Any, ss: Any, st: Any,  # noqa: PLR0917
-          start: Any) -> None:  # pragma: no cover - compiled
-    """Each column c of ``bins``/``scores``/``true`` (n, C) sorted by (bin, score) into ``sb``/``ss``/``st``
-    (C, n): a counting sort by bin (``start``: scratch (C, BINS + 1), zeros), every column at once in row order
-    (the ring's layout), then each bin's few samples by score — O(n) but for the bins' own sorts, where a sort
-    of each column by two keys took 1.4 ms at K = 10."""
-    n, columns = bins.shape
-    for i in range(n):
-        for c in range(columns):
-            start[c, bins[i, c] + 1] += 1
-    for c in range(columns):
-        for b in range(start.shape[1] - 1):
-            start[c, b + 1] += start[c, b]
-    for i in range(n):
-        for c in range(columns):
-            b = bins[i, c]
-            at = start[c, b]
-            start[c, b] = at + 1
-            sb[c, at] = b
-            ss[c, at] = scores[i, c]
-            st[c, at] = true[i]
-    seen = np.empty(FEW_VALUES)  # scratch of ``_group_run``
-    held = np.empty(FEW_VALUES, np.int64)
-    spare_values, spare_classes = np.empty(n), np.empty(n, np.intp)
-    for c in range(columns):
-        i = 0
-        while i < n:  # each bin's run, by score (stable: the classes of one value in sample order)
-            j = i + 1
-            while j < n and sb[c, j] == sb[c, i]:
-                j += 1
-            if j - i > SMALL_RUN:
-                if not _group_run(ss[c, i:j], st[c, i:j], seen, held, spare_values, spare_classes):
-                    _sort_run(ss[c, i:j], st[c, i:j])
-            elif j - i > 1:
-                _sort_run(ss[c, i:j], st[c, i:j])
-            i = j
-
-
-@jit
-def _group_run(values: Any, classes: Any, seen: Any, held: Any, spare_values: Any,  # noqa: PLR0917
-               spare_classes: Any) -> bool:  # pragma: no cover - compiled
-    """A long run of at most ``FEW_VALUES`` distinct scores (a few-valued model's bin: hundreds of samples at
-    three values) sorted in place as ``_sort_run`` sorts it, by counting: its values found and sorted, then each
-    sample moved to its value's place in sample order — O(n) with no array made, where a merge sort of each
-    such run took most of a 10,000-sample window's reading (~4 ms at K = 10). False, untouched, past
-    ``FEW_VALUES`` values."""
-    n = values.shape[0]
-    d = 0
-    for i in range(n):
-        v = values[i]
-        found = False
-        for e in range(d):
-            if seen[e] == v:
-                held[e] += 1
-                found = True
-                break
-        if not found:
-            if d == seen.shape[0]:
-                return False
-            seen[d] = v
-            held[d] = 1
-            d += 1
-    _sort_run(seen[:d], held[:d])  # the few values in ascending order, their counts alongside (by insertion)
-    at = 0
-    for e in range(d):  # where each value's samples start
-        h = held[e]
-        held[e] = at
-        at += h
-    for i in range(n):
-        spare_values[i] = values[i]
-        spare_classes[i] = classes[i]
-    for i in range(n):
-        v = spare_values[i]
-        e = 0
-        while seen[e] != v:
-            e += 1
-        values[held[e]] = v
-        classes[held[e]] = spare_classes[i]
-        held[e] += 1
-    return True
-
-
-@jit
-def _sort_run(values: Any, classes: Any) -> None:  # pragma: no cover - compiled
-    """One bin's scores sorted ascending in place, their classes alongside (stable): by insertion up to
-    ``SMALL_RUN`` (no array made: a continuous model's runs are short), else a merge sort."""
-    n = values.shape[0]
-    if n <= SMALL_RUN:
-        for x in range(1, n):
-            value, cls = values[x], classes[x]
-            y = x - 1
-            while y >= 0 and values[y] > value:
-                values[y + 1] = values[y]
-                classes[y + 1] = classes[y]
-                y -= 1
-            values[y + 1] = value
-            classes[y + 1] = cls
-        return
-    order = np.argsort(values, kind="mergesort")
-    sorted_values = values[order]
-    sorted_classes = classes[order]
-    values[:] = sorted_values
-    classes[:] = sorted_classes
 
 
 @jit
@@ -324,10 +216,10 @@ def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], tru
                ) -> BinValues:
     """The ``BinValues`` of a sample: ``scores`` (n, C), their ``bins``, their true classes in ``[0, k)``;
     ``complete``: the sample is the whole window (every bin of distinct values split), or (C,) the columns where
-    it is wanted so; ``flags``: the sample's
-    ``distinct_bins`` if the caller has them. One pass finds the columns that repeat some value (a continuous
-    model's ring repeats none: ~0.1 ms at K = 10 and done); those are counted-sorted by bin and read in one
-    compiled pass, and a second fills the shares where some bin splits. Arrays read-only."""
+    it is wanted so; ``flags``: the sample's ``distinct_bins`` if the caller has them. One pass finds the columns
+    that repeat some value (a continuous model's ring repeats none: ~0.1 ms at K = 10 and done); those are sorted
+    by bin and score (``bin_sort``) and read in one compiled pass, and a second fills the shares where some bin
+    splits. Arrays read-only."""
     columns = scores.shape[1]
     if len(true) and not 0 <= int(np.min(true)) <= int(np.max(true)) < k:  # the compiled passes index by class
         raise ValueError(f"bin_values needs true classes in [0, {k}), got {int(np.min(true))} to {int(np.max(true))}")
@@ -343,9 +235,7 @@ def bin_values(bins: npt.NDArray[np.int16], scores: npt.NDArray[np.float64], tru
     chosen = np.flatnonzero(repeated)  # the columns that can split a bin
     if len(chosen):
         count = len(chosen)
-        sb, ss, st = np.empty((count, n), np.int64), np.empty((count, n)), np.empty((count, n), np.intp)
-        _sort(np.ascontiguousarray(bins[:, chosen]), np.ascontiguousarray(scores[:, chosen], np.float64),
-              np.asarray(true, np.intp), sb, ss, st, np.zeros((count, BINS + 1), np.int64))
+        sb, ss, st = sorted_by_bin(bins[:, chosen], scores[:, chosen], true)
         some = np.zeros((count, BINS + 1), np.int64)
         _entries(sb, ss, st, whole[chosen], False, some, np.zeros((count, k, 0)))
         starts[chosen] = some

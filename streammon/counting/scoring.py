@@ -156,6 +156,8 @@ class Scoring:
                 widen(self.span, batch.bins, batch.scores)
         for w in self.windows:
             w.ingest(batch)
+        if self.census is not None:
+            self.census.forget_batch()
 
     def _count_values(self, batch: ScoredBatch, kept: npt.NDArray[np.bool_] | None) -> None:
         """The batch's scored samples (``kept``; None: all) into the census, and the census onto the batch while

@@ -198,3 +198,37 @@ def test_a_mark_wider_than_the_census_once_columns_closed() -> None:
         np.add.at(expected, (inverse, y), 1)
         entry_of = {v: e for e, v in enumerate(census._values[0, : len(values)].tolist())}  # value -> its entry
         assert got[0, [entry_of[v] for v in values.tolist()]].tolist() == expected.tolist(), oldest
+
+
+def test_unscored_rows_of_a_class_never_scored_leave_the_marks_known() -> None:
+    """K = 3, a few-valued model (300 probability rows at 4 decimals, several values to a bin): its scored
+    samples are of classes a and b only, and each label batch also labels five predictions of class c made without
+    a score. Those rows carry no score and the census never counts class c (its counts stay two classes wide), yet
+    before the fix their class sized the marks kept from the samples' entries (three classes): once such a mark was
+    the oldest the window's counts were unknown for good and it read the ring's values (ROC AUC 0.66527 against
+    0.66522). The timed window now reads what a monitor fed the same stream without the unscored rows reads."""
+    rng = np.random.default_rng(7)
+    pool = np.round(rng.dirichlet(np.ones(3) * 3, 300), 4)
+    pool[:, 2] = np.round(1.0 - pool[:, 0] - pool[:, 1], 4)
+    pool = pool[(pool >= 0).all(axis=1)]
+
+    def fed(bare: bool) -> Monitor:
+        rng = np.random.default_rng(0)
+        monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={"a": 1.0, "b": 1.0, "c": 1.0},
+                          detector=None)
+        for step in range(12):
+            p = pool[rng.integers(0, len(pool), 1_000)]
+            y = np.where(rng.random(1_000) < p[:, 0] / (p[:, 0] + p[:, 1]), "a", "b").tolist()
+            keys = [f"s{step}-{i}" for i in range(1_000)]
+            monitor.predict_many(keys, y, 10.0 * step, y_score=p)
+            if bare:
+                unscored = [f"u{step}-{i}" for i in range(5)]
+                monitor.predict_many(unscored, ["c"] * 5, 10.0 * step)
+                keys, y = unscored + keys, ["c"] * 5 + y
+            monitor.label_many(keys, y, np.full(len(keys), 10.0 * step + 1.0))
+        return monitor
+
+    got, expected = (fed(bare).report().windows["timed_40s"] for bare in (True, False))
+    assert got.n_scored == expected.n_scored == 4_000
+    for name in ("roc_auc", "average_precision", "auroc_ova", "aurpc_ova"):
+        assert abs(got.scores[name] - expected.scores[name]) < 1e-12, name

@@ -161,7 +161,10 @@ def _counted(counts: npt.NDArray[np.int64], entries: npt.NDArray[np.signedintege
     width = int(entries.max(initial=-1)) + 1
     if width > counts.shape[1]:
         width = max(width, 2 * counts.shape[1], 64)
-    counts = _padded(counts, (len(counts), width, int(true.max(initial=-1)) + 1))
+    rows = int(true.max(initial=-1)) + 1
+    if rows > counts.shape[2]:  # only the classes of samples with a score: the census counts no other (``counts``)
+        rows = int(true[(entries >= 0).any(axis=0)].max(initial=-1)) + 1
+    counts = _padded(counts, (len(counts), width, rows))
     add_entries(entries.astype(np.int32, copy=False), true.astype(np.intp, copy=False), counts)
     return counts
 

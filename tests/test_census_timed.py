@@ -232,3 +232,62 @@ def test_unscored_rows_of_a_class_never_scored_leave_the_marks_known() -> None:
     assert got.n_scored == expected.n_scored == 4_000
     for name in ("roc_auc", "average_precision", "auroc_ova", "aurpc_ova"):
         assert abs(got.scores[name] - expected.scores[name]) < 1e-12, name
+
+
+@pytest.mark.parametrize("raw_limit", [timed_values.RAW_LIMIT, 0, 500])
+def test_timed_windows_value_counts_are_a_recount_of_their_samples(monkeypatch: pytest.MonkeyPatch,
+                                                                   raw_limit: int) -> None:
+    """K = 3, a few-valued model; two windows sliding by time of different bucket widths (4 x 10 s, 2 x 25 s: a
+    batch asks the census for marks at different samples, window after window); label batches spanning up to
+    eight buckets, a tenth of their rows without a score and of a class never scored, gaps past both windows.
+    After every batch each window's own value counts (``TimedValues.counts``), where known, are a NumPy recount
+    of the scored samples whose buckets are in it, at the census's entries, and they are known once the census
+    counted the window's first sample (always, here)."""
+    monkeypatch.setattr(timed_values, "RAW_LIMIT", raw_limit)
+    rng = np.random.default_rng(3)
+    pool = np.round(rng.dirichlet(np.ones(3) * 3, 200), 3)
+    pool[:, 2] = np.round(1.0 - pool[:, 0] - pool[:, 1], 3)
+    pool = pool[(pool >= 0).all(axis=1)]
+    monitor = Monitor([Timed(40.0, buckets=4), Timed(50.0, buckets=2)], reference={"a": 1.0, "b": 1.0, "c": 1.0},
+                      detector=None)
+    labels = {"a": 0, "b": 1, "c": 2}
+    held_t, held_y, held_s = [], [], []
+    t, known = 0.0, 0
+    for step in range(30):
+        n = int(rng.choice([1, 40, 600]))
+        p = pool[rng.integers(0, len(pool), n)]
+        y = rng.choice(["a", "b"], n).tolist()
+        keys = [f"s{step}-{i}" for i in range(n)]
+        monitor.predict_many(keys, y, t, y_score=p)
+        bare = [f"u{step}-{i}" for i in range(n // 10)]
+        if bare:
+            monitor.predict_many(bare, ["c"] * len(bare), t)
+        order = rng.permutation(n + len(bare))
+        keys, y = [(keys + bare)[i] for i in order], [(y + ["c"] * len(bare))[i] for i in order]
+        times = t + np.sort(rng.random(len(keys))) * float(rng.choice([0.0, 15.0, 80.0]))
+        monitor.label_many(keys, y, times)
+        scored = [i for i, k in enumerate(keys) if k.startswith("s")]
+        held_t.append(times[scored])
+        held_y.append(np.array([labels[y[i]] for i in scored]))
+        held_s.append(np.array([p[int(keys[i].split("-")[1])] for i in scored]).reshape(-1, 3))
+        t = float(times[-1]) + float(rng.choice([0.0, 4.0, 30.0, 120.0]))
+        tt, yy, ss = (np.concatenate(a) for a in (held_t, held_y, held_s))
+        scoring = monitor._tally.scoring
+        assert scoring is not None and scoring.census is not None and scoring.census.counts is not None
+        census = scoring.census
+        for window in scoring.windows:
+            width, buckets = window.window.width, window.window.buckets
+            got = window.values.counts(census.counts)
+            inside = np.floor(tt / width) > np.floor(float(times[-1]) / width) - buckets
+            if got is None:
+                assert not inside.any(), (step, width)  # (no bucket holds a sample)
+                continue
+            known += 1
+            for c in range(3):
+                values = census._values[c, : int(census._used[c])]
+                expected = np.zeros((len(values), got.shape[2]), np.int64)
+                np.add.at(expected, (np.searchsorted(np.sort(values), ss[inside, c]), yy[inside]), 1)
+                by_entry = np.argsort(np.argsort(values))  # entry -> its rank among the values
+                assert np.array_equal(got[c, : len(values)], expected[by_entry]), (step, width, c)
+                assert not got[c, len(values):].any()
+    assert known >= 40

@@ -16,6 +16,7 @@ from streammon.counting.score_census import ValueCensus
 from streammon.counting.windows import timed_values
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed_values import TimedValues
+from streammon.metrics.value_census import CENSUS_LIMIT
 
 
 def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
@@ -291,3 +292,28 @@ def test_timed_windows_value_counts_are_a_recount_of_their_samples(monkeypatch: 
                 assert np.array_equal(got[c, : len(values)], expected[by_entry]), (step, width, c)
                 assert not got[c, len(values):].any()
     assert known >= 40
+
+
+def test_a_mark_made_from_entries_is_no_wider_than_the_census_can_be() -> None:
+    """A column of 3,000 values when the first bucket opens (its mark 3,000 entries wide), then 500 more values in
+    the next buckets, whose marks are made from their samples' entries: they grow to hold entries up to 3,499 —
+    at most the census's ``CENSUS_LIMIT`` entries, not twice the mark's width (6,000: at K = 64, two marks of
+    64 x 6,000 x 64 int64 counts, 188 MiB each where 128 MiB hold every entry). The window's counts stay a
+    recount."""
+    census, marks = ValueCensus(columns=1), TimedValues()
+    values = np.arange(3_500) / 3_500
+    batches = [values[:3_000], values[3_000:3_200], values[3_200:]]
+    for bucket, s in enumerate(batches):
+        y = np.arange(len(s)) % 2
+        census.add(y, s[:, None])
+        batch = ScoredBatch(y, s[:, None], None, positive=1)
+        batch.census, batch.entries = census, census.entries
+        marks.opened(bucket, batch, 0)
+        marks.took(batch, 0, len(y))
+    assert marks._last is not None and marks._last.shape[1] <= CENSUS_LIMIT
+    marks.leave(1)
+    counts = census.counts
+    assert counts is not None
+    got = marks.counts(counts)
+    assert got is not None and got.shape[1] <= CENSUS_LIMIT
+    assert got[0, :3_000].sum() == 0 and got[0, 3_000:3_500].sum(axis=1).tolist() == [1] * 500

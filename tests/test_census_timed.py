@@ -16,6 +16,7 @@ from streammon.counting.score_census import ValueCensus
 from streammon.counting.windows import timed_values
 from streammon.counting.windows.scored_batch import ScoredBatch
 from streammon.counting.windows.timed_values import TimedValues
+from streammon.metrics.value_census import CENSUS_LIMIT
 
 
 def test_a_bucket_of_only_unscored_labels_leaves_with_its_mark() -> None:
@@ -198,3 +199,121 @@ def test_a_mark_wider_than_the_census_once_columns_closed() -> None:
         np.add.at(expected, (inverse, y), 1)
         entry_of = {v: e for e, v in enumerate(census._values[0, : len(values)].tolist())}  # value -> its entry
         assert got[0, [entry_of[v] for v in values.tolist()]].tolist() == expected.tolist(), oldest
+
+
+def test_unscored_rows_of_a_class_never_scored_leave_the_marks_known() -> None:
+    """K = 3, a few-valued model (300 probability rows at 4 decimals, several values to a bin): its scored
+    samples are of classes a and b only, and each label batch also labels five predictions of class c made without
+    a score. Those rows carry no score and the census never counts class c (its counts stay two classes wide), yet
+    before the fix their class sized the marks kept from the samples' entries (three classes): once such a mark was
+    the oldest the window's counts were unknown for good and it read the ring's values (ROC AUC 0.66527 against
+    0.66522). The timed window now reads what a monitor fed the same stream without the unscored rows reads."""
+    rng = np.random.default_rng(7)
+    pool = np.round(rng.dirichlet(np.ones(3) * 3, 300), 4)
+    pool[:, 2] = np.round(1.0 - pool[:, 0] - pool[:, 1], 4)
+    pool = pool[(pool >= 0).all(axis=1)]
+
+    def fed(bare: bool) -> Monitor:
+        rng = np.random.default_rng(0)
+        monitor = Monitor([Cumulative(), Timed(40.0, buckets=4)], reference={"a": 1.0, "b": 1.0, "c": 1.0},
+                          detector=None)
+        for step in range(12):
+            p = pool[rng.integers(0, len(pool), 1_000)]
+            y = np.where(rng.random(1_000) < p[:, 0] / (p[:, 0] + p[:, 1]), "a", "b").tolist()
+            keys = [f"s{step}-{i}" for i in range(1_000)]
+            monitor.predict_many(keys, y, 10.0 * step, y_score=p)
+            if bare:
+                unscored = [f"u{step}-{i}" for i in range(5)]
+                monitor.predict_many(unscored, ["c"] * 5, 10.0 * step)
+                keys, y = unscored + keys, ["c"] * 5 + y
+            monitor.label_many(keys, y, np.full(len(keys), 10.0 * step + 1.0))
+        return monitor
+
+    got, expected = (fed(bare).report().windows["timed_40s"] for bare in (True, False))
+    assert got.n_scored == expected.n_scored == 4_000
+    for name in ("roc_auc", "average_precision", "auroc_ova", "aurpc_ova"):
+        assert abs(got.scores[name] - expected.scores[name]) < 1e-12, name
+
+
+@pytest.mark.parametrize("raw_limit", [timed_values.RAW_LIMIT, 0, 500])
+def test_timed_windows_value_counts_are_a_recount_of_their_samples(monkeypatch: pytest.MonkeyPatch,
+                                                                   raw_limit: int) -> None:
+    """K = 3, a few-valued model; two windows sliding by time of different bucket widths (4 x 10 s, 2 x 25 s: a
+    batch asks the census for marks at different samples, window after window); label batches spanning up to
+    eight buckets, a tenth of their rows without a score and of a class never scored, gaps past both windows.
+    After every batch each window's own value counts (``TimedValues.counts``), where known, are a NumPy recount
+    of the scored samples whose buckets are in it, at the census's entries, and they are known once the census
+    counted the window's first sample (always, here)."""
+    monkeypatch.setattr(timed_values, "RAW_LIMIT", raw_limit)
+    rng = np.random.default_rng(3)
+    pool = np.round(rng.dirichlet(np.ones(3) * 3, 200), 3)
+    pool[:, 2] = np.round(1.0 - pool[:, 0] - pool[:, 1], 3)
+    pool = pool[(pool >= 0).all(axis=1)]
+    monitor = Monitor([Timed(40.0, buckets=4), Timed(50.0, buckets=2)], reference={"a": 1.0, "b": 1.0, "c": 1.0},
+                      detector=None)
+    labels = {"a": 0, "b": 1, "c": 2}
+    held_t, held_y, held_s = [], [], []
+    t, known = 0.0, 0
+    for step in range(30):
+        n = int(rng.choice([1, 40, 600]))
+        p = pool[rng.integers(0, len(pool), n)]
+        y = rng.choice(["a", "b"], n).tolist()
+        keys = [f"s{step}-{i}" for i in range(n)]
+        monitor.predict_many(keys, y, t, y_score=p)
+        bare = [f"u{step}-{i}" for i in range(n // 10)]
+        if bare:
+            monitor.predict_many(bare, ["c"] * len(bare), t)
+        order = rng.permutation(n + len(bare))
+        keys, y = [(keys + bare)[i] for i in order], [(y + ["c"] * len(bare))[i] for i in order]
+        times = t + np.sort(rng.random(len(keys))) * float(rng.choice([0.0, 15.0, 80.0]))
+        monitor.label_many(keys, y, times)
+        scored = [i for i, k in enumerate(keys) if k.startswith("s")]
+        held_t.append(times[scored])
+        held_y.append(np.array([labels[y[i]] for i in scored]))
+        held_s.append(np.array([p[int(keys[i].split("-")[1])] for i in scored]).reshape(-1, 3))
+        t = float(times[-1]) + float(rng.choice([0.0, 4.0, 30.0, 120.0]))
+        tt, yy, ss = (np.concatenate(a) for a in (held_t, held_y, held_s))
+        scoring = monitor._tally.scoring
+        assert scoring is not None and scoring.census is not None and scoring.census.counts is not None
+        census = scoring.census
+        for window in scoring.windows:
+            width, buckets = window.window.width, window.window.buckets
+            got = window.values.counts(census.counts)
+            inside = np.floor(tt / width) > np.floor(float(times[-1]) / width) - buckets
+            if got is None:
+                assert not inside.any(), (step, width)  # (no bucket holds a sample)
+                continue
+            known += 1
+            for c in range(3):
+                values = census._values[c, : int(census._used[c])]
+                expected = np.zeros((len(values), got.shape[2]), np.int64)
+                np.add.at(expected, (np.searchsorted(np.sort(values), ss[inside, c]), yy[inside]), 1)
+                by_entry = np.argsort(np.argsort(values))  # entry -> its rank among the values
+                assert np.array_equal(got[c, : len(values)], expected[by_entry]), (step, width, c)
+                assert not got[c, len(values):].any()
+    assert known >= 40
+
+
+def test_a_mark_made_from_entries_is_no_wider_than_the_census_can_be() -> None:
+    """A column of 3,000 values when the first bucket opens (its mark 3,000 entries wide), then 500 more values in
+    the next buckets, whose marks are made from their samples' entries: they grow to hold entries up to 3,499 —
+    at most the census's ``CENSUS_LIMIT`` entries, not twice the mark's width (6,000: at K = 64, two marks of
+    64 x 6,000 x 64 int64 counts, 188 MiB each where 128 MiB hold every entry). The window's counts stay a
+    recount."""
+    census, marks = ValueCensus(columns=1), TimedValues()
+    values = np.arange(3_500) / 3_500
+    batches = [values[:3_000], values[3_000:3_200], values[3_200:]]
+    for bucket, s in enumerate(batches):
+        y = np.arange(len(s)) % 2
+        census.add(y, s[:, None])
+        batch = ScoredBatch(y, s[:, None], None, positive=1)
+        batch.census, batch.entries = census, census.entries
+        marks.opened(bucket, batch, 0)
+        marks.took(batch, 0, len(y))
+    assert marks._last is not None and marks._last.shape[1] <= CENSUS_LIMIT
+    marks.leave(1)
+    counts = census.counts
+    assert counts is not None
+    got = marks.counts(counts)
+    assert got is not None and got.shape[1] <= CENSUS_LIMIT
+    assert got[0, :3_000].sum() == 0 and got[0, 3_000:3_500].sum(axis=1).tolist() == [1] * 500

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.value_census import add_entries
+from streammon.metrics.value_census import CENSUS_LIMIT, add_entries
 
 if TYPE_CHECKING:
     from streammon.counting.windows.scored_batch import ScoredBatch
@@ -157,12 +157,15 @@ Moved = tuple[npt.NDArray[np.int16], npt.NDArray[np.int32]] | tuple[
 def _counted(counts: npt.NDArray[np.int64], entries: npt.NDArray[np.signedinteger[Any]],
              true: npt.NDArray[np.signedinteger[Any]]) -> npt.NDArray[np.int64]:
     """``counts`` (C, width, R) with these samples counted at their ``entries`` (C, m; -1 none): itself, or
-    copied into a larger array where they need it (its width doubled, as the census's room: a few-valued model's
-    values come a few at a time)."""
+    copied into a larger array where they need it (its width doubled, as the census's room, up to its
+    ``CENSUS_LIMIT``: a few-valued model's values come a few at a time)."""
     width = int(entries.max(initial=-1)) + 1
-    if width > counts.shape[1]:
-        width = max(width, 2 * counts.shape[1], 64)
-    counts = _padded(counts, (len(counts), width, int(true.max(initial=-1)) + 1))
+    if width > counts.shape[1]:  # (no entry reaches CENSUS_LIMIT: a column that would take more closes)
+        width = min(max(width, 2 * counts.shape[1], 64), CENSUS_LIMIT)
+    rows = int(true.max(initial=-1)) + 1
+    if rows > counts.shape[2]:  # only the classes of samples with a score: the census counts no other (``counts``)
+        rows = int(true[(entries >= 0).any(axis=0)].max(initial=-1)) + 1
+    counts = _padded(counts, (len(counts), width, rows))
     add_entries(entries.astype(np.int32, copy=False), true.astype(np.intp, copy=False), counts)
     return counts
 

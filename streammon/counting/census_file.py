@@ -1,5 +1,6 @@
 """A saved census column as ``ValueCensus.state`` writes it (``streammon.counting.score_census``), read back and
-checked: only that form is accepted, so a file accepted saves back byte for byte.
+checked: only that form is accepted, so a file accepted saves back byte for byte; and a restored census checked
+against the windows saved with it (``check_binned``, ``check_sample``).
 
 >>> values, counts = parsed_column({"values": [0.25, 0.5], "counts": [[2, 0], [0, 1]]}, 0, 3, 2)
 >>> values.tolist(), counts.tolist()
@@ -13,12 +14,16 @@ ValueError: a saved score census column 0 must hold finite values in [0, 1], asc
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from streammon.metrics.score_bins import BINS, score_bins
 from streammon.metrics.value_census import CENSUS_LIMIT
+
+if TYPE_CHECKING:
+    from streammon.counting.score_census import ValueCensus
 
 
 def parsed_column(column: Any, index: int, total: int, rows: int,
@@ -55,3 +60,55 @@ def parsed_column(column: Any, index: int, total: int, rows: int,
         raise ValueError(f"a saved score census column {index} must hold counts >= 0 adding up to {total}, each "
                          "value counted")
     return values, counts
+
+
+def _column(census: ValueCensus, c: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
+    """Column ``c``'s values (ascending) and their counts per class (m, R); None: closed."""
+    got = census.counted(c)
+    if got is None:
+        return None
+    values = np.asarray(got[0], np.float64)
+    return values, np.asarray(got[1], np.int64).reshape(len(values), -1) if len(values) else np.zeros((0, 0), np.int64)
+
+
+def check_binned(census: ValueCensus, hist: npt.NDArray[np.signedinteger[Any]]) -> None:
+    """``ValueError`` unless ``census``, complete, bins to ``hist`` (K, C, BINS), the histogram of a window that
+    holds every sample it counted, in every open column (a census that does not belong to the saved tallies is
+    refused)."""
+    if not census.counting:
+        return
+    for c in range(census.columns):
+        got = _column(census, c)
+        if got is None:
+            continue
+        values, counts = got
+        rows = max(len(hist), counts.shape[1])
+        recount = np.zeros((BINS, rows), np.int64)  # per bin and class, the values' counts summed
+        np.add.at(recount[:, : counts.shape[1]], score_bins(values), counts)
+        window = np.zeros((rows, BINS), np.int64)
+        window[: len(hist)] = hist[:, c]
+        if not np.array_equal(recount.T, window):
+            raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's histogram")
+
+
+def check_sample(census: ValueCensus, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+    """``ValueError`` unless every open column of ``census`` holds each value of ``scores`` (n, C; samples it
+    counted: the monitor's last exact ones) at least as often per class of ``true`` — what a census whose counts
+    were moved between values of one bin (its histogram the window's) rarely does."""
+    if not census.counting or not len(true):
+        return
+    for c in range(census.columns):
+        got = _column(census, c)
+        if got is None:
+            continue
+        values, counts = got
+        m = len(values)
+        wanted = scores[:, c] + 0.0
+        at = np.minimum(np.searchsorted(values, wanted), max(m - 1, 0))
+        if m == 0 or (values[at] != wanted).any() or int(np.max(true)) >= counts.shape[1]:
+            raise ValueError(f"the saved score census of column {c} lacks a value of the last exact scores")
+        need = np.zeros_like(counts)
+        np.add.at(need, (at, true), 1)
+        if (need > counts).any():
+            raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
+                             "exact scores hold it")

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from streammon.counting.census_file import parsed_column
 from streammon.metrics.bin_values import BinValues
-from streammon.metrics.score_bins import BINS, score_bins
+from streammon.metrics.score_bins import BINS
 from streammon.metrics.value_census import (
     BEYOND,
     CENSUS_LIMIT,
@@ -297,51 +297,6 @@ class ValueCensus:
                 fresh._close(np.arange(self.columns))
         for name in self.__slots__:
             setattr(self, name, getattr(fresh, name))
-
-    def check(self, hist: npt.NDArray[np.signedinteger[Any]]) -> None:
-        """``ValueError`` unless this census, complete, bins to ``hist`` (K, C, BINS), the histogram of a window
-        that holds every sample it counted, in every open column (a census that does not belong to the saved
-        tallies is refused)."""
-        if not self.counting:
-            return
-        rows = max(len(hist), self._counts.shape[2])
-        for c in range(self.columns):
-            m = int(self._used[c])
-            if m < 0:
-                continue
-            recount = np.zeros((BINS, rows), np.int64)  # per bin and class, the values' counts summed
-            bins = score_bins(self._values[c, :m])
-            order = np.argsort(bins, kind="stable")
-            shown, first = np.unique(bins[order], return_index=True)
-            if m:
-                recount[shown, : self._counts.shape[2]] = np.add.reduceat(self._counts[c, order], first, axis=0)
-            window = np.zeros((rows, BINS), np.int64)
-            window[: len(hist)] = hist[:, c]
-            if not np.array_equal(recount.T, window):
-                raise ValueError(f"the saved score census of column {c} does not bin to the cumulative window's "
-                                 "histogram")
-
-    def check_sample(self, true: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
-        """``ValueError`` unless every open column holds each value of ``scores`` (n, C; samples it counted: the
-        monitor's last exact ones) at least as often per class of ``true`` — what a census whose counts were moved
-        between values of one bin (its histogram the window's) rarely does."""
-        if not self.counting or not len(true):
-            return
-        for c in range(self.columns):
-            m = int(self._used[c])
-            if m < 0:
-                continue
-            order, _ = census_layout(self._values[c, :m])
-            values, counts = self._values[c, order], self._counts[c, order]
-            wanted = scores[:, c] + 0.0
-            at = np.minimum(np.searchsorted(values, wanted), max(m - 1, 0))
-            if m == 0 or (values[at] != wanted).any() or int(np.max(true)) >= counts.shape[1]:
-                raise ValueError(f"the saved score census of column {c} lacks a value of the last exact scores")
-            need = np.zeros_like(counts)
-            np.add.at(need, (at, true), 1)
-            if (need > counts).any():
-                raise ValueError(f"the saved score census of column {c} counts a value less often than the last "
-                                 "exact scores hold it")
 
 
 def _room(values: int) -> int:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streammon.counting.census_file import check_binned, check_sample
 from streammon.counting.exact_scores import ScoreRing
 from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_records import ScoreRecords
@@ -318,14 +319,14 @@ class Scoring:
         if not self.census.complete:
             return
         if self.ring is not None:  # the ring's samples are the last the census counted
-            self.census.check_sample(*self.ring.last(min(self.ring.held, self.census.total)))
+            check_sample(self.census, *self.ring.last(min(self.ring.held, self.census.total)))
         for w in self.windows:
             tally = w.snapshot(None, rows, None)
             if tally.n_scored > self.census.total or (type(w) is ScoreWindow and tally.n_scored < self.census.total):
                 raise ValueError(f"a saved score census of {self.census.total} samples does not fit a window of "
                                  f"{tally.n_scored}")
             if tally.n_scored == self.census.total:
-                self.census.check(tally.hist)
+                check_binned(self.census, tally.hist)
 
     def _check_ring(self, rows: int) -> None:
         """``ValueError`` unless every window that will read the restored ring's exact samples holds exactly

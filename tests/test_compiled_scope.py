@@ -15,7 +15,8 @@ from tests.compiled_scope import PACKAGE, compiled_modules, fingerprinted, forei
 LOOPS = {  # every module that compiles loops, and how: decorated, passed to ``compiled``, or built by a factory
     "streammon.detection.kernel", "streammon.detection.simulate", "streammon.logs.page_walk",
     "streammon.metrics.bin_sort", "streammon.metrics.bin_span", "streammon.metrics.bin_values",
-    "streammon.metrics.binomial_loops", "streammon.metrics.bucket_cells", "streammon.metrics.compiled", "streammon.metrics.distinct_bins", "streammon.metrics.exact_ranking_loop",
+    "streammon.metrics.binomial_loops", "streammon.metrics.bucket_cells", "streammon.metrics.compiled",
+    "streammon.metrics.distinct_bins", "streammon.metrics.exact_ranking_loop",
     "streammon.metrics.score_kernel", "streammon.metrics.value_census", "streammon.metrics.window_score_loop",
 }
 VALUES = (bool, int, float, str, tuple, np.ndarray)  # what numba pickles into its cache key by content

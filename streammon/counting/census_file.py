@@ -13,6 +13,7 @@ ValueError: a saved score census column 0 must hold finite values in [0, 1], asc
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -62,26 +63,23 @@ def parsed_column(column: Any, index: int, total: int, rows: int,
     return values, counts
 
 
-def _column(census: ValueCensus, c: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]] | None:
-    """Column ``c``'s values (ascending) and their counts per class (m, R); None: closed."""
-    got = census.counted(c)
-    if got is None:
-        return None
-    values = np.asarray(got[0], np.float64)
-    return values, np.asarray(got[1], np.int64).reshape(len(values), -1) if len(values) else np.zeros((0, 0), np.int64)
+def _open_columns(census: ValueCensus) -> Iterator[tuple[int, npt.NDArray[np.float64], npt.NDArray[np.int64]]]:
+    """Each open column of a counting ``census``: its index, values (ascending) and counts per class (m, R)."""
+    if not census.counting:
+        return
+    for c in range(census.columns):
+        got = census.counted(c)
+        if got is not None:
+            values = np.asarray(got[0], np.float64)
+            counts = np.asarray(got[1], np.int64).reshape(len(values), -1) if len(values) else np.zeros((0, 0), int)
+            yield c, values, counts
 
 
 def check_binned(census: ValueCensus, hist: npt.NDArray[np.signedinteger[Any]]) -> None:
     """``ValueError`` unless ``census``, complete, bins to ``hist`` (K, C, BINS), the histogram of a window that
     holds every sample it counted, in every open column (a census that does not belong to the saved tallies is
     refused)."""
-    if not census.counting:
-        return
-    for c in range(census.columns):
-        got = _column(census, c)
-        if got is None:
-            continue
-        values, counts = got
+    for c, values, counts in _open_columns(census):
         rows = max(len(hist), counts.shape[1])
         recount = np.zeros((BINS, rows), np.int64)  # per bin and class, the values' counts summed
         np.add.at(recount[:, : counts.shape[1]], score_bins(values), counts)
@@ -95,13 +93,9 @@ def check_sample(census: ValueCensus, true: npt.NDArray[np.intp], scores: npt.ND
     """``ValueError`` unless every open column of ``census`` holds each value of ``scores`` (n, C; samples it
     counted: the monitor's last exact ones) at least as often per class of ``true`` — what a census whose counts
     were moved between values of one bin (its histogram the window's) rarely does."""
-    if not census.counting or not len(true):
+    if not len(true):
         return
-    for c in range(census.columns):
-        got = _column(census, c)
-        if got is None:
-            continue
-        values, counts = got
+    for c, values, counts in _open_columns(census):
         m = len(values)
         wanted = scores[:, c] + 0.0
         at = np.minimum(np.searchsorted(values, wanted), max(m - 1, 0))

@@ -13,11 +13,12 @@ spanning fifty (``span 50``).
 
     python examples/bench_timed_buckets.py [--quick]   # --quick: ~1 min on this shared machine; full: ~3 min
 
-Measured (``--quick``, one run each, this machine, CPU-time ratios; before ``cd1ddb3``, after the round that
+Measured (``--quick``, two runs each, this machine, CPU-time ratios; before ``cd1ddb3``, after the round that
 closes a bucket by its samples' own cells and marks a small bucket by its samples' census entries): continuous,
-100 / 1,000 / 10,000 a bucket, span 1: 0.07 → 0.38, 0.12 → 0.33, 0.31 → 0.50; span 50: 0.02 → 0.20, 0.07 →
-0.24. Three decimals, span 1: 0.04 → 0.28, 0.06 → 0.22, 0.18 → 0.27; span 50: 0.01 → 0.14, 0.02 → 0.21. The
-full table and what remains: ``docs/benchmarks``, "With scores and sample times".
+100 / 1,000 / 10,000 a bucket, span 1: 0.07–0.08 → 0.38–0.40, 0.12–0.13 → 0.33–0.34, 0.31–0.36 → 0.34–0.50;
+span 50: 0.02 → 0.20–0.21, 0.07–0.08 → 0.24. Three decimals, span 1: 0.04 → 0.26–0.28, 0.05–0.06 → 0.22–0.26,
+0.18–0.19 → 0.26–0.27; span 50: 0.01 → 0.13–0.14, 0.02 → 0.17–0.21. The full table and what remains:
+``docs/benchmarks``, "With scores and sample times".
 """
 
 from __future__ import annotations

@@ -141,6 +141,7 @@ def profile(k: int, reads: int = 40) -> None:
     timed by wrapping those functions (``SlidingScores.catch_up``, ``ScoreWindow._frozen``, the compiled
     metrics' ``score_values`` as ``findings.score_window`` calls it)."""
     from streammon.counting.windows import scored as windows  # noqa: PLC0415 - the internals being timed
+    from streammon.counting.windows import scored_sliding as sliding  # noqa: PLC0415
     from streammon.findings import score_window  # noqa: PLC0415
 
     parts: dict[str, list[float]] = {}
@@ -158,7 +159,7 @@ def profile(k: int, reads: int = 40) -> None:
     def window(w: object) -> str:
         return f"{type(w).__name__} {getattr(w, 'size', '')}".strip()
 
-    timed(windows.SlidingScores, "catch_up", lambda w: f"catch-up   {window(w)}")
+    timed(sliding.SlidingScores, "catch_up", lambda w: f"catch-up   {window(w)}")
     timed(windows.ScoreWindow, "_frozen", lambda w, *_, **__: f"copy       {window(w)}")
     timed(score_window, "score_values", lambda hist, *_, **kw: f"metrics    {hist.dtype} "
           f"{'bins' if kw.get('samples') is None else 'exact scores'}")

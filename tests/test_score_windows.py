@@ -399,8 +399,8 @@ def test_a_sliding_score_window_caught_up_at_any_read_holds_its_last_samples(
     """Batches of any size (none, below, at and beyond the window, twice beyond), scored or not, read or saved and
     loaded into a fresh window between any two: the lazily caught-up tally is the recount of the last ``size``
     samples' scores, and the saved state is the same after a reload."""
-    from streammon.counting.windows.scored import SlidingScores
     from streammon.counting.windows.scored_batch import ScoredBatch
+    from streammon.counting.windows.scored_sliding import SlidingScores
 
     rng = np.random.default_rng(size)
     window = SlidingScores(size, rows=3, columns=3, positive=0)
@@ -431,8 +431,8 @@ def test_a_sliding_window_that_counts_whole_batches_by_their_sums_holds_its_last
     at 3 classes), smaller ones counted one by one, batches beyond the window, scored wholly, partly or not at all,
     read or reloaded between any two: the tally is the recount of the last ``size`` samples' scores, its histogram
     and confidence counts exactly, its sums to rounding."""
-    from streammon.counting.windows.scored import SlidingScores
     from streammon.counting.windows.scored_batch import ScoredBatch
+    from streammon.counting.windows.scored_sliding import SlidingScores
 
     rng = np.random.default_rng(size)
     window = SlidingScores(size, rows=3, columns=3, positive=0)

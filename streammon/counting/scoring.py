@@ -41,8 +41,9 @@ from streammon.counting.score_census import ValueCensus
 from streammon.counting.score_records import ScoreRecords
 from streammon.counting.score_tally import ScoreCounts, ScoreTally
 from streammon.counting.windows import Cumulative, Sliding, Timed, Window
-from streammon.counting.windows.scored import ScoreWindow, SlidingScores
+from streammon.counting.windows.scored import ScoreWindow
 from streammon.counting.windows.scored_batch import ScoredBatch
+from streammon.counting.windows.scored_sliding import SlidingScores
 from streammon.counting.windows.scored_timed import TimedScores
 from streammon.metrics.bin_span import empty_span, occupied, union, widen
 from streammon.metrics.bin_values import BinValues

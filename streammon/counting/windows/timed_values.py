@@ -117,7 +117,8 @@ class TimedValues:
     def leave(self, oldest: int) -> None:
         """The buckets before ``oldest`` leave the window: every one's mark, also a bucket's that took only unscored
         samples (a batch's part), which the window never closed and so never names when it leaves."""
-        self._unknown = {b for b in self._unknown if b >= oldest}
+        if self._unknown:
+            self._unknown = {b for b in self._unknown if b >= oldest}
         while self._buckets and self._buckets[0] < oldest:
             self._buckets.pop(0)
             if not self._buckets:

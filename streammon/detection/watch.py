@@ -229,7 +229,9 @@ class DegradationWatch(WatchArrays):
                 continue
             incident = self.open.get(cls)
             classes[str(cls)] = {
-                "baseline": list(self.baseline[cls]), "source": self.source[cls], "status": STATUS_NAMES[status],
+                # (floats, as a load reads them: a learned baseline's counts are ints until saved and loaded)
+                "baseline": [float(x) for x in self.baseline[cls]], "source": self.source[cls],
+                "status": STATUS_NAMES[status],
                 "thresholds": None if status == kernel.UNWATCHED else [
                     float(h) if math.isfinite(h) else None for h in a["h"][cls].tolist()],
                 "statistic": a["stat"][cls].tolist(),

@@ -170,14 +170,7 @@ class Scoring:
             self.census.add(batch.true, batch.scores)
         else:
             self.census.add(batch.true[kept], batch.scores[kept])
-        entries = self.census.entries
-        if self.census.counting and entries is not None:
-            batch.census = self.census
-            if kept is None:
-                batch.entries = entries
-            else:  # (a row without a score has no entry)
-                batch.entries = np.full((len(entries), len(batch)), -1, np.int32)
-                batch.entries[:, kept] = entries
+        batch.counted_by(self.census, kept)
 
     def view(self, now: float | None, k: int, stamp: int | None = None) -> tuple[ScoreTally, ...]:
         """Each window's tally as of ``now`` (its first ``k`` classes). ``stamp`` (the count of samples ingested,

@@ -65,6 +65,19 @@ class ScoredBatch:
                 dense.sums, dense.top = self.sums, self.top
                 self._delta = (-1, dense)  # rows -1: good for any window (``ScoreCounts.add`` takes fewer rows)
 
+    def counted_by(self, census: ValueCensus, kept: npt.NDArray[np.bool_] | None) -> None:
+        """``census`` counted the batch's rows ``kept`` (None: all): while it counts, it and each score's entry in
+        it (``census.entries``, as the batch's rows: -1 for a row without a score) are the batch's."""
+        entries = census.entries
+        if not census.counting or entries is None:
+            return
+        self.census = census
+        if kept is None:
+            self.entries = entries
+        else:
+            self.entries = np.full((len(entries), len(self)), -1, np.int32)
+            self.entries[:, kept] = entries
+
     def _dense_pays(self, rows: int) -> bool:
         """Whether adding a dense tally of ``rows`` rows costs less than adding the samples one by one."""
         return rows * BINS <= DENSE_RATIO * len(self.true)

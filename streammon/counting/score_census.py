@@ -42,6 +42,7 @@ from streammon.metrics.value_census import (
     census_recount,
     census_values,
     keyed,
+    padded_counts,
 )
 
 COUNT32 = 2**31 - 1  # the counts are int32 (half the memory the hashing walks) until the total could reach this
@@ -115,7 +116,7 @@ class ValueCensus:
             self._counts = self._counts.astype(np.int64)
         most = int(true.max()) + 1
         if most > self._counts.shape[2]:
-            self._counts = _widened(self._counts, self._counts.shape[1], most)
+            self._counts = padded_counts(self._counts, (self.columns, self._counts.shape[1], most))
         room = self._counts.shape[1]
         status, self.entries = census_insert(self._table, self._values, self._used, scores=scores, true=true,
                                              counts=self._counts)
@@ -125,8 +126,8 @@ class ValueCensus:
                 return
         if status & BEYOND:
             need = int(self._used.max())
-            self._counts = _widened(self._counts, min(max(need, 2 * room, FIRST_ROOM), CENSUS_LIMIT),
-                                    self._counts.shape[2])
+            wider = min(max(need, 2 * room, FIRST_ROOM), CENSUS_LIMIT)
+            self._counts = padded_counts(self._counts, (self.columns, wider, self._counts.shape[2]))
             census_recount(self._table, self._values, self._used, scores=scores, true=true, counts=self._counts,
                            low=room)
         if status & CLOSED:
@@ -303,10 +304,3 @@ def _room(values: int) -> int:
     """The counts' room for a column of ``values`` values: the power of two above, at least ``FIRST_ROOM``, at
     most ``CENSUS_LIMIT``."""
     return min(max(FIRST_ROOM, 1 << max(values - 1, 0).bit_length()), CENSUS_LIMIT)
-
-
-def _widened(counts: npt.NDArray[Any], room: int, rows: int) -> npt.NDArray[Any]:
-    """``counts`` (C, room', rows') copied into zeros of (C, room, rows), of its type."""
-    out = np.zeros((len(counts), room, rows), counts.dtype)
-    out[:, : counts.shape[1], : counts.shape[2]] = counts
-    return out

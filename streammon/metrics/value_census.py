@@ -139,6 +139,20 @@ def add_entries(entries: npt.NDArray[np.signedinteger[Any]], true: npt.NDArray[n
         _add_entries(entries, np.ascontiguousarray(true, dtype=np.intp), counts, sign)
 
 
+def padded_counts(counts: npt.NDArray[Any], shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """``counts`` (a census's, or a window's at its entries) in zeros at least ``shape``, of its type — itself if it
+    is as large.
+
+    >>> padded_counts(np.ones((1, 2, 1), np.int32), (1, 3, 2))[0].tolist()
+    [[1, 0], [1, 0], [0, 0]]
+    """
+    if all(n <= m for n, m in zip(shape, counts.shape, strict=True)):
+        return counts
+    out = np.zeros(tuple(max(n, m) for n, m in zip(shape, counts.shape, strict=True)), counts.dtype)
+    out[tuple(slice(0, m) for m in counts.shape)] = counts
+    return out
+
+
 def keyed(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """``scores`` (n, C) as the census's passes read them: column by column (C, n), C-contiguous float64, -0.0
     made 0.0 (one value, one bit pattern) — a copy."""

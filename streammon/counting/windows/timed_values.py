@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.value_census import CENSUS_LIMIT, add_entries
+from streammon.metrics.value_census import CENSUS_LIMIT, add_entries, padded_counts
 
 if TYPE_CHECKING:
     from streammon.counting.windows.scored_batch import ScoredBatch
@@ -92,8 +92,8 @@ class TimedValues:
             if self._last is None:
                 self._first = mark.copy()
             else:
-                before = _padded(self._last, mark.shape)
-                moved = (_padded(mark, before.shape) - before).reshape(-1)
+                before = padded_counts(self._last, mark.shape)
+                moved = (padded_counts(mark, before.shape) - before).reshape(-1)
                 cells = np.flatnonzero(moved)
                 small = np.int32 if moved.size < 2**31 and (not len(cells) or np.abs(moved[cells]).max() < 2**31) \
                     else np.int64
@@ -166,7 +166,7 @@ def _counted(counts: npt.NDArray[np.int64], entries: npt.NDArray[np.signedintege
     rows = int(true.max(initial=-1)) + 1
     if rows > counts.shape[2]:  # only the classes of samples with a score: the census counts no other (``counts``)
         rows = int(true[(entries >= 0).any(axis=0)].max(initial=-1)) + 1
-    counts = _padded(counts, (len(counts), width, rows))
+    counts = padded_counts(counts, (len(counts), width, rows))
     add_entries(entries.astype(np.int32, copy=False), true.astype(np.intp, copy=False), counts)
     return counts
 
@@ -176,15 +176,6 @@ def _applied(mark: npt.NDArray[np.int64], moved: Moved) -> npt.NDArray[np.int64]
     if len(moved) == 2:
         return _counted(mark, moved[0], moved[1])
     shape, cells, counts = moved
-    mark = _padded(mark, shape)
+    mark = padded_counts(mark, shape)
     mark[np.unravel_index(cells, shape)] += counts  # (distinct cells)
     return mark
-
-
-def _padded(a: npt.NDArray[np.int64], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
-    """``a`` in zeros at least ``shape`` (itself if it is as large)."""
-    if all(n <= m for n, m in zip(shape, a.shape, strict=True)):
-        return a
-    out = np.zeros(tuple(max(n, m) for n, m in zip(shape, a.shape, strict=True)), np.int64)
-    out[tuple(slice(0, m) for m in a.shape)] = a
-    return out

@@ -40,6 +40,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from streammon.metrics.confusion import FloatArray
 from streammon.metrics.exact_ranking import RankedScores
@@ -50,8 +51,22 @@ if TYPE_CHECKING:  # bin_values compiles its loops on import (numba): not with s
 
 NAMES = ("roc_auc", "average_precision", "brier", "log_loss", "ece")  # the columns of ``score_values``
 COUNT_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))  # histograms read without a copy
-_NO_FLAGS = np.zeros((1, 1), np.bool_)  # the loop's ``distinct`` where every bin reads tied
-_NO_VALUES = (np.zeros((1, 2), np.int64), np.zeros((1, 1, 1)))  # the loop's ``starts``, ``shares`` where none split
+
+
+def _frozen(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array`` C-contiguous and read-only (a view where it is already contiguous): numba compiles a loop once per
+    argument type, and an array's layout and write flag are part of its type, so the loop's inputs are passed
+    alike whatever made them (a writable placeholder where the real array was read-only cost a second compile of
+    ~4 s in a stream's second report: ``streammon.monitor.warming``)."""
+    array = np.ascontiguousarray(array)
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+_NO_FLAGS = _frozen(np.zeros((1, 1), np.bool_))  # the loop's ``distinct`` where every bin reads tied
+_NO_VALUES = (_frozen(np.zeros((1, 2), np.int64)), _frozen(np.zeros((1, 1, 1))))  # ``starts``, ``shares``: none split
 
 
 def class_weights(counts: FloatArray, priors: Any) -> FloatArray:
@@ -109,9 +124,9 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     >>> variance  # placements: positives 1/2, 1; negatives 1, 1/2 -> 2 x (1/16 + 1/16) / (1 x 2)
     0.125
     """
-    hist = np.ascontiguousarray(hist)
+    hist = _frozen(hist)
     if hist.dtype not in COUNT_TYPES:  # the loop is compiled once per integer type (the windows keep these)
-        hist = hist.astype(np.int64)
+        hist = _frozen(hist.astype(np.int64))
     k = hist.shape[0]
     rows = np.zeros((len(mixes), k))
     as_read = np.array([mix is None for mix in mixes], dtype=np.bool_)
@@ -123,13 +138,14 @@ def score_values(hist: Any, sums: Any, top: Any, mixes: Sequence[Any], *, positi
     weights, counts = np.empty((len(mixes), k)), np.empty(k)  # filled by the loop, read again by the exact path
     if span is None:
         span = np.tile(np.array([0, hist.shape[2]], np.int64), (hist.shape[1], 1))
-    span = np.ascontiguousarray(span, dtype=np.int64)
+    span = _frozen(np.asarray(span, dtype=np.int64))
     within = distinct is not None
-    flags = np.ascontiguousarray(distinct, dtype=np.bool_) if within else _NO_FLAGS
+    flags = _frozen(np.asarray(distinct, dtype=np.bool_)) if within else _NO_FLAGS
     split = samples is None and values is not None and values.split > 0 and k <= values.classes
-    starts, shares = (values.starts, values.shares[:, :k]) if split and values is not None else _NO_VALUES
-    loop().window_loop(hist, span, flags, within, np.ascontiguousarray(sums, dtype=np.float64),
-                        np.ascontiguousarray(top, dtype=np.float64), rows, as_read, int(positive),
+    starts, shares = ((_frozen(values.starts), _frozen(values.shares[:, :k])) if split and values is not None
+                      else _NO_VALUES)
+    loop().window_loop(hist, span, flags, within, _frozen(np.asarray(sums, dtype=np.float64)),
+                        _frozen(np.asarray(top, dtype=np.float64)), rows, as_read, int(positive),
                         multi_class != "ovr", samples is None, out, delong, weights, counts, starts, shares,
                         int(offset), split)
     if samples is None:

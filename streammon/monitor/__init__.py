@@ -93,7 +93,9 @@ class Monitor(Saving):
         Each class's expected performance for degradation alerts: a validation
         confusion matrix as ``ConfusionCounts``, ``{true: {pred: count}}``, or a K×K
         array in the order of the classes known at construction (reference, then
-        ``classes``). A class it does not cover learns its baseline from its first
+        ``classes``), or a ``Validation`` (a labelled, scored validation set: its
+        confusion counts, and the label-free estimates with scores). A class it
+        does not cover learns its baseline from its first
         ``detector.baseline_samples`` labelled samples.
     detector
         ``DetectorSettings`` of the per-class degradation CUSUM.
@@ -140,7 +142,7 @@ class Monitor(Saving):
         classes: Iterable[Any] | None = None,
         warmup: int = DEFAULT_WARMUP,
         max_classes: int = DEFAULT_MAX_CLASSES,
-        baseline: ConfusionCounts | Mapping[Any, Mapping[Any, int]] | None = None,
+        baseline: Validation | ConfusionCounts | Mapping[Any, Mapping[Any, int]] | None = None,
         detector: DetectorSettings | None = None,
         clock: Callable[[], float] = time.time,
         policy: Policy | None = None,

@@ -39,6 +39,7 @@ from streammon.commands.replay import add_replay_parser, run_replay
 from streammon.commands.report import run_report
 from streammon.commands.rules import RULE_FLAGS, add_rule_flags
 from streammon.commands.serve import add_serve_parser, run_serve
+from streammon.commands.warm import run_warm_up
 from streammon.demo import LateLabels
 from streammon.export.grafana import render_dashboard
 from streammon.export.rules import PROFILES, render_rules
@@ -83,6 +84,11 @@ def _run(argv: Sequence[str] | None) -> int:
     rules = sub.add_parser("rules", help="print the PromQL recording and alerting rules (YAML)")
     add_rule_flags(rules)
     sub.add_parser("dashboard", help="print the Grafana dashboard (JSON)")
+    sub.add_parser("warm-up", help="compile every loop a monitor can reach into numba's disk cache (an image's "
+                                   "build step), so that no process compiles one while it serves",
+                   description="Run small streams through every compiled path (decisions, scores, late labels, "
+                               "timed buckets, every count width) so that numba's disk cache holds their machine "
+                               "code; prints how many signatures and how long it took.")
     add_serve_parser(sub)
     report = sub.add_parser("report", help="print the report of a saved monitor (a state file)",
                             description="Load a state file written by Monitor.save or a Checkpointer and print its "
@@ -101,6 +107,8 @@ def _run(argv: Sequence[str] | None) -> int:
         late = LateLabels(delay=args.label_delay, never=args.unlabelled_share) if args.late_labels else None
         return run_demo(port=args.port, addr=args.addr, duration=args.duration, rate=args.rate,
                         phase_seconds=args.phase_seconds, every=args.every, late=late)
+    if args.command == "warm-up":
+        return run_warm_up()
     if args.command in ("report", "dashboard"):
         return run_report(args.state_file, as_json=args.json) if args.command == "report" else _dashboard()
     if args.command == "rules":

@@ -26,6 +26,7 @@ loop of its file that does); ``tests/test_compiled_cache.py`` changes the other 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import uuid
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 LOG = logging.getLogger("streammon.compile")
 _told: list[bool] = []  # whether the in-memory fallback was logged in this process
+_widths: list[tuple[Any, tuple[int, ...]]] = []  # loops whose count arguments come in several widths, and where
+WIDTHS = ("int16", "int32", "int64")  # the integer types a count array is kept in (score_tally.count_type)
 
 
 def compiled(function: F, **options: Any) -> F:
@@ -52,6 +55,39 @@ def compiled(function: F, **options: Any) -> F:
                         "process (a few seconds); set NUMBA_CACHE_DIR to a writable directory to keep them", error)
         out = numba.njit(cache=False, **settings)(function)
     return out
+
+
+def count_widths(*positions: int) -> Callable[[F], F]:
+    """Mark a compiled loop whose arguments at ``positions`` are count arrays kept in the narrowest of ``WIDTHS``
+    that holds them, so that ``compile_widths`` compiles it for every width before a stream gets there (a count
+    past 2³¹ takes weeks of a busy stream). Returns the loop unchanged: no call pays for the mark."""
+
+    def mark(loop: F) -> F:
+        _widths.append((loop, positions))
+        return loop
+
+    return mark
+
+
+def compile_widths() -> None:
+    """Compile every loop marked by ``count_widths`` for every width of its count arrays, from each signature it
+    was compiled for so far (from numba's disk cache where it holds them: ``streammon.monitor.warming``)."""
+    import numba  # noqa: PLC0415 - only once loops were compiled
+
+    if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]  # the loops run as Python: nothing to compile
+        return
+    for loop, positions in _widths:
+        for signature in list(loop.signatures):
+            arrays = [signature[i] for i in positions]
+            if not all(isinstance(a, numba.types.Array) and isinstance(a.dtype, numba.types.Integer)
+                       for a in arrays):
+                continue
+            for widths in itertools.product(WIDTHS, repeat=len(positions)):
+                args = list(signature)
+                for i, width in zip(positions, widths, strict=True):
+                    args[i] = args[i].copy(dtype=getattr(numba.types, width))
+                if tuple(args) not in loop.signatures:
+                    loop.compile(tuple(args))
 
 
 def fingerprint(*modules: ModuleType) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from streammon.metrics.jitting import compiled
+from streammon.metrics.jitting import compiled, count_widths
 from streammon.metrics.score_bins import BINS, CLIP, ECE_BINS, LOGIT_SPAN, TAIL_BINS, bin_edges
 
 MIDDLE_BINS = BINS - 2 - 2 * TAIL_BINS  # the bins evenly spaced in logit over [-LOGIT_SPAN, +LOGIT_SPAN)
@@ -140,6 +140,7 @@ def _prepare_tally(true: Any, scores: Any, logs: Any, log1ms: Any, positive: int
         top[t, e, 2] += confidence
 
 
+@count_widths(3)  # a window's histogram: int16 to int64 counts (score_tally.count_type)
 @_jit
 def _add_hist(true: Any, scores: Any, bins: Any, hist: Any, sign: int) -> None:  # pragma: no cover - compiled
     n, columns = scores.shape

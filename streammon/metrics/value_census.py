@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streammon.metrics.bin_values import BinValues
-from streammon.metrics.jitting import compiled
+from streammon.metrics.jitting import compiled, count_widths
 from streammon.metrics.score_bins import BINS, score_bins
 
 CENSUS_LIMIT = 4_096  # the distinct values a column's census counts; one more closes it
@@ -121,6 +121,7 @@ def _recount(table: Any, values: Any, used: Any, bits: Any, scores: Any, true: A
     return True
 
 
+@count_widths(2)  # the census's counts: int32, int64 once the total could pass int32's range
 @jit
 def _add_entries(entries: Any, true: Any, counts: Any, sign: int) -> None:  # pragma: no cover - compiled
     columns, n = entries.shape

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from streammon.metrics.jitting import compiled
+from streammon.metrics.jitting import compiled, count_widths
 
 ROC_AUC, AVERAGE_PRECISION, BRIER, LOG_LOSS, ECE = range(5)  # the columns of the output (``window_scores.NAMES``)
 _SUM, _SUM_SQ, _SUM_LOG, _SUM_LOG1M = range(4)  # score_bins.SUMS
@@ -456,6 +456,7 @@ def _tail(row: Any) -> int:
     return total
 
 
+@count_widths(0)  # the histogram's counts: int16, int32 or int64 (score_tally.count_type)
 @jit
 def window_loop(hist: Any, span: Any, distinct: Any, within: bool, sums: Any, top: Any, mixes: Any,  # noqa: PLR0917
                 as_read: Any, positive: int, ovo: bool, ranking: bool, out: Any, delong: Any, w: Any,

@@ -2,9 +2,9 @@
 
 ``start`` binds the port first (a busy address fails at once, naming it), answers ``/healthz`` with 503 while
 the monitors open (each model's checkpoint loaded and its journal replayed), then 200; the compiled loops of
-the detector and the read path are loaded in the background from then on (about a second on a warm numba
-cache), so a batch or scrape arriving later does not pay for them, and one arriving sooner waits for the same
-loading. ``Server.stop``
+the detector, the score tallies and the read path are loaded in the background from then on, in every type a
+stream reaches (``streammon.monitor.warming``: about 2 s on a warm numba cache), so a batch or scrape arriving later
+does not pay for them, and one arriving sooner waits for the same loading. ``Server.stop``
 — what ``SIGTERM`` and Ctrl-C call — stops accepting, answers the requests in flight, saves every model and
 closes its journal.
 """
@@ -67,12 +67,11 @@ class Server:
 
 
 def _warm_up() -> None:
-    """Load the compiled loops of the detector and the read path once (numba's cache), off the request path."""
-    from streammon.monitor import Monitor  # noqa: PLC0415 - the monitor module is loaded already; this names it
+    """Load every compiled loop a model's stream reaches, in every type it reaches (numba's cache), off the request
+    path (``streammon.monitor.warming``)."""
+    from streammon.monitor.warming import warm_up  # noqa: PLC0415 - run in the background thread only
 
     try:
-        warm = Monitor(reference={"a": 1, "b": 1})  # a model that raises no alert: nothing is logged
-        warm.update_many(["a", "b"] * 600, ["a", "b"] * 600, t=0.0)
-        warm.report()
+        warm_up()
     except Exception:  # pragma: no cover - a failed warm-up only means the first batch pays for it
         logger.exception("warm-up failed")

@@ -88,7 +88,7 @@ def _run(argv: Sequence[str] | None) -> int:
                                    "build step), so that no process compiles one while it serves",
                    description="Run small streams through every compiled path (decisions, scores, late labels, "
                                "timed buckets, every count width) so that numba's disk cache holds their machine "
-                               "code; prints how many signatures and how long it took.")
+                               "code; prints how long it took.")
     add_serve_parser(sub)
     report = sub.add_parser("report", help="print the report of a saved monitor (a state file)",
                             description="Load a state file written by Monitor.save or a Checkpointer and print its "

@@ -5,6 +5,7 @@ of its own (a test process has compiled whatever earlier tests called)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -52,3 +53,13 @@ def test_the_command_says_what_it_loaded(capsys: pytest.CaptureFixture[str]) -> 
         from streammon.metrics.window_score_loop import window_loop
 
         assert {str(s[0].dtype) for s in window_loop.signatures} >= {"int16", "int32", "int64"}
+
+
+def test_the_warm_up_raises_no_alert(caplog: pytest.LogCaptureFixture) -> None:
+    """``streammon serve`` runs it beside the models it serves: its streams are healthy, so the alert log (what an
+    operator reads and ships) gets nothing from it."""
+    from streammon.monitor.warming import warm_up
+
+    with caplog.at_level(logging.DEBUG, logger="streammon.alerts"):
+        warm_up()
+    assert [r.getMessage() for r in caplog.records if r.name == "streammon.alerts"] == []

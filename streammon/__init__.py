@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; at run time th
     from streammon.findings.shift import PriorShift
     from streammon.logs.result import ReplayResult
     from streammon.monitor import Monitor, default_windows
+    from streammon.monitor.warming import warm_up
     from streammon.state import Checkpointer, StateError
 
 # PEP 562: each public name is imported from its module on first use, so that importing a light submodule
@@ -48,7 +49,7 @@ _LAZY = {
     "WindowReport": "streammon.findings.report", "PriorShift": "streammon.findings.shift",
     "Monitor": "streammon.monitor", "default_windows": "streammon.monitor",
     "Checkpointer": "streammon.state", "StateError": "streammon.state",
-    "Validation": "streammon.counting.validation",
+    "Validation": "streammon.counting.validation", "warm_up": "streammon.monitor.warming",
 }
 
 __version__ = "0.1.0"
@@ -131,4 +132,5 @@ __all__ = [
     "__version__",
     "default_windows",
     "replay",
+    "warm_up",
 ]

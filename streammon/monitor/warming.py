@@ -18,7 +18,8 @@ census counts) are compiled from the types already met (``jitting.compile_widths
 alert is raised, so none is logged) and nothing it builds is kept.
 
 - ``streammon serve`` runs it in the background at start;
-- a service embedding a ``Monitor`` can call it at start;
+- a service embedding a ``Monitor`` can call ``streammon.warm_up()`` at start (in a thread of its own, if it
+  serves meanwhile);
 - ``streammon warm-up`` runs it once, e.g. in a container image's build step, so that its processes load the
   machine code from the image's cache (``NUMBA_CACHE_DIR`` where the package directory is read-only).
 

@@ -34,7 +34,7 @@ from streammon.client import Client, route
 from streammon.counting.classes import check_label
 from streammon.pending.keys import check_key
 from streammon.serve.config import parse
-from streammon.serve.run import Server
+from streammon.serve.run import WARMED, Server
 from tests.strategies import client_keys, hostile_labels
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,6 +250,7 @@ def test_threads_calling_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> N
         first = Client(warm.url, "fraud")
         first.update("legit", "legit")
         assert first.close(20)
+        assert WARMED.wait(300)  # its background warm-up is over (no compiling beside the server started below)
     client = Client(f"http://127.0.0.1:{port}", "fraud", batch_size=64, max_buffer=500, **FAST)
     per_thread = 3000
 

@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numba
@@ -63,3 +64,18 @@ def test_the_warm_up_raises_no_alert(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="streammon.alerts"):
         warm_up()
     assert [r.getMessage() for r in caplog.records if r.name == "streammon.alerts"] == []
+
+
+def test_a_process_warms_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``streammon serve``'s background warm-up runs once a process: a second server in it (the tests' in-process
+    servers) finds the loops loaded, or loading, and starts no second one beside its requests."""
+    from streammon.monitor import warming
+    from streammon.serve import run
+
+    calls: list[int] = []
+    monkeypatch.setattr(warming, "warm_up", lambda: calls.append(1))
+    monkeypatch.setattr(run, "_warming", threading.Lock())
+    monkeypatch.setattr(run, "WARMED", threading.Event())
+    run._warm_up()
+    run._warm_up()
+    assert calls == [1] and run.WARMED.is_set()

@@ -3,10 +3,10 @@
 ``start`` binds the port first (a busy address fails at once, naming it), answers ``/healthz`` with 503 while
 the monitors open (each model's checkpoint loaded and its journal replayed), then 200; the compiled loops of
 the detector, the score tallies and the read path are loaded in the background from then on, in every type a
-stream reaches (``streammon.monitor.warming``: about 2 s on a warm numba cache), so a batch or scrape arriving later
-does not pay for them, and one arriving sooner waits for the same loading. ``Server.stop``
-— what ``SIGTERM`` and Ctrl-C call — stops accepting, answers the requests in flight, saves every model and
-closes its journal.
+stream reaches (``streammon.monitor.warming``: about 2 s on a warm numba cache; once a process, ``WARMED`` set when
+done), so a batch or scrape arriving later does not pay for them, and one arriving sooner waits for the same
+loading. ``Server.stop`` — what ``SIGTERM`` and Ctrl-C call — stops accepting, answers the requests in flight,
+saves every model and closes its journal.
 """
 
 from __future__ import annotations
@@ -66,12 +66,20 @@ class Server:
         self.hub.close()
 
 
+_warming = threading.Lock()  # held for good by the process's first warm-up: the loops are the process's, loaded once
+WARMED = threading.Event()  # set once this process's warm-up ended (the first server's)
+
+
 def _warm_up() -> None:
     """Load every compiled loop a model's stream reaches, in every type it reaches (numba's cache), off the request
-    path (``streammon.monitor.warming``)."""
+    path (``streammon.monitor.warming``); once a process (a second server in it finds them loaded, or loading)."""
     from streammon.monitor.warming import warm_up  # noqa: PLC0415 - run in the background thread only
 
+    if not _warming.acquire(blocking=False):
+        return
     try:
         warm_up()
     except Exception:  # pragma: no cover - a failed warm-up only means the first batch pays for it
         logger.exception("warm-up failed")
+    finally:
+        WARMED.set()
